@@ -1,0 +1,68 @@
+# Braid: `make run` and `make test` are the whole set-up on a fresh machine.
+SHELL := /bin/bash
+VENV := .venv
+PY := $(VENV)/bin/python
+PYTHON ?= $(shell scripts/find-python)
+INSTALLED := $(VENV)/.installed
+NODE_MODULES := frontend/node_modules/.installed
+MANIFEST := static/dist/.vite/manifest.json
+FRONTEND_SOURCES := $(shell find frontend/src frontend/index.html frontend/vite.config.ts frontend/tsconfig*.json -type f 2>/dev/null)
+PG_URL ?= postgres://postgres@127.0.0.1:5432/test
+REDIS_TEST_URL ?= redis://127.0.0.1:6379/15
+
+.PHONY: install run run-scaled test test-core test-postgres lint format typecheck bench bench-quick clean
+
+install: $(INSTALLED) $(MANIFEST)
+
+$(PY):
+	@test -n "$(PYTHON)" || exit 1
+	$(PYTHON) -m venv $(VENV)
+
+# Reinstalls only when pyproject.toml changes, so a second `make run` is quick.
+$(INSTALLED): pyproject.toml | $(PY)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[dev]'
+	touch $@
+
+$(NODE_MODULES): frontend/package.json frontend/package-lock.json
+	cd frontend && npm ci --no-audit --no-fund
+	touch $@
+
+$(MANIFEST): $(NODE_MODULES) $(FRONTEND_SOURCES)
+	cd frontend && npm run build
+
+run: install
+	$(PY) manage.py migrate --noinput
+	$(PY) manage.py braid demo
+	$(PY) manage.py braid serve --host 127.0.0.1 --port 8000
+
+# Scaled mode: Daphne plus two separate Celery workers against DATABASE_URL and REDIS_URL.
+run-scaled: install
+	@test -n "$$DATABASE_URL" -a -n "$$REDIS_URL" || { echo "set DATABASE_URL and REDIS_URL" >&2; exit 1; }
+	$(PY) manage.py migrate --noinput
+	$(PY) manage.py braid demo
+	$(VENV)/bin/honcho -f Procfile start
+
+test: install
+	cd frontend && npm test --silent
+	$(PY) -m pytest
+	$(MAKE) --no-print-directory test-postgres
+
+# The same Django tests again, on PostgreSQL (skipped with a reason when it is unreachable).
+test-postgres: install
+	DATABASE_URL=$(PG_URL) $(PY) -m pytest tests/django -m "not browser" -p no:cacheprovider
+
+lint: install
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	cd frontend && npm run typecheck
+
+format: install
+	$(VENV)/bin/ruff check --fix .
+	$(VENV)/bin/ruff format .
+
+typecheck: install
+	$(VENV)/bin/mypy
+
+clean:
+	rm -rf $(VENV) frontend/node_modules static/dist

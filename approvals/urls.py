@@ -1,0 +1,6 @@
+from django.urls import path
+
+from approvals import views
+
+app_name = "approvals"
+urlpatterns = [path("", views.index, name="index")]

@@ -1,0 +1,1 @@
+"""The pure engine core: no Django, Celery or Channels, and no I/O."""

@@ -1,0 +1,6 @@
+from django.urls import path
+
+from monitor import views
+
+app_name = "monitor"
+urlpatterns = [path("", views.index, name="index")]

@@ -1,0 +1,7 @@
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+
+
+def index(request: HttpRequest) -> HttpResponse:
+    """Render the monitor page, which says honestly what it holds today."""
+    return render(request, "monitor/index.html")

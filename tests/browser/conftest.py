@@ -1,0 +1,42 @@
+"""Playwright on Debian's Chromium; never a downloaded browser."""
+
+from collections.abc import Iterator
+
+import pytest
+from playwright.sync_api import Browser, Page, sync_playwright
+
+from tests.servers import require_chromium
+
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Browser]:
+    """Launch headless /usr/bin/chromium once for the session."""
+    path = require_chromium()
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=path, args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def page(browser: Browser) -> Iterator[Page]:
+    """Return a fresh page in a new context (no cookies shared between tests)."""
+    context = browser.new_context(viewport={"width": 1280, "height": 860})
+    page = context.new_page()
+    yield page
+    context.close()
+
+
+@pytest.fixture(autouse=True)
+def fast_password_hashing(settings) -> None:  # type: ignore[no-untyped-def]
+    """Hash passwords with MD5 in tests: PBKDF2's deliberate cost is ~1 s a user here."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

@@ -1,0 +1,63 @@
+"""Suite-wide set-up: the database this pass runs on, and a summary of what really ran."""
+
+import os
+from collections import Counter
+
+import pytest
+from django.conf import settings
+
+from tests.servers import reachable, running_in_ci
+
+DB_FIXTURES = {"db", "transactional_db", "live_server", "django_db_setup"}
+
+# Playwright's sync API runs an event loop in the test thread; Django would then refuse
+# ORM calls from that thread, although they are ordinary synchronous test set-up.
+os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+
+
+def database_vendor() -> str:
+    """Return 'postgresql' or 'sqlite' for the default database of this pass, or 'none'."""
+    if not settings.configured:
+        return "none"
+    return "postgresql" if "postgresql" in settings.DATABASES["default"]["ENGINE"] else "sqlite"
+
+
+def backings(item: pytest.Item) -> list[str]:
+    """Return the real parts a test runs against: its database, Redis, Chromium."""
+    names = [name for name in ("postgres", "redis", "browser") if item.get_closest_marker(name)]
+    uses_db = item.get_closest_marker("django_db") or DB_FIXTURES & set(item.fixturenames)
+    if uses_db:
+        names.append(f"database:{database_vendor()}")
+    return names
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Record each test's backing parts; on the PostgreSQL pass, require the server."""
+    for item in items:
+        item.user_properties.extend(("backing", name) for name in backings(item))
+    if database_vendor() != "postgresql":
+        return
+    db = settings.DATABASES["default"]
+    url = f"postgres://{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}"
+    if reachable(url):
+        return
+    if running_in_ci():
+        raise pytest.UsageError(f"CI=true requires PostgreSQL, which is unreachable at {url}")
+    marker = pytest.mark.skip(reason=f"PostgreSQL is unreachable at {url}; start it to run these")
+    for item in items:
+        item.add_marker(marker)
+
+
+_passed: Counter[str] = Counter()
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """Count passed tests by the real part that backed them."""
+    if report.when == "call" and report.passed:
+        _passed.update(value for key, value in report.user_properties if key == "backing")
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """Print how many passed tests ran on each real part, so CI logs show they ran."""
+    parts = ", ".join(f"{name}={count}" for name, count in sorted(_passed.items()))
+    terminalreporter.write_line(f"braid: passed tests by backing part: {parts or 'none'}")

@@ -1,0 +1,32 @@
+"""Fixtures for Django tests: demo users and logged-in clients."""
+
+import pytest
+from django.contrib.auth.models import User
+from django.test import Client
+
+from braid.demo import create_demo_users
+
+
+@pytest.fixture
+def demo_users(db: None) -> dict[str, User]:
+    """Create the demo groups and users; return them by user name."""
+    create_demo_users()
+    return {user.username: user for user in User.objects.all()}
+
+
+@pytest.fixture
+def client_for(demo_users: dict[str, User]):  # type: ignore[no-untyped-def]
+    """Return a function giving a client logged in as one demo user."""
+
+    def login(username: str) -> Client:
+        client = Client()
+        client.force_login(demo_users[username])
+        return client
+
+    return login
+
+
+@pytest.fixture(autouse=True)
+def fast_password_hashing(settings) -> None:  # type: ignore[no-untyped-def]
+    """Hash passwords with MD5 in tests: PBKDF2's deliberate cost is ~1 s a user here."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

@@ -1,0 +1,122 @@
+"""Starting and talking to real Braid processes (Daphne, Celery workers) in tests."""
+
+import http.cookiejar
+import json
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+BIN = Path(sys.executable).parent
+
+
+def free_port() -> int:
+    """Return a TCP port on 127.0.0.1 that is free right now."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def manage(env: Mapping[str, str], *args: str) -> str:
+    """Run `manage.py ARGS` with the environment and return its output; raise on failure."""
+    result = subprocess.run(
+        [sys.executable, "manage.py", *args],
+        cwd=ROOT,
+        env=dict(env),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    if result.returncode != 0:
+        raise AssertionError(f"manage.py {' '.join(args)} failed:\n{result.stdout}{result.stderr}")
+    return result.stdout
+
+
+@contextmanager
+def running(
+    command: list[str], env: Mapping[str, str], log: Path
+) -> Iterator[subprocess.Popen[bytes]]:
+    """Run a process for the duration of the block, logging to a file; stop it after."""
+    with log.open("wb") as out:
+        process = subprocess.Popen(command, cwd=ROOT, env=dict(env), stdout=out, stderr=out)
+        try:
+            yield process
+        finally:
+            process.terminate()
+            try:
+                process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+
+def wait_for_port(
+    port: int, process: subprocess.Popen[bytes], log: Path, seconds: float = 30
+) -> None:
+    """Wait until something listens on the port, failing early if the process died."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise AssertionError(f"process exited with {process.returncode}:\n{log.read_text()}")
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+            return
+        except OSError:
+            time.sleep(0.2)
+    raise AssertionError(f"nothing listened on {port} within {seconds} s:\n{log.read_text()}")
+
+
+class Browserless:
+    """A cookie-keeping HTTP client that logs in through Braid's login form."""
+
+    def __init__(self, base_url: str) -> None:
+        self.base_url = base_url
+        self.cookies = http.cookiejar.CookieJar()
+        handler = urllib.request.HTTPCookieProcessor(self.cookies)
+        self.opener = urllib.request.build_opener(handler)
+
+    def get(self, path: str) -> tuple[int, bytes]:
+        """GET a path; return the status and body, including for error statuses."""
+        try:
+            with self.opener.open(self.base_url + path, timeout=15) as response:
+                return response.status, response.read()
+        except urllib.error.HTTPError as error:
+            return error.code, error.read()
+
+    def login(self, username: str, password: str) -> None:
+        """Log in through the form, with its CSRF token."""
+        _, page = self.get("/login/")
+        token = re.search(rb'name="csrfmiddlewaretoken" value="([^"]+)"', page)
+        assert token, "the login page has no CSRF token"
+        data = urllib.parse.urlencode(
+            {"username": username, "password": password, "csrfmiddlewaretoken": token[1].decode()}
+        ).encode()
+        request = urllib.request.Request(
+            self.base_url + "/login/", data=data, headers={"Referer": self.base_url + "/login/"}
+        )
+        with self.opener.open(request, timeout=15) as response:
+            assert response.url == self.base_url + "/flows/", f"login failed: {response.url}"
+
+    def get_json(self, path: str) -> tuple[int, object]:
+        """GET a path and decode its JSON body."""
+        status, body = self.get(path)
+        return status, json.loads(body)
+
+
+def base_env(**overrides: str) -> dict[str, str]:
+    """Return this process's environment with Braid settings overridden."""
+    env = {key: value for key, value in os.environ.items() if not key.startswith("DJANGO_ALLOW")}
+    env.pop("DATABASE_URL", None)
+    env.pop("REDIS_URL", None)
+    env["PATH"] = f"{BIN}{os.pathsep}{env.get('PATH', '')}"
+    env.update(overrides)
+    return env
