@@ -99,6 +99,8 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         "timeout": 20,
     }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+# A 5,000-node graph (the validator's limit) is ~1-2 MB of JSON; refuse far larger bodies.
+DATA_UPLOAD_MAX_MEMORY_SIZE = 8 * 1024 * 1024
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
@@ -123,7 +125,11 @@ STORAGES = {
 }
 WHITENOISE_USE_FINDERS = True
 DJANGO_VITE = {
-    "default": {"dev_mode": False, "manifest_path": BASE_DIR / "static/dist/.vite/manifest.json"}
+    "default": {
+        "dev_mode": False,
+        "static_url_prefix": "dist",
+        "manifest_path": BASE_DIR / "static/dist/.vite/manifest.json",
+    }
 }
 
 REST_FRAMEWORK = {
@@ -133,6 +139,7 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_PARSER_CLASSES": ["designer.documents.StrictJSONParser"],
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
     "PAGE_SIZE": 50,
 }

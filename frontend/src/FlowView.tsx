@@ -1,0 +1,108 @@
+import {
+  Background,
+  Controls,
+  type DefaultEdgeOptions,
+  type FitViewOptions,
+  MarkerType,
+  MiniMap,
+  Panel,
+  ReactFlow,
+} from "@xyflow/react";
+import { useMemo } from "react";
+import { COLOR_CUES, COLORS, type ColorMap, colorClass } from "./graph/colors";
+import { type BraidFlowNode, toFlow } from "./graph/toFlow";
+import type { GraphDocument } from "./graph/types";
+import { edgeTypes } from "./edges";
+import { nodeTypes } from "./nodes";
+
+const DEFAULT_EDGE_OPTIONS: DefaultEdgeOptions = {
+  markerEnd: { type: MarkerType.ArrowClosed, width: 16, height: 16 },
+};
+/**
+ * Fit the graph clear of the overlays: Controls bottom left, MiniMap bottom
+ * right (so a whole right-hand band), and the color key top right.
+ */
+const OVERLAY_PADDING = { right: "180px", bottom: "24px", left: "64px" } as const;
+const FIT_VIEW: FitViewOptions = { padding: { ...OVERLAY_PADDING, top: "24px" }, maxZoom: 1 };
+const FIT_VIEW_WITH_KEY: FitViewOptions = { padding: { ...OVERLAY_PADDING, top: "64px" }, maxZoom: 1 };
+const MINI_MAP_STYLE = { width: 150, height: 100 };
+const NO_COLORS: ColorMap = {};
+/** React Flow's default screen-reader hints talk about moving and deleting; this view does neither. */
+const READ_ONLY_ARIA = {
+  "node.a11yDescription.default": "A step of the flow. The graph is read-only.",
+  "node.a11yDescription.keyboardDisabled": "A step of the flow. The graph is read-only.",
+  "edge.a11yDescription.default": "A connection between two steps. The graph is read-only.",
+};
+
+function miniMapClass(node: BraidFlowNode): string {
+  return node.data.color === undefined ? "" : colorClass(node.data.color);
+}
+
+/** The key to the monitor colors, shown only when the graph is colored. */
+function ColorLegend() {
+  return (
+    <Panel position="top-right" className="braid-legend" aria-label="Color key">
+      {COLORS.map((color) => (
+        <span key={color} className={`braid-legend__item ${colorClass(color)}`}>
+          <span aria-hidden="true">{COLOR_CUES[color].icon}</span> {COLOR_CUES[color].text}
+        </span>
+      ))}
+    </Panel>
+  );
+}
+
+export interface FlowViewProps {
+  doc: GraphDocument;
+  colors?: ColorMap;
+}
+
+/** A read-only React Flow canvas of one `braid.graph/1` document. */
+export function FlowView({ doc, colors = NO_COLORS }: FlowViewProps) {
+  const { nodes, edges } = useMemo(() => toFlow(doc, colors), [doc, colors]);
+  const colored = Object.keys(colors).length > 0;
+  const fitViewOptions = colored ? FIT_VIEW_WITH_KEY : FIT_VIEW;
+  const name = typeof doc.name === "string" && doc.name !== "" ? doc.name : "untitled flow";
+  return (
+    <div className="braid-flow" role="figure" aria-label={`Flow graph: ${name}`}>
+      <ReactFlow
+        nodes={nodes}
+        edges={edges}
+        nodeTypes={nodeTypes}
+        edgeTypes={edgeTypes}
+        defaultEdgeOptions={DEFAULT_EDGE_OPTIONS}
+        fitView
+        fitViewOptions={fitViewOptions}
+        minZoom={0.2}
+        nodesDraggable={false}
+        nodesConnectable={false}
+        elementsSelectable={false}
+        edgesReconnectable={false}
+        deleteKeyCode={null}
+        ariaLabelConfig={READ_ONLY_ARIA}
+      >
+        <Background />
+        <Controls showInteractive={false} fitViewOptions={fitViewOptions} />
+        <MiniMap
+          nodeClassName={miniMapClass}
+          style={MINI_MAP_STYLE}
+          pannable
+          zoomable
+          ariaLabel="Mini map of the flow"
+        />
+        {colored && <ColorLegend />}
+      </ReactFlow>
+    </div>
+  );
+}
+
+/** The inline message shown in place of a graph that cannot be drawn. */
+export function FlowError({ message }: { message: string }) {
+  return (
+    <div className="braid-flow-error" role="alert">
+      <strong>
+        <span aria-hidden="true">⚠ </span>Cannot show this flow.
+      </strong>{" "}
+      {message}
+    </div>
+  );
+}

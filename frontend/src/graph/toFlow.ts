@@ -1,0 +1,142 @@
+/**
+ * `braid.graph/1` document -> React Flow nodes and edges.
+ *
+ * Only types come from @xyflow/react (erased at build time), so this module
+ * stays free of React and can be tested in plain Node.
+ */
+
+import type { Edge, Node } from "@xyflow/react";
+import type { Color, ColorMap } from "./colors";
+import { findBackEdges, layoutGraph, type Size } from "./layout";
+import { edgeLabel, kindSummary } from "./summary";
+import { type GraphDocument, type GraphNode, type NodeType, type Point, RETURN_TARGET_TYPES } from "./types";
+
+export const NODE_WIDTH = 232;
+export const NODE_HEIGHT = 56;
+/** Approval nodes carry a third line: their title. */
+export const TITLED_NODE_HEIGHT = 74;
+
+/** The target handle on foreach/loop/race nodes that a body's back edge enters. */
+export const RETURN_HANDLE = "return";
+
+/** Edge type drawn along dagre's route (`data.route`); the others are smoothstep. */
+export const ROUTED_EDGE = "routed";
+
+export type BraidNodeData = {
+  /** The node id, shown as the node's heading. */
+  label: string;
+  kind: NodeType;
+  /** Type plus key config, e.g. `approval · finance · any`. */
+  summary: string;
+  /** An approval's title template, shown raw (`${…}` is interpolated at run time). */
+  title?: string;
+  color?: Color;
+};
+
+export type BraidEdgeData = {
+  outcome?: string;
+  branch?: string;
+  slot?: string;
+  /** True for an edge that closes a cycle (a body returning to its loop). */
+  back: boolean;
+  /** Dagre's route in flow coordinates, source end first, when the layout is automatic. */
+  route?: Point[];
+};
+
+export type BraidFlowNode = Node<BraidNodeData, NodeType>;
+export type BraidFlowEdge = Edge<BraidEdgeData>;
+
+export interface Flow {
+  nodes: BraidFlowNode[];
+  edges: BraidFlowEdge[];
+}
+
+function nodeTitle(node: GraphNode): string | undefined {
+  return node.type === "approval" && typeof node.title === "string" && node.title !== ""
+    ? node.title
+    : undefined;
+}
+
+function nodeSize(node: GraphNode): Size {
+  return { width: NODE_WIDTH, height: nodeTitle(node) === undefined ? NODE_HEIGHT : TITLED_NODE_HEIGHT };
+}
+
+function nodeData(node: GraphNode, color: Color | undefined): BraidNodeData {
+  const data: BraidNodeData = { label: node.id, kind: node.type, summary: kindSummary(node) };
+  const title = nodeTitle(node);
+  if (title !== undefined) {
+    data.title = title;
+  }
+  if (color !== undefined) {
+    data.color = color;
+  }
+  return data;
+}
+
+function flowNodes(
+  doc: GraphDocument,
+  colors: ColorMap,
+  sizes: ReadonlyMap<string, Size>,
+  positions: ReadonlyMap<string, Point>,
+): BraidFlowNode[] {
+  return doc.nodes.map((node) => {
+    const data = nodeData(node, colors[node.id]);
+    const state = data.color === undefined ? "" : `, ${data.color}`;
+    return {
+      id: node.id,
+      type: node.type,
+      position: positions.get(node.id)!,
+      ...sizes.get(node.id)!,
+      data,
+      ariaLabel: `${node.id}: ${data.summary}${state}`,
+    };
+  });
+}
+
+function edgeData(doc: GraphDocument, index: number, back: boolean, route: Point[] | undefined): BraidEdgeData {
+  const { outcome, branch, slot } = doc.edges[index]!;
+  const data: BraidEdgeData = { back };
+  if (outcome !== undefined) data.outcome = outcome;
+  if (branch !== undefined) data.branch = branch;
+  if (slot !== undefined) data.slot = slot;
+  if (route !== undefined) data.route = route;
+  return data;
+}
+
+function flowEdges(
+  doc: GraphDocument,
+  backEdges: ReadonlySet<number>,
+  routes: ReadonlyMap<number, Point[]>,
+): BraidFlowEdge[] {
+  const typeOf = new Map(doc.nodes.map((node) => [node.id, node.type]));
+  return doc.edges.map((edge, index) => {
+    const back = backEdges.has(index);
+    const label = edgeLabel(edge);
+    const route = routes.get(index);
+    const flowEdge: BraidFlowEdge = {
+      id: edge.id ?? `e${index}:${edge.source}->${edge.target}`,
+      source: edge.source,
+      target: edge.target,
+      type: route === undefined ? "smoothstep" : ROUTED_EDGE,
+      data: edgeData(doc, index, back, route),
+    };
+    if (label !== "") {
+      flowEdge.label = label;
+    }
+    if (back) {
+      flowEdge.className = "braid-edge--back";
+      if (RETURN_TARGET_TYPES.has(typeOf.get(edge.target)!)) {
+        flowEdge.targetHandle = RETURN_HANDLE;
+      }
+    }
+    return flowEdge;
+  });
+}
+
+/** Convert a document (and optional `{nodeId: color}`) into React Flow nodes and edges. */
+export function toFlow(doc: GraphDocument, colors: ColorMap = {}): Flow {
+  const backEdges = findBackEdges(doc);
+  const sizes = new Map(doc.nodes.map((node) => [node.id, nodeSize(node)]));
+  const { positions, routes } = layoutGraph(doc, sizes, backEdges);
+  return { nodes: flowNodes(doc, colors, sizes, positions), edges: flowEdges(doc, backEdges, routes) };
+}
