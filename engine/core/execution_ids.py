@@ -1,0 +1,124 @@
+"""Execution ids: the path from `root` to the orchestration that wrote a node (CONTRACT §3).
+
+`root:1:review:4:split.legal:1` has three segments. A segment is added at a loop iteration
+or foreach item (`<node>:<n>`), at a fork or race branch (`<node>.<branch>:1`) and at a
+subflow call (`<node>:1`). Ids that can write the same node have the same segment names;
+among them the one with the larger number at the first differing segment supersedes.
+"""
+
+from dataclasses import dataclass
+from functools import total_ordering
+
+SEPARATOR = ":"
+ROOT = "root"
+# Wide enough for any iteration count a run can reach; fixed width keeps text order = order.
+NUMBER_WIDTH = 10
+MAX_NUMBER = 10**NUMBER_WIDTH - 1
+
+
+class ExecutionIdError(ValueError):
+    """An execution id that does not parse, or two ids that cannot be ordered."""
+
+
+@dataclass(frozen=True, slots=True)
+class Segment:
+    """One orchestration boundary: its name (`lines`, `split.legal`) and 1-based number."""
+
+    name: str
+    number: int
+
+    def __post_init__(self) -> None:
+        if not self.name or SEPARATOR in self.name:
+            raise ExecutionIdError(f"a segment name must be non-empty without ':': {self.name!r}")
+        if not 1 <= self.number <= MAX_NUMBER:
+            raise ExecutionIdError(f"a segment number must be 1..{MAX_NUMBER}: {self.number}")
+
+
+@total_ordering
+@dataclass(frozen=True, slots=True)
+class ExecutionId:
+    """A path of segments from the root segment `root:n`."""
+
+    segments: tuple[Segment, ...]
+
+    def __post_init__(self) -> None:
+        if not self.segments or self.segments[0].name != ROOT:
+            raise ExecutionIdError("an execution id starts with the segment root:<n>")
+
+    @classmethod
+    def root(cls, number: int = 1) -> "ExecutionId":
+        """Return the id of a run's root orchestration."""
+        return cls((Segment(ROOT, number),))
+
+    @classmethod
+    def parse(cls, text: str) -> "ExecutionId":
+        """Parse `root:1:review:4`; raise ExecutionIdError on anything else."""
+        parts = text.split(SEPARATOR)
+        if len(parts) % 2:
+            raise ExecutionIdError(f"an execution id is name:number pairs: {text!r}")
+        segments = []
+        for name, number in zip(parts[::2], parts[1::2], strict=True):
+            if not number.isascii() or not number.isdigit():
+                raise ExecutionIdError(f"not a segment number in {text!r}: {number!r}")
+            segments.append(Segment(name, int(number)))
+        return cls(tuple(segments))
+
+    def __str__(self) -> str:
+        return SEPARATOR.join(f"{s.name}{SEPARATOR}{s.number}" for s in self.segments)
+
+    def child(self, name: str, number: int = 1) -> "ExecutionId":
+        """Return the id one boundary below this one."""
+        return ExecutionId((*self.segments, Segment(name, number)))
+
+    def iteration(self, node: str, number: int) -> "ExecutionId":
+        """Return the id of a loop iteration or foreach item (1-based)."""
+        return self.child(node, number)
+
+    def branch(self, node: str, branch: str) -> "ExecutionId":
+        """Return the id of one branch of a fork or race."""
+        return self.child(f"{node}.{branch}", 1)
+
+    def subflow(self, node: str) -> "ExecutionId":
+        """Return the id of a subflow call."""
+        return self.child(node, 1)
+
+    @property
+    def shape(self) -> tuple[str, ...]:
+        """Return the segment names: only ids of one shape can be ordered."""
+        return tuple(segment.name for segment in self.segments)
+
+    def comparable_with(self, other: "ExecutionId") -> bool:
+        """Return whether both ids could write the same node (same segment names)."""
+        return self.shape == other.shape
+
+    def is_prefix_of(self, other: "ExecutionId") -> bool:
+        """Return whether this id is an ancestor of (or equal to) the other."""
+        return other.segments[: len(self.segments)] == self.segments
+
+    def numbers(self, other: "ExecutionId") -> tuple[tuple[int, ...], tuple[int, ...]]:
+        """Return both ids' numbers, refusing ids that are not comparable."""
+        if not self.comparable_with(other):
+            raise ExecutionIdError(f"{self} and {other} have different segments")
+        return tuple(s.number for s in self.segments), tuple(s.number for s in other.segments)
+
+    def supersedes(self, other: "ExecutionId") -> bool:
+        """Return whether this id is more recent than the other (strictly)."""
+        mine, theirs = self.numbers(other)
+        return mine > theirs
+
+    def __lt__(self, other: object) -> bool:
+        if not isinstance(other, ExecutionId):
+            return NotImplemented
+        mine, theirs = self.numbers(other)
+        return mine < theirs
+
+    def encode(self) -> str:
+        """Return text whose binary order equals the id order among comparable ids."""
+        return SEPARATOR.join(
+            f"{s.name}{SEPARATOR}{s.number:0{NUMBER_WIDTH}d}" for s in self.segments
+        )
+
+    @classmethod
+    def decode(cls, text: str) -> "ExecutionId":
+        """Invert encode()."""
+        return cls.parse(text)
