@@ -13,7 +13,9 @@ def ids_of_shape(shape: tuple[str, ...]) -> st.SearchStrategy[ExecutionId]:
     """Generate ids with the given segment names after root."""
     numbers = st.lists(st.integers(1, 10**6), min_size=len(shape) + 1, max_size=len(shape) + 1)
     return numbers.map(
-        lambda ns: ExecutionId(tuple(Segment(n, k) for n, k in zip(("root", *shape), ns, strict=True)))
+        lambda ns: ExecutionId(
+            tuple(Segment(n, k) for n, k in zip(("root", *shape), ns, strict=True))
+        )
     )
 
 
@@ -36,7 +38,8 @@ def test_child_segments_name_iterations_branches_and_subflow_calls() -> None:
 
 
 @pytest.mark.parametrize(
-    "text", ["", "root", "root:0", "root:x", "lines:1", "root:1:lines", "root:1::2", "root:-1", "root:١"]
+    "text",
+    ["", "root", "root:0", "root:x", "lines:1", "root:1:lines", "root:1::2", "root:-1", "root:١"],
 )
 def test_malformed_ids_are_refused(text: str) -> None:
     with pytest.raises(ExecutionIdError):
@@ -78,7 +81,9 @@ def test_supersedes_is_the_order_of_the_numbers(pair: tuple[ExecutionId, Executi
 
 
 @given(pairs)
-def test_the_encoding_sorts_as_bytes_exactly_like_the_ids(pair: tuple[ExecutionId, ExecutionId]) -> None:
+def test_the_encoding_sorts_as_bytes_exactly_like_the_ids(
+    pair: tuple[ExecutionId, ExecutionId],
+) -> None:
     a, b = pair
     ea, eb = a.encode().encode(), b.encode().encode()
     assert (ea < eb) == (a < b)
