@@ -2,6 +2,9 @@
 
 from rest_framework.routers import DefaultRouter
 
+from designer.api import FlowViewSet
+
 router = DefaultRouter()
+router.register("flows", FlowViewSet, basename="flow")
 
 urlpatterns = router.urls

@@ -3,6 +3,9 @@
 from django.contrib.auth.middleware import LoginRequiredMiddleware as DjangoLoginRequired
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db import models
+from rest_framework.permissions import SAFE_METHODS, BasePermission
+from rest_framework.request import Request
+from rest_framework.views import APIView
 
 
 class Role(models.TextChoices):
@@ -31,3 +34,14 @@ def has_role(user: AbstractBaseUser | AnonymousUser, role: Role) -> bool:
     if getattr(user, "is_superuser", False):
         return True
     return user.groups.filter(name=role.value).exists()  # type: ignore[union-attr]
+
+
+class EditorOrReadOnly(BasePermission):
+    """Anyone logged in may read; only analysts and admins may write."""
+
+    message = "Only analysts and admins may change flows."
+
+    def has_permission(self, request: Request, view: APIView) -> bool:
+        if request.method in SAFE_METHODS:
+            return bool(request.user and request.user.is_authenticated)
+        return has_role(request.user, Role.ANALYSTS) or has_role(request.user, Role.ADMINS)

@@ -39,7 +39,17 @@ def test_child_segments_name_iterations_branches_and_subflow_calls() -> None:
 
 @pytest.mark.parametrize(
     "text",
-    ["", "root", "root:0", "root:x", "lines:1", "root:1:lines", "root:1::2", "root:-1", "root:١"],
+    [
+        "",
+        "root",
+        "root:0",
+        "root:x",
+        "lines:1",
+        "root:1:lines",
+        "root:1::2",
+        "root:-1",
+        "root:\u0661",
+    ],
 )
 def test_malformed_ids_are_refused(text: str) -> None:
     with pytest.raises(ExecutionIdError):

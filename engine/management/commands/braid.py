@@ -1,5 +1,6 @@
 """`python manage.py braid <subcommand>`: the command line of Braid."""
 
+import sys
 from argparse import ArgumentParser
 from typing import Any
 
@@ -9,7 +10,7 @@ from braid.demo import DEMO_USERS, create_demo_users
 
 
 class Command(BaseCommand):
-    help = "Braid's command line: demo, serve."
+    help = "Braid's command line: demo, serve, validate, import."
 
     def add_arguments(self, parser: ArgumentParser) -> None:
         sub = parser.add_subparsers(dest="subcommand", required=True)
@@ -17,17 +18,42 @@ class Command(BaseCommand):
         serve = sub.add_parser("serve", help="serve on Daphne with the embedded worker")
         serve.add_argument("--host", default="127.0.0.1")
         serve.add_argument("--port", type=int, default=8000)
+        validate = sub.add_parser("validate", help="validate a braid.graph/1 file")
+        validate.add_argument("file")
+        load = sub.add_parser("import", help="import a braid.graph/1 file as a flow draft")
+        load.add_argument("file")
+        load.add_argument("--slug", default="", help="default: made from the graph's name")
+        load.add_argument("--user", default="admin", help="the owner and publisher")
+        load.add_argument("--publish", action="store_true", help="also publish a version")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        getattr(self, f"handle_{options['subcommand']}")(**options)
+        status = getattr(self, f"handle_{options['subcommand']}")(**options)
+        if status:
+            sys.exit(status)
 
-    def handle_demo(self, **options: Any) -> None:
+    def handle_demo(self, **options: Any) -> int:
+        from designer.demo import load_demo_flows
+
         create_demo_users()
+        for flow, version in load_demo_flows():
+            self.stdout.write(f"Demo flow {flow.slug} (v{version.number})")
         self.stdout.write("Demo logins (user / password / groups):")
         for demo in DEMO_USERS:
             self.stdout.write(f"  {demo.username:<9} {demo.password:<15} {', '.join(demo.groups)}")
+        return 0
 
-    def handle_serve(self, host: str, port: int, **options: Any) -> None:
+    def handle_serve(self, host: str, port: int, **options: Any) -> int:
         from braid.serve import serve
 
         serve(host, port)
+        return 0
+
+    def handle_validate(self, file: str, **options: Any) -> int:
+        from designer.cli import validate_file
+
+        return validate_file(file, self.stdout, self.stderr)
+
+    def handle_import(self, file: str, slug: str, user: str, publish: bool, **options: Any) -> int:
+        from designer.cli import import_file
+
+        return import_file(file, user, slug, publish, self.stdout)
