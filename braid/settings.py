@@ -165,6 +165,10 @@ if REDIS_URL:
 else:
     CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
 
+# Hosts the built-in http.request action may call, and functions the python action may run.
+BRAID_HTTP_ALLOWLIST = env_list("BRAID_HTTP_ALLOWLIST", ["127.0.0.1", "localhost"])
+BRAID_PYTHON_ACTIONS = env_list("BRAID_PYTHON_ACTIONS", [])
+
 # The longest a single task may run; the broker's visibility timeout must exceed it.
 BRAID_TASK_TIME_LIMIT_S = int(os.environ.get("BRAID_TASK_TIME_LIMIT_S", "900"))
 

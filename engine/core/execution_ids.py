@@ -122,3 +122,14 @@ class ExecutionId:
     def decode(cls, text: str) -> "ExecutionId":
         """Invert encode()."""
         return cls.parse(text)
+
+
+def common_prefix(ids: list[ExecutionId]) -> ExecutionId:
+    """Return the longest id that is a prefix of every given id (at least the root)."""
+    shortest = min(len(i.segments) for i in ids)
+    length = 0
+    while length < shortest and all(i.segments[length] == ids[0].segments[length] for i in ids):
+        length += 1
+    if length == 0:
+        raise ExecutionIdError("ids of different runs share no prefix")
+    return ExecutionId(ids[0].segments[:length])

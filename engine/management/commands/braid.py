@@ -10,7 +10,7 @@ from braid.demo import DEMO_USERS, create_demo_users
 
 
 class Command(BaseCommand):
-    help = "Braid's command line: demo, serve, validate, import."
+    help = "Braid's command line: demo, serve, validate, import, run, show, decide."
 
     def add_arguments(self, parser: ArgumentParser) -> None:
         sub = parser.add_subparsers(dest="subcommand", required=True)
@@ -25,6 +25,20 @@ class Command(BaseCommand):
         load.add_argument("--slug", default="", help="default: made from the graph's name")
         load.add_argument("--user", default="admin", help="the owner and publisher")
         load.add_argument("--publish", action="store_true", help="also publish a version")
+        run = sub.add_parser("run", help="run a graph file or a flow's latest version")
+        run.add_argument("target", metavar="FILE|SLUG")
+        run.add_argument("--input", default="", help="the run's input as JSON")
+        run.add_argument("--json", action="store_true", dest="as_json")
+        show = sub.add_parser("show", help="show a stored run")
+        show.add_argument("run_id", metavar="RUN")
+        show.add_argument("--json", action="store_true", dest="as_json")
+        decide = sub.add_parser("decide", help="approve or reject an open approval")
+        decide.add_argument("run_id", metavar="RUN")
+        decide.add_argument("node", metavar="NODE")
+        decide.add_argument("--user", required=True)
+        decide.add_argument("decision", choices=["approve", "reject"])
+        decide.add_argument("--comment", default="")
+        decide.add_argument("--json", action="store_true", dest="as_json")
 
     def handle(self, *args: Any, **options: Any) -> None:
         status = getattr(self, f"handle_{options['subcommand']}")(**options)
@@ -57,3 +71,19 @@ class Command(BaseCommand):
         from designer.cli import import_file
 
         return import_file(file, user, slug, publish, self.stdout)
+
+    def handle_run(self, target: str, input: str, as_json: bool, **options: Any) -> int:
+        from engine.cli import run_command
+
+        return run_command(target, input, as_json, self.stdout)
+
+    def handle_show(self, run_id: str, as_json: bool, **options: Any) -> int:
+        from engine.cli import show_command
+
+        return show_command(run_id, as_json, self.stdout)
+
+    def handle_decide(self, run_id: str, node: str, user: str, decision: str, comment: str,
+                      as_json: bool, **options: Any) -> int:  # fmt: skip
+        from engine.cli import decide_command
+
+        return decide_command(run_id, node, user, decision, comment, as_json, self.stdout)

@@ -1,0 +1,190 @@
+"""REST API for flows: /api/flows/ with validate, publish, versions, import and export."""
+
+from django.db.models import Max
+from django.http import Http404
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
+from rest_framework import serializers, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from braid.auth import EditorOrReadOnly
+from designer import services
+from designer.models import Flow, FlowVersion
+from designer.schema import GRAPH_SCHEMA, REPORT_SCHEMA
+
+
+@extend_schema_field(GRAPH_SCHEMA)
+class GraphField(serializers.JSONField):
+    """A braid.graph/1 document: any JSON object; validate/publish check the rules."""
+
+    def to_internal_value(self, data: object) -> object:
+        value = super().to_internal_value(data)
+        if not isinstance(value, dict):
+            raise serializers.ValidationError("a graph must be a JSON object")
+        return value
+
+
+class FlowSerializer(serializers.ModelSerializer):
+    """A flow with its draft; the slug is fixed at creation."""
+
+    owner = serializers.CharField(source="owner.get_username", read_only=True)
+    draft = GraphField()
+    latest_version = serializers.IntegerField(read_only=True, allow_null=True)
+    name = serializers.CharField(max_length=200, required=False, allow_blank=True)
+
+    class Meta:
+        model = Flow
+        fields = ["slug", "name", "owner", "draft", "latest_version", "created_at", "updated_at"]
+        read_only_fields = ["created_at", "updated_at"]
+
+    def validate_slug(self, slug: str) -> str:
+        if self.instance is not None and slug != self.instance.slug:
+            raise serializers.ValidationError("the slug of a flow cannot change")
+        return slug
+
+
+class FlowVersionSerializer(serializers.ModelSerializer):
+    """One immutable published version."""
+
+    flow = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    published_by = serializers.CharField(source="published_by.get_username", read_only=True)
+    graph = GraphField(read_only=True)
+
+    class Meta:
+        model = FlowVersion
+        fields = ["flow", "number", "graph", "content_hash", "published_by", "published_at"]
+        read_only_fields = fields
+
+
+class ImportSerializer(serializers.Serializer):
+    """An exported document to import, with an optional slug and publish flag."""
+
+    graph = GraphField()
+    slug = serializers.SlugField(required=False, allow_blank=True, max_length=100)
+    publish = serializers.BooleanField(default=False)
+
+
+def refusal(error: services.FlowError, status_code: int) -> Response:
+    """Return a refused change as {code, detail[, errors, warnings]}."""
+    body: dict[str, object] = {"code": error.code, "detail": error.message}
+    if error.report is not None:
+        body |= error.report.to_json()
+    return Response(body, status=status_code)
+
+
+def document_to_validate(request: Request, flow: Flow) -> object:
+    """Return the posted graph (bare or as {"graph": ...}), or the saved draft when empty."""
+    data = request.data
+    if not data:
+        return flow.draft
+    if isinstance(data, dict) and set(data) == {"graph"}:
+        return data["graph"]
+    return data
+
+
+class FlowViewSet(viewsets.ModelViewSet):
+    """Flows by slug: CRUD of the draft, validation, publishing and versions."""
+
+    serializer_class = FlowSerializer
+    permission_classes = [EditorOrReadOnly]
+    lookup_field = "slug"
+
+    def get_queryset(self):  # type: ignore[no-untyped-def]
+        return Flow.objects.select_related("owner").annotate(latest_version=Max("versions__number"))
+
+    def perform_create(self, serializer: FlowSerializer) -> None:
+        data = serializer.validated_data
+        flow = services.create_flow(
+            self.request.user, data["slug"], data["draft"], data.get("name", "")
+        )
+        serializer.instance = self.get_queryset().get(pk=flow.pk)
+
+    def create(self, request: Request, *args: object, **kwargs: object) -> Response:
+        try:
+            return super().create(request, *args, **kwargs)
+        except services.SlugTaken as error:
+            return refusal(error, status.HTTP_409_CONFLICT)
+
+    def perform_update(self, serializer: FlowSerializer) -> None:
+        data = serializer.validated_data
+        flow = serializer.instance
+        services.save_draft(flow, data.get("draft", flow.draft), data.get("name", ""))
+
+    def destroy(self, request: Request, *args: object, **kwargs: object) -> Response:
+        try:
+            services.delete_flow(self.get_object())
+        except services.FlowInUse as error:
+            return refusal(error, status.HTTP_409_CONFLICT)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+    @extend_schema(request=GRAPH_SCHEMA, responses=REPORT_SCHEMA)
+    @action(detail=True, methods=["post"], permission_classes=[EditorOrReadOnly])
+    def validate(self, request: Request, slug: str) -> Response:
+        """Validate the posted graph, or the saved draft when the body is empty."""
+        report = services.check_graph(document_to_validate(request, self.get_object()))
+        return Response(report.to_json())
+
+    @extend_schema(request=None, responses={201: FlowVersionSerializer, 200: FlowVersionSerializer})
+    @action(detail=True, methods=["post"])
+    def publish(self, request: Request, slug: str) -> Response:
+        """Publish the draft as the next version (an unchanged draft returns the latest)."""
+        try:
+            published = services.publish(self.get_object(), request.user)
+        except services.PublishRefused as error:
+            return refusal(error, status.HTTP_400_BAD_REQUEST)
+        code = status.HTTP_201_CREATED if published.created else status.HTTP_200_OK
+        return Response(FlowVersionSerializer(published.version).data, status=code)
+
+    @extend_schema(responses=FlowVersionSerializer(many=True))
+    @action(detail=True, methods=["get"])
+    def versions(self, request: Request, slug: str) -> Response:
+        """List the flow's published versions, newest first."""
+        versions = self.get_object().versions.select_related("flow", "published_by")
+        page = self.paginate_queryset(versions.order_by("-number"))
+        return self.get_paginated_response(FlowVersionSerializer(page, many=True).data)
+
+    @extend_schema(responses=FlowVersionSerializer)
+    @action(detail=True, methods=["get"], url_path=r"versions/(?P<number>[0-9]+)")
+    def version(self, request: Request, slug: str, number: str) -> Response:
+        """Return one published version by its number."""
+        found = self.get_object().versions.select_related("flow", "published_by")
+        version = found.filter(number=int(number)).first()
+        if version is None:
+            raise Http404(f"{slug} has no version {number}")
+        return Response(FlowVersionSerializer(version).data)
+
+    @extend_schema(
+        responses=GRAPH_SCHEMA,
+        parameters=[OpenApiParameter("version", int, description="a published version number")],
+    )
+    @action(detail=True, methods=["get"])
+    def export(self, request: Request, slug: str) -> Response:
+        """Return the draft (or ?version=n) as a braid.graph/1 document to save as a file."""
+        flow = self.get_object()
+        number = request.query_params.get("version")
+        if number is None:
+            graph = flow.draft
+        else:
+            version = flow.versions.filter(number=int(number) if number.isdigit() else -1).first()
+            if version is None:
+                raise Http404(f"{slug} has no version {number}")
+            graph = version.graph
+        disposition = f'attachment; filename="{flow.slug}.json"'
+        return Response(graph, headers={"Content-Disposition": disposition})
+
+    @extend_schema(request=ImportSerializer, responses={201: FlowSerializer})
+    @action(detail=False, methods=["post"], url_path="import")
+    def import_(self, request: Request) -> Response:
+        """Import a document as a new flow or as the new draft of the flow with its slug."""
+        form = ImportSerializer(data=request.data)
+        form.is_valid(raise_exception=True)
+        data = form.validated_data
+        try:
+            flow, _ = services.import_graph(
+                request.user, data["graph"], data.get("slug", ""), publish_it=data["publish"]
+            )
+        except services.FlowError as error:
+            return refusal(error, status.HTTP_400_BAD_REQUEST)
+        body = FlowSerializer(self.get_queryset().get(pk=flow.pk)).data
+        return Response(body, status=status.HTTP_201_CREATED)

@@ -1,0 +1,61 @@
+"""`braid validate` and `braid import`: the flow commands of the command line."""
+
+import json
+from pathlib import Path
+from typing import TextIO
+
+from django.contrib.auth import get_user_model
+
+from designer import services
+from designer.documents import DocumentError, load_document
+
+
+def read_document(path: str) -> object:
+    """Read and parse a graph file; raise DocumentError when it cannot be used."""
+    try:
+        data = Path(path).read_bytes()
+    except OSError as error:
+        raise DocumentError("file.unreadable", f"cannot read {path}: {error.strerror}") from error
+    return load_document(data)
+
+
+def print_lines(problems: list[dict[str, object]], out: TextIO) -> None:
+    """Print one JSON object per line."""
+    for problem in problems:
+        out.write(json.dumps(problem, ensure_ascii=False) + "\n")
+
+
+def validate_file(path: str, out: TextIO, err: TextIO) -> int:
+    """Print each error as a JSON line on out (warnings on err); return the exit status."""
+    try:
+        document = read_document(path)
+    except DocumentError as error:
+        print_lines([error.to_json()], out)
+        return 1
+    report = services.check_graph(document).to_json()
+    print_lines(report["warnings"], err)
+    print_lines(report["errors"], out)
+    return 0 if report["ok"] else 1
+
+
+def import_file(path: str, username: str, slug: str, publish: bool, out: TextIO) -> int:
+    """Import a graph file as a flow draft, optionally publishing it; return the exit status."""
+    owner = get_user_model().objects.filter(username=username).first()
+    if owner is None:
+        out.write(f"no user named {username!r}; create it or run `braid demo`\n")
+        return 1
+    try:
+        flow, published = services.import_graph(owner, read_document(path), slug, publish)
+    except DocumentError as error:
+        print_lines([error.to_json()], out)
+        return 1
+    except services.FlowError as error:
+        print_lines(error.report.to_json()["errors"] if error.report else [], out)
+        out.write(f"{error.message}\n")
+        return 1
+    version = f", version {published.version.number}" if published else ", draft only"
+    out.write(f"imported {flow.slug}{version}\n")
+    return 0
+
+
+__all__ = ["import_file", "validate_file"]

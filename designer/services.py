@@ -1,0 +1,122 @@
+"""What analysts do to flows: save drafts, validate, publish, import, delete."""
+
+from dataclasses import dataclass
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import IntegrityError, transaction
+from django.db.models import Max, ProtectedError
+from django.utils.text import slugify
+
+from designer.models import Flow, FlowVersion, content_hash
+from engine.core.validation import Report, validate
+
+
+class FlowError(Exception):
+    """A refused change to a flow, with a stable code and a human message."""
+
+    code = "flow.error"
+
+    def __init__(self, message: str, report: Report | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.report = report
+
+
+class PublishRefused(FlowError):
+    """Publishing refused because the draft has validation errors."""
+
+    code = "flow.invalid"
+
+
+class FlowInUse(FlowError):
+    """Deleting refused because runs reference a version of the flow."""
+
+    code = "flow.in_use"
+
+
+class SlugTaken(FlowError):
+    """Creating refused because another flow has the slug."""
+
+    code = "flow.slug_taken"
+
+
+@dataclass(frozen=True)
+class Published:
+    """The version a publish produced, and whether it was new."""
+
+    version: FlowVersion
+    created: bool
+
+
+def check_graph(document: object) -> Report:
+    """Validate a graph document with the actions this deployment registers."""
+    from engine.actions import ACTIONS
+
+    return validate(document, ACTIONS.catalog())
+
+
+def graph_name(document: object, fallback: str) -> str:
+    """Return the document's `name` when it is a non-empty string, else the fallback."""
+    name = document.get("name") if isinstance(document, dict) else None
+    return name.strip() if isinstance(name, str) and name.strip() else fallback
+
+
+def create_flow(owner: AbstractBaseUser, slug: str, draft: object, name: str = "") -> Flow:
+    """Create a flow with its first draft; the draft may still have errors."""
+    try:
+        with transaction.atomic():
+            return Flow.objects.create(
+                slug=slug, name=name or graph_name(draft, slug), owner=owner, draft=draft
+            )
+    except IntegrityError as error:
+        raise SlugTaken(f"a flow with the slug {slug!r} already exists") from error
+
+
+def save_draft(flow: Flow, draft: object, name: str = "") -> Flow:
+    """Replace the flow's draft (and name, when given)."""
+    flow.draft = draft
+    flow.name = name or graph_name(draft, flow.name)
+    flow.save(update_fields=["draft", "name", "updated_at"])
+    return flow
+
+
+@transaction.atomic
+def publish(flow: Flow, user: AbstractBaseUser) -> Published:
+    """Publish the draft as the next version; an unchanged draft returns the latest one."""
+    report = check_graph(flow.draft)
+    if not report.ok:
+        raise PublishRefused(f"{flow.slug} has {len(report.errors)} error(s)", report)
+    locked = Flow.objects.select_for_update().get(pk=flow.pk)
+    latest = locked.versions.order_by("-number").first()
+    if latest is not None and latest.content_hash == content_hash(locked.draft):
+        return Published(latest, created=False)
+    number = (locked.versions.aggregate(top=Max("number"))["top"] or 0) + 1
+    version = FlowVersion.objects.create(
+        flow=locked, number=number, graph=locked.draft, published_by=user
+    )
+    return Published(version, created=True)
+
+
+@transaction.atomic
+def import_graph(
+    owner: AbstractBaseUser, document: object, slug: str = "", publish_it: bool = False
+) -> tuple[Flow, Published | None]:
+    """Create the flow of a document, or replace the draft of the flow with its slug.
+
+    With publish_it, a refused publish rolls the import back: nothing changes.
+    """
+    slug = slug or slugify(graph_name(document, ""))
+    if not slug:
+        raise FlowError("give a slug, or a graph whose name makes one")
+    flow = Flow.objects.filter(slug=slug).first()
+    flow = create_flow(owner, slug, document) if flow is None else save_draft(flow, document)
+    return flow, publish(flow, owner) if publish_it else None
+
+
+def delete_flow(flow: Flow) -> None:
+    """Delete a flow and its versions; refused while any run references a version."""
+    try:
+        with transaction.atomic():
+            flow.delete()
+    except ProtectedError as error:
+        raise FlowInUse(f"runs reference {flow.slug}; it cannot be deleted") from error

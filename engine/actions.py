@@ -1,0 +1,89 @@
+"""Built-in actions, registered on the project's action registry.
+
+They do I/O, so they live outside the pure core: `http.request` (to hosts on the
+BRAID_HTTP_ALLOWLIST setting), `sleep`, `noop`, `fail_sometimes` (deterministic by seed)
+and `python` (a dotted path on the BRAID_PYTHON_ACTIONS setting).
+"""
+
+import hashlib
+import importlib
+import json
+import time
+import urllib.error
+import urllib.request
+from typing import Any
+from urllib.parse import urlsplit
+
+from django.conf import settings
+
+from engine.core.actions import ActionContext, ActionError, ActionRegistry
+
+ACTIONS = ActionRegistry()
+MAX_SLEEP_S = 60.0
+
+
+@ACTIONS.register("noop", params={"value": object})
+def noop(params: dict[str, Any], context: ActionContext) -> Any:
+    """Do nothing; return `value` when given."""
+    return params.get("value")
+
+
+@ACTIONS.register("sleep", params={"seconds": (int, float)}, required=["seconds"])
+def sleep(params: dict[str, Any], context: ActionContext) -> Any:
+    """Sleep up to 60 s (longer pauses are `wait` nodes, which hold no worker)."""
+    seconds = float(params["seconds"])
+    if not 0 <= seconds <= MAX_SLEEP_S:
+        raise ActionError(f"sleep takes 0..{MAX_SLEEP_S:g} s; use a wait node for longer")
+    time.sleep(seconds)
+    return {"slept_s": seconds}
+
+
+@ACTIONS.register(
+    "fail_sometimes", params={"seed": (int, str), "rate": (int, float), "value": object}
+)
+def fail_sometimes(params: dict[str, Any], context: ActionContext) -> Any:
+    """Fail with probability `rate`, decided by the seed, node, execution and attempt."""
+    rate = float(params.get("rate", 0.5))
+    material = f"{params.get('seed', 0)}|{context.node}|{context.execution_id}|{context.attempt}"
+    draw = int(hashlib.sha256(material.encode()).hexdigest()[:8], 16) / 0xFFFFFFFF
+    if draw < rate:
+        raise ActionError(f"failed on purpose (draw {draw:.3f} < rate {rate:g})")
+    return params.get("value", {"draw": round(draw, 6)})
+
+
+@ACTIONS.register(
+    "http.request",
+    params={"url": str, "method": str, "json": object, "headers": dict, "timeout_s": (int, float)},
+    required=["url"],
+)
+def http_request(params: dict[str, Any], context: ActionContext) -> Any:
+    """Send an HTTP request to an allowed host; return the JSON (or text) body."""
+    url = params["url"]
+    host = urlsplit(url).hostname or ""
+    if urlsplit(url).scheme not in ("http", "https") or host not in settings.BRAID_HTTP_ALLOWLIST:
+        raise ActionError(f"{host or url!r} is not on BRAID_HTTP_ALLOWLIST")
+    body = json.dumps(params["json"]).encode() if "json" in params else None
+    headers = {"Idempotency-Key": context.idempotency_key, **params.get("headers", {})}
+    if body is not None:
+        headers["Content-Type"] = "application/json"
+    request = urllib.request.Request(url, body, headers, method=params.get("method", "GET"))
+    try:
+        with urllib.request.urlopen(request, timeout=float(params.get("timeout_s", 10))) as reply:
+            text = reply.read().decode()
+    except (urllib.error.URLError, TimeoutError) as error:
+        raise ActionError(f"{url}: {error}") from error
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return text
+
+
+@ACTIONS.register("python", params={"path": str, "args": dict}, required=["path"])
+def python(params: dict[str, Any], context: ActionContext) -> Any:
+    """Call an allowed function `module.name(**args)` and return what it returns."""
+    path = params["path"]
+    if path not in settings.BRAID_PYTHON_ACTIONS:
+        raise ActionError(f"{path!r} is not on BRAID_PYTHON_ACTIONS")
+    module, _, name = path.rpartition(".")
+    function = getattr(importlib.import_module(module), name)
+    return function(**params.get("args", {}))

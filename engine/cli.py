@@ -1,0 +1,85 @@
+"""`braid run`, `braid show` and `braid decide` on the in-process runtime."""
+
+import json
+from pathlib import Path
+from typing import Any, TextIO
+
+from django.contrib.auth import get_user_model
+
+from designer.cli import print_lines, read_document
+from designer.documents import DocumentError
+from engine import services
+from engine.core.events import Decision
+from engine.core.runtime import EventRefused, NoSuchApproval
+from engine.core.store import UnknownRun
+
+
+def print_report(report: dict[str, Any], as_json: bool, out: TextIO) -> None:
+    """Print a run as JSON, or as a short table for people."""
+    if as_json:
+        out.write(json.dumps(report, ensure_ascii=False, sort_keys=True) + "\n")
+        return
+    out.write(f"run     {report['run']}\nstatus  {report['status']}\n")
+    out.write(f"state   {json.dumps(report['state'], ensure_ascii=False, sort_keys=True)}\n")
+    for path, color in report["colors"].items():
+        row = report["nodes"].get(path, {})
+        detail = f"  {row.get('execution_id', '')}  {json.dumps(row.get('result'))}" if row else ""
+        out.write(f"  {color:<10} {path}{detail}\n")
+
+
+def run_command(target: str, input_text: str, as_json: bool, out: TextIO) -> int:
+    """Run a graph file or a flow slug's latest version; return the exit status."""
+    try:
+        input_value = json.loads(input_text) if input_text else {}
+    except json.JSONDecodeError as error:
+        out.write(f"--input is not valid JSON: {error}\n")
+        return 2
+    try:
+        state = start(target, input_value)
+    except DocumentError as error:
+        print_lines([error.to_json()], out)
+        return 1
+    except services.RunRefused as refused:
+        print_lines(refused.report.to_json()["errors"] if refused.report else [], out)
+        out.write(f"{refused}\n")
+        return 1
+    print_report(services.report(state.run_id), as_json, out)
+    return 0
+
+
+def start(target: str, input_value: Any):  # type: ignore[no-untyped-def]
+    """Start a run of a file path or of a flow slug."""
+    if Path(target).is_file():
+        return services.start_run(read_document(target), Path(target).name, input_value)
+    version = services.latest_version(target)
+    label = f"{version.flow.slug} v{version.number}"
+    return services.start_run(version.graph, label, input_value, flow_version=version)
+
+
+def show_command(run_id: str, as_json: bool, out: TextIO) -> int:
+    """Print a stored run; return the exit status."""
+    try:
+        print_report(services.report(run_id), as_json, out)
+    except (UnknownRun, ValueError):
+        out.write(f"no run has the id {run_id!r}\n")
+        return 1
+    return 0
+
+
+def decide_command(run_id: str, node: str, username: str, decision: str, comment: str,
+                   as_json: bool, out: TextIO) -> int:  # fmt: skip
+    """Decide an open approval as a user; return the exit status."""
+    user = get_user_model().objects.filter(username=username).first()
+    if user is None:
+        out.write(f"no user named {username!r}\n")
+        return 1
+    try:
+        services.decide(run_id, node, user, Decision(decision), comment)
+    except (UnknownRun, ValueError):
+        out.write(f"no run has the id {run_id!r}\n")
+        return 1
+    except (NoSuchApproval, EventRefused) as error:
+        out.write(f"{error}\n")
+        return 1
+    print_report(services.report(run_id), as_json, out)
+    return 0

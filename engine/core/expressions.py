@@ -1,0 +1,508 @@
+"""CEL for Braid: compile at validation time, evaluate at run time, render `${CEL}` templates.
+
+Backed by `common-expression-language` (the Rust `cel` crate); see docs/expressions.md for the
+measurements behind that choice. Expressions see `state`, `input` and the variables of the
+enclosing foreach/loop bodies. Results are converted to plain JSON values.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Final
+
+import cel
+
+from engine.core.values import JSON as JsonValue
+
+# Comprehension macros bind their first argument; such names are not free variables.
+_MACROS: Final = frozenset({"all", "exists", "exists_one", "map", "filter"})
+# Type names parse as identifiers (`type(x) == int`) but are not variables of the flow.
+_BUILTIN_NAMES: Final = frozenset(
+    {"int", "uint", "double", "bool", "string", "bytes", "list", "map", "null_type", "type"}
+    | {"dyn", "optional"}
+)
+_ERROR_LOCATION: Final = re.compile(r"ERROR: <input>:(\d+):(\d+): (.*)")
+_TOKEN: Final = re.compile(
+    r"""
+    (?P<space>\s+|//[^\n]*)
+  | (?P<string>(?:[rR][bB]?|[bB][rR])
+      (?:'''[\s\S]*?'''|\"\"\"[\s\S]*?\"\"\"|'[^'\n]*'|"[^"\n]*")
+    | [bB]?(?:'''(?:[^\\]|\\.)*?'''|\"\"\"(?:[^\\]|\\.)*?\"\"\"
+      |'(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*"))
+  | (?P<number>(?:0[xX][0-9a-fA-F]+|\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|\.\d+(?:[eE][+-]?\d+)?)[uU]?)
+  | (?P<name>[A-Za-z_][A-Za-z0-9_]*)
+  | (?P<punct>.)
+    """,
+    re.VERBOSE | re.DOTALL,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Position:
+    """A place in a config string: 1-based line and column, 0-based offset (code points)."""
+
+    line: int
+    column: int
+    offset: int
+
+    def to_json(self) -> dict[str, JsonValue]:
+        """Return the position as a JSON object."""
+        return {"line": self.line, "column": self.column, "offset": self.offset}
+
+
+def position_at(text: str, offset: int) -> Position:
+    """Return the line/column of an offset in a text."""
+    offset = max(0, min(offset, len(text)))
+    line_start = text.rfind("\n", 0, offset) + 1
+    return Position(
+        line=text.count("\n", 0, offset) + 1, column=offset - line_start + 1, offset=offset
+    )
+
+
+class ExpressionError(Exception):
+    """An expression that does not compile or evaluate; located by node and field when known."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        source: str,
+        position: Position | None = None,
+        node: str | None = None,
+        field: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.source = source
+        self.position = position
+        self.node = node
+        self.field = field
+
+    def __str__(self) -> str:
+        where = ".".join(part for part in (self.node, self.field) if part)
+        at = f" at {self.position.line}:{self.position.column}" if self.position else ""
+        return f"{where}{at}: {self.message}" if where or at else self.message
+
+
+class ExpressionSyntaxError(ExpressionError):
+    """A CEL expression or `${...}` part that does not parse."""
+
+
+class ExpressionEvaluationError(ExpressionError):
+    """A CEL expression that failed at run time, or whose result is not plain JSON."""
+
+
+@dataclass(frozen=True, slots=True)
+class NameUse:
+    """A name the expression uses and the offset of its first use in the config string."""
+
+    name: str
+    offset: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class Bindings:
+    """What an expression sees: `state`, `input`, and foreach/loop variables such as `line`."""
+
+    state: Mapping[str, JsonValue]
+    input: JsonValue
+    variables: Mapping[str, JsonValue] = field(default_factory=dict)
+
+    def activation(self) -> dict[str, object]:
+        """Return the CEL activation; loop variables cannot hide `state` or `input`."""
+        return {**self.variables, "state": dict(self.state), "input": self.input}
+
+
+@dataclass(frozen=True, kw_only=True)
+class CelExpression:
+    """A compiled CEL expression and the names it uses."""
+
+    source: str
+    program: cel.Program = field(compare=False, repr=False)
+    free_variables: tuple[NameUse, ...]
+    state_reads: tuple[NameUse, ...]
+
+    def evaluate(self, bindings: Bindings) -> JsonValue:
+        """Return the result as a plain JSON value; raise ExpressionEvaluationError."""
+        return to_plain(self._run(bindings), self.source)
+
+    def evaluate_bool(self, bindings: Bindings) -> bool:
+        """Return a boolean result; anything else is an evaluation error."""
+        result = self._run(bindings)
+        if not isinstance(result, bool):
+            raise ExpressionEvaluationError(
+                f"expected a boolean, got {_describe(result)}", source=self.source
+            )
+        return result
+
+    def evaluate_list(self, bindings: Bindings) -> list[JsonValue]:
+        """Return a list result (e.g. foreach items); anything else is an evaluation error."""
+        result = self.evaluate(bindings)
+        if not isinstance(result, list):
+            raise ExpressionEvaluationError(
+                f"expected a list, got {_describe(result)}", source=self.source
+            )
+        return result
+
+    def evaluate_timestamp(self, bindings: Bindings) -> dt.datetime:
+        """Return an aware UTC datetime from a CEL timestamp or an RFC 3339 string."""
+        result = self._run(bindings)
+        if isinstance(result, str):
+            result = _parse_rfc3339(result, self.source)
+        if not isinstance(result, dt.datetime):
+            raise ExpressionEvaluationError(
+                f"expected a timestamp, got {_describe(result)}", source=self.source
+            )
+        return result.astimezone(dt.UTC) if result.tzinfo else result.replace(tzinfo=dt.UTC)
+
+    def _run(self, bindings: Bindings) -> object:
+        """Run the program, turning the library's exceptions into ExpressionEvaluationError."""
+        try:
+            return self.program.execute(bindings.activation())
+        # The native library raises ValueError, TypeError, KeyError, RuntimeError, ...
+        except Exception as error:
+            raise ExpressionEvaluationError(str(error), source=self.source) from error
+
+
+@dataclass(frozen=True, slots=True)
+class _ParseFailure:
+    """Why a source does not compile; cached like a success."""
+
+    message: str
+    offset: int | None
+
+
+def clear_caches() -> None:
+    """Forget every compiled expression and template (for benchmarks and tests)."""
+    _compile_cached.cache_clear()
+    _template_cached.cache_clear()
+
+
+def compile_cel(source: str, *, node: str | None = None, field: str | None = None) -> CelExpression:
+    """Return the compiled expression (cached by source); raise ExpressionSyntaxError."""
+    compiled = _compile_cached(source)
+    if isinstance(compiled, _ParseFailure):
+        position = None if compiled.offset is None else position_at(source, compiled.offset)
+        raise ExpressionSyntaxError(
+            compiled.message, source=source, position=position, node=node, field=field
+        )
+    return compiled
+
+
+@lru_cache(maxsize=16384)
+def _compile_cached(source: str) -> CelExpression | _ParseFailure:
+    """Compile one source, or describe why it does not parse."""
+    try:
+        program = cel.compile(source)
+    except ValueError as error:
+        return _parse_failure(source, str(error))
+    tokens = _tokens(source)
+    return CelExpression(
+        source=source,
+        program=program,
+        free_variables=_free_variables(program, tokens),
+        state_reads=_state_reads(tokens),
+    )
+
+
+def _parse_failure(source: str, text: str) -> _ParseFailure:
+    """Return the first error the library reports, with its offset."""
+    match = _ERROR_LOCATION.search(text)
+    if match is None:
+        return _ParseFailure(text, None)
+    line, column = int(match.group(1)), int(match.group(2))
+    lines = source.split("\n")
+    offset = sum(len(part) + 1 for part in lines[: line - 1]) + column - 1
+    return _ParseFailure(_tidy_message(match.group(3)), offset)
+
+
+def _tidy_message(message: str) -> str:
+    """Return the parser's message without its list of expected tokens."""
+    message = message.removeprefix("Syntax error: ")
+    message = re.sub(r" expecting (\{.*\}|\S+)$", "", message)
+    return message.replace("mismatched input '<EOF>'", "unexpected end of expression")
+
+
+@dataclass(frozen=True, slots=True)
+class _Token:
+    """A lexical token of CEL source: its kind (regex group), text and offset."""
+
+    kind: str
+    text: str
+    offset: int
+
+
+def _tokens(source: str) -> tuple[_Token, ...]:
+    """Return the non-space tokens of a source that the library already parsed."""
+    found = []
+    for match in _TOKEN.finditer(source):
+        kind = match.lastgroup or "punct"
+        if kind != "space":
+            found.append(_Token(kind, match.group(), match.start()))
+    return tuple(found)
+
+
+def _is_member(tokens: tuple[_Token, ...], index: int) -> bool:
+    """Return whether the name at index follows a `.` (a field or method, not a variable)."""
+    return index > 0 and tokens[index - 1].text == "."
+
+
+def _bound_names(tokens: tuple[_Token, ...]) -> frozenset[str]:
+    """Return names bound by comprehension macros: `.map(x, ...)` binds `x`."""
+    bound = set()
+    for i in range(len(tokens) - 4):
+        name, paren, var, comma = tokens[i + 1], tokens[i + 2], tokens[i + 3], tokens[i + 4]
+        opens_macro = tokens[i].text == "." and name.text in _MACROS and paren.text == "("
+        if opens_macro and var.kind == "name" and comma.text == ",":
+            bound.add(var.text)
+    return frozenset(bound)
+
+
+def _free_variables(program: cel.Program, tokens: tuple[_Token, ...]) -> tuple[NameUse, ...]:
+    """Return the variables the expression reads, each with its first offset."""
+    names = set(program.variables()) - _bound_names(tokens) - _BUILTIN_NAMES
+    first: dict[str, int] = {}
+    for i, token in enumerate(tokens):
+        if token.text in names and token.kind == "name" and not _is_member(tokens, i):
+            first.setdefault(token.text, token.offset)
+    return tuple(NameUse(name, first.get(name, 0)) for name in sorted(names))
+
+
+def _state_reads(tokens: tuple[_Token, ...]) -> tuple[NameUse, ...]:
+    """Return the fields read as `state.x` or `state['x']`, each at its offset."""
+    reads = []
+    for i, token in enumerate(tokens[:-2]):
+        if token.text != "state" or token.kind != "name" or _is_member(tokens, i):
+            continue
+        key = _state_key(tokens, i + 1)
+        if key is not None:
+            reads.append(NameUse(key, token.offset))
+    return tuple(reads)
+
+
+def _state_key(tokens: tuple[_Token, ...], index: int) -> str | None:
+    """Return the field selected right after `state`, if it is spelled out."""
+    opener, key = tokens[index], tokens[index + 1]
+    if opener.text == "." and key.kind == "name":
+        return key.text
+    closer = tokens[index + 2] if index + 2 < len(tokens) else None
+    plain = key.kind == "string" and key.text[0] in "'\"" and "\\" not in key.text
+    if opener.text == "[" and plain and closer is not None and closer.text == "]":
+        return key.text[1:-1]
+    return None
+
+
+# ---------------------------------------------------------------------------------------------
+# Templates
+
+
+@dataclass(frozen=True, kw_only=True)
+class TemplatePart:
+    """One `${...}` part: its compiled expression and where its source starts in the text."""
+
+    expression: CelExpression
+    offset: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class Template:
+    """Text with `${CEL}` parts, parsed once; `render` evaluates the parts."""
+
+    text: str
+    pieces: tuple[str | TemplatePart, ...]
+
+    @property
+    def parts(self) -> tuple[TemplatePart, ...]:
+        """Return the expression parts."""
+        return tuple(piece for piece in self.pieces if isinstance(piece, TemplatePart))
+
+    @property
+    def free_variables(self) -> tuple[NameUse, ...]:
+        """Return the variables the parts read, at offsets in the whole text."""
+        return tuple(
+            NameUse(use.name, part.offset + use.offset)
+            for part in self.parts
+            for use in part.expression.free_variables
+        )
+
+    @property
+    def state_reads(self) -> tuple[NameUse, ...]:
+        """Return the state fields the parts read, at offsets in the whole text."""
+        return tuple(
+            NameUse(use.name, part.offset + use.offset)
+            for part in self.parts
+            for use in part.expression.state_reads
+        )
+
+    def render(self, bindings: Bindings) -> str:
+        """Return the text with each part replaced by its value."""
+        rendered = []
+        for piece in self.pieces:
+            if isinstance(piece, str):
+                rendered.append(piece)
+            else:
+                rendered.append(render_value(piece.expression.evaluate(bindings)))
+        return "".join(rendered)
+
+
+def render_value(value: JsonValue) -> str:
+    """Return how a value reads inside text: strings as-is, everything else as JSON."""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False, separators=(", ", ": "))
+
+
+def compile_template(text: str, *, node: str | None = None, field: str | None = None) -> Template:
+    """Return the parsed template; raise ExpressionSyntaxError located in the whole text."""
+    try:
+        return _template_cached(text)
+    except ExpressionSyntaxError as error:
+        raise ExpressionSyntaxError(
+            error.message, source=text, position=error.position, node=node, field=field
+        ) from None
+
+
+@lru_cache(maxsize=4096)
+def _template_cached(text: str) -> Template:
+    """Split a text into literal pieces and compiled parts."""
+    pieces: list[str | TemplatePart] = []
+    cursor = 0
+    while (opening := text.find("${", cursor)) != -1:
+        if opening > cursor:
+            pieces.append(text[cursor:opening])
+        closing = _part_end(text, opening + 2)
+        pieces.append(_template_part(text, opening, closing))
+        cursor = closing + 1
+    if cursor < len(text):
+        pieces.append(text[cursor:])
+    return Template(text=text, pieces=tuple(pieces))
+
+
+def _template_part(text: str, opening: int, closing: int) -> TemplatePart:
+    """Compile the source between `${` and `}`, reporting errors at their place in the text."""
+    start = opening + 2
+    source = text[start:closing]
+    if not source.strip():
+        raise ExpressionSyntaxError(
+            "empty `${}`: put a CEL expression inside",
+            source=text,
+            position=position_at(text, opening),
+        )
+    compiled = _compile_cached(source)
+    if isinstance(compiled, _ParseFailure):
+        inner = 0 if compiled.offset is None else compiled.offset
+        raise ExpressionSyntaxError(
+            compiled.message, source=text, position=position_at(text, start + inner)
+        )
+    return TemplatePart(expression=compiled, offset=start)
+
+
+def _part_end(text: str, start: int) -> int:
+    """Return the index of the `}` closing a part, skipping braces inside strings and maps."""
+    depth, index = 0, start
+    while index < len(text):
+        char = text[index]
+        if char in "'\"":
+            index = _string_end(text, index)
+        elif char == "{":
+            depth += 1
+        elif char == "}":
+            if depth == 0:
+                return index
+            depth -= 1
+        index += 1
+    raise ExpressionSyntaxError(
+        "`${` is never closed: end the expression with `}`",
+        source=text,
+        position=position_at(text, start - 2),
+    )
+
+
+def _string_end(text: str, start: int) -> int:
+    """Return the index of the quote closing the string literal opened at start."""
+    quote = text[start] * 3 if text.startswith(text[start] * 3, start) else text[start]
+    index = start + len(quote)
+    while index < len(text):
+        if text[index] == "\\":
+            index += 2
+        elif text.startswith(quote, index):
+            return index + len(quote) - 1
+        else:
+            index += 1
+    return len(text)
+
+
+# ---------------------------------------------------------------------------------------------
+# Results
+
+
+def to_plain(value: object, source: str = "") -> JsonValue:
+    """Return a CEL result as plain JSON; timestamps become RFC 3339, durations `<n>s`."""
+    if value is None or isinstance(value, (bool, int, str)):
+        return value
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise ExpressionEvaluationError(f"{value} is not a JSON number", source=source)
+        return value
+    if isinstance(value, (list, tuple)):
+        return [to_plain(item, source) for item in value]
+    if isinstance(value, dict):
+        return _plain_mapping(value, source)
+    return _plain_special(value, source)
+
+
+def _plain_mapping(value: dict[object, object], source: str) -> JsonValue:
+    """Return a CEL map as a JSON object; only string keys are allowed."""
+    plain: dict[str, JsonValue] = {}
+    for key, item in value.items():
+        if not isinstance(key, str):
+            raise ExpressionEvaluationError(
+                f"map key {key!r} is not a string; JSON objects need string keys", source=source
+            )
+        plain[key] = to_plain(item, source)
+    return plain
+
+
+def _plain_special(value: object, source: str) -> JsonValue:
+    """Return timestamps, durations and optionals as JSON; reject everything else."""
+    if isinstance(value, dt.datetime):
+        return format_timestamp(value)
+    if isinstance(value, dt.timedelta):
+        return f"{value.total_seconds():g}s"
+    if isinstance(value, cel.OptionalValue):
+        return to_plain(value.value(), source) if value.has_value() else None
+    raise ExpressionEvaluationError(f"{_describe(value)} is not a JSON value", source=source)
+
+
+def format_timestamp(moment: dt.datetime) -> str:
+    """Return an RFC 3339 UTC string such as `2030-01-01T00:00:30Z`."""
+    if moment.tzinfo is not None:
+        moment = moment.astimezone(dt.UTC)
+    text = moment.strftime("%Y-%m-%dT%H:%M:%S")
+    if moment.microsecond:
+        text += f".{moment.microsecond:06d}".rstrip("0")
+    return text + "Z"
+
+
+def _parse_rfc3339(text: str, source: str) -> dt.datetime:
+    """Return the datetime an RFC 3339 string names; it must carry a zone."""
+    try:
+        moment = dt.datetime.fromisoformat(text)
+    except ValueError as error:
+        raise ExpressionEvaluationError(f"{text!r} is not a timestamp", source=source) from error
+    if moment.tzinfo is None:
+        raise ExpressionEvaluationError(f"{text!r} has no time zone", source=source)
+    return moment
+
+
+def _describe(value: object) -> str:
+    """Return a short description of a value's type for messages."""
+    if value is None:
+        return "null"
+    return type(value).__name__

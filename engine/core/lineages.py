@@ -1,0 +1,200 @@
+"""Lineages: isolated state worldviews inside one scope, each with one parent.
+
+A lineage records its own writes in order; its view is its parent's view with those
+writes applied through the field reducers. A gather merges several lineages at their
+lowest common ancestor (the merge base) by replaying each one's writes after the base,
+in the order given (declared slots, or foreach items), into a new lineage under the base.
+Lineages that take part in a fork are frozen from then on, so a cached view stays true.
+"""
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from engine.core.reducers import REDUCERS, MergeConflict
+from engine.core.values import JSON
+
+Fields = Mapping[str, str]  # state field -> reducer name
+
+
+class LineageError(Exception):
+    """Lineages that cannot be merged: abandoned, or in different scopes."""
+
+
+@dataclass(slots=True)
+class Lineage:
+    """One worldview: its parent, its own writes and, for a scope's root, its base state."""
+
+    id: int
+    scope: int
+    parent: int | None
+    depth: int
+    writes: list[tuple[str, JSON]] = field(default_factory=list)
+    base: dict[str, JSON] | None = None
+    abandoned: bool = False
+
+    def to_json(self) -> dict[str, object]:
+        """Return the lineage as JSON (its view is derived, never stored)."""
+        return {
+            "id": self.id, "scope": self.scope, "parent": self.parent, "depth": self.depth,
+            "writes": [[name, value] for name, value in self.writes], "base": self.base,
+            "abandoned": self.abandoned,
+        }  # fmt: skip
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, object]) -> "Lineage":
+        """Rebuild a lineage from to_json()."""
+        writes = data["writes"]
+        assert isinstance(writes, list)
+        return cls(
+            id=int(data["id"]),  # type: ignore[call-overload]
+            scope=int(data["scope"]),  # type: ignore[call-overload]
+            parent=None if data["parent"] is None else int(data["parent"]),  # type: ignore[call-overload]
+            depth=int(data["depth"]),  # type: ignore[call-overload]
+            writes=[(str(name), value) for name, value in writes],
+            base=data["base"],  # type: ignore[arg-type]
+            abandoned=bool(data["abandoned"]),
+        )
+
+
+class Lineages:
+    """Every lineage of a run, with cached views and the merge at gathers."""
+
+    def __init__(self, fields_by_scope: Mapping[int, Fields] | None = None) -> None:
+        self.all: dict[int, Lineage] = {}
+        self.next_id = 1
+        self.fields: dict[int, Fields] = dict(fields_by_scope or {})
+        self._views: dict[int, dict[str, JSON]] = {}
+
+    def new_root(self, scope: int, fields: Fields, base: dict[str, JSON]) -> Lineage:
+        """Create the root lineage of a scope with its initial state."""
+        self.fields[scope] = fields
+        return self._add(Lineage(self.next_id, scope, None, 0, base=dict(base)))
+
+    def child(self, parent_id: int) -> Lineage:
+        """Create a lineage under the given one."""
+        parent = self.all[parent_id]
+        return self._add(Lineage(self.next_id, parent.scope, parent.id, parent.depth + 1))
+
+    def _add(self, lineage: Lineage) -> Lineage:
+        self.all[lineage.id] = lineage
+        self.next_id = max(self.next_id, lineage.id + 1)
+        return lineage
+
+    def view(self, lineage_id: int) -> dict[str, JSON]:
+        """Return the state this lineage sees (cached; do not mutate the result)."""
+        cached = self._views.get(lineage_id)
+        if cached is not None:
+            return cached
+        chain = []
+        current: int | None = lineage_id
+        while current is not None and current not in self._views:
+            chain.append(self.all[current])
+            current = self.all[current].parent
+        view = dict(self._views[current]) if current is not None else {}
+        for lineage in reversed(chain):
+            if lineage.base is not None:
+                view = dict(lineage.base)
+            self._apply_all(view, lineage)
+            self._views[lineage.id] = view
+            view = dict(view)
+        return self._views[lineage_id]
+
+    def _apply_all(self, view: dict[str, JSON], lineage: Lineage) -> None:
+        fields = self.fields[lineage.scope]
+        for name, value in lineage.writes:
+            view[name] = REDUCERS[fields[name]].apply(view.get(name), value)
+
+    def write(self, lineage_id: int, name: str, value: JSON) -> None:
+        """Apply one write through its field's reducer; raises WriteRejected on a bad value."""
+        lineage = self.all[lineage_id]
+        view = self.view(lineage_id)
+        reduced = REDUCERS[self.fields[lineage.scope][name]].apply(view.get(name), value)
+        lineage.writes.append((name, value))
+        view[name] = reduced
+
+    def merge_base(self, lineage_ids: Sequence[int]) -> int:
+        """Return the lowest common ancestor of the lineages (one scope, none abandoned)."""
+        lineages = [self.all[i] for i in lineage_ids]
+        if len({lineage.scope for lineage in lineages}) != 1:
+            raise LineageError("lineages from different scopes cannot merge")
+        abandoned = [lineage.id for lineage in lineages if lineage.abandoned]
+        if abandoned:
+            raise LineageError(f"abandoned lineages cannot merge: {abandoned}")
+        base = lineages[0]
+        for other in lineages[1:]:
+            base = self._common_ancestor(base, other)
+        return base.id
+
+    def _common_ancestor(self, a: Lineage, b: Lineage) -> Lineage:
+        while a.depth > b.depth:
+            a = self.all[a.parent]  # type: ignore[index]
+        while b.depth > a.depth:
+            b = self.all[b.parent]  # type: ignore[index]
+        while a.id != b.id:
+            if a.parent is None or b.parent is None:
+                raise LineageError("lineages share no ancestor")
+            a, b = self.all[a.parent], self.all[b.parent]
+        return a
+
+    def writes_since(self, base_id: int, lineage_id: int) -> list[tuple[str, JSON]]:
+        """Return the writes of the chain from just below the base down to the lineage."""
+        chain = []
+        current = self.all[lineage_id]
+        while current.id != base_id:
+            chain.append(current)
+            current = self.all[current.parent]  # type: ignore[index]
+        return [write for lineage in reversed(chain) for write in lineage.writes]
+
+    def merge(self, lineage_ids: Sequence[int], base_id: int | None = None) -> Lineage:
+        """Replay the lineages' writes in the given order into a new lineage under the base.
+
+        Raises MergeConflict where a reducer cannot combine the writes; nothing changes then.
+        """
+        base_id = self.merge_base(lineage_ids) if base_id is None else base_id
+        per_input = [self.writes_since(base_id, i) for i in lineage_ids]
+        base_view = self.view(base_id)
+        fields = self.fields[self.all[base_id].scope]
+        merged_view = dict(base_view)
+        grouped = [by_field(writes) for writes in per_input]
+        for name in touched(per_input):
+            contributions = [group.get(name, []) for group in grouped]
+            try:
+                merged_view[name] = REDUCERS[fields[name]].merge(base_view.get(name), contributions)
+            except MergeConflict as conflict:
+                raise MergeConflict(f"state field {name!r}: {conflict}") from conflict
+        result = self.child(base_id)
+        result.writes = [write for writes in per_input for write in writes]
+        self._views[result.id] = merged_view
+        return result
+
+    def abandon(self, lineage_ids: Iterable[int]) -> None:
+        """Mark lineages as abandoned: they can never be merged again."""
+        for lineage_id in lineage_ids:
+            self.all[lineage_id].abandoned = True
+
+    def to_json(self) -> list[dict[str, object]]:
+        """Return every lineage as JSON, in id order."""
+        return [self.all[i].to_json() for i in sorted(self.all)]
+
+    def restore(self, data: Sequence[Mapping[str, object]]) -> None:
+        """Load lineages from to_json(); views are recomputed on demand."""
+        for item in data:
+            self._add(Lineage.from_json(item))
+        self._views.clear()
+
+
+def touched(per_input: Sequence[Sequence[tuple[str, JSON]]]) -> list[str]:
+    """Return the fields any input wrote, in order of first write."""
+    names: dict[str, None] = {}
+    for writes in per_input:
+        for name, _ in writes:
+            names.setdefault(name, None)
+    return list(names)
+
+
+def by_field(writes: Sequence[tuple[str, JSON]]) -> dict[str, list[JSON]]:
+    """Return the written values per field, each in write order."""
+    grouped: dict[str, list[JSON]] = {}
+    for name, value in writes:
+        grouped.setdefault(name, []).append(value)
+    return grouped

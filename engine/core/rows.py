@@ -1,0 +1,54 @@
+"""Node rows and the fenced write (CONTRACT §3), as the in-memory store applies it.
+
+A write lands unless the stored execution id supersedes the incoming one. With equal
+ids a terminal status is replaced only by a higher attempt, and no write goes back to
+a lower attempt. The SQL stores express the same rule in one conditional statement.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from engine.core.events import RowStatus, WriteRow
+from engine.core.execution_ids import ExecutionId
+from engine.core.values import JSON
+
+
+@dataclass(frozen=True, slots=True)
+class NodeRow:
+    """The row of one node path in one run."""
+
+    node: str
+    status: RowStatus
+    execution_id: str
+    result: JSON
+    attempt: int
+
+    @property
+    def status_detail(self) -> str:
+        """Return the execution id in its comparable encoding."""
+        return ExecutionId.parse(self.execution_id).encode()
+
+    def to_json(self) -> dict[str, JSON]:
+        """Return the row as the CLI and API show it."""
+        return {"status": self.status.value, "execution_id": self.execution_id,
+                "result": self.result, "attempt": self.attempt}  # fmt: skip
+
+
+def lands(stored: NodeRow | None, write: WriteRow) -> bool:
+    """Return whether a fenced write applies over the stored row."""
+    if stored is None:
+        return True
+    incoming = ExecutionId.parse(write.execution_id).encode()
+    if incoming != stored.status_detail:
+        return incoming > stored.status_detail
+    if write.attempt != stored.attempt:
+        return write.attempt > stored.attempt
+    return not stored.status.terminal
+
+
+def apply_write(rows: dict[str, NodeRow], write: WriteRow) -> None:
+    """Apply one fenced write to a dict of rows (the writer never learns whether it landed)."""
+    if lands(rows.get(write.node), write):
+        rows[write.node] = NodeRow(write.node, write.status, write.execution_id, write.result,
+                                   write.attempt)  # fmt: skip

@@ -1,0 +1,204 @@
+"""The in-process runtime: drives `step` to completion or to a pause, calling actions here.
+
+It commits every step to an ExecutionStore before carrying out the step's commands, the
+same order the Celery runtime keeps. Timers are waited out on a Clock (a real one for the
+command line, a manual one in tests); the runtime stops when the run finished, or when only
+a person's decision can advance it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import time
+from collections import deque
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from engine.core.actions import ActionContext, ActionError, ActionRegistry
+from engine.core.events import (
+    ActionCompleted,
+    ActionFailed,
+    ApprovalDecided,
+    Command,
+    Decision,
+    Event,
+    Refused,
+    RunAction,
+    RunStatus,
+    Start,
+    TimerFired,
+    Trace,
+    WriteRow,
+)
+from engine.core.expressions import format_timestamp
+from engine.core.graph import Graph
+from engine.core.scheduler import Pick, step
+from engine.core.state import RunState
+from engine.core.store import ExecutionStore
+
+
+class Clock(Protocol):
+    """Where the runtime reads the time and waits for timers."""
+
+    def now(self) -> dt.datetime:
+        """Return the current time (aware, UTC)."""
+        ...
+
+    def sleep(self, seconds: float) -> None:
+        """Wait this long."""
+        ...
+
+
+class RealClock:
+    """The wall clock."""
+
+    def now(self) -> dt.datetime:
+        return dt.datetime.now(dt.UTC)
+
+    def sleep(self, seconds: float) -> None:
+        time.sleep(max(0.0, seconds))
+
+
+@dataclass
+class ManualClock:
+    """A clock that moves only when the runtime sleeps: timers fire without waiting."""
+
+    current: dt.datetime = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
+
+    def now(self) -> dt.datetime:
+        return self.current
+
+    def sleep(self, seconds: float) -> None:
+        self.current += dt.timedelta(seconds=max(0.0, seconds))
+
+
+def parse_time(text: str) -> dt.datetime:
+    """Return the aware datetime of an RFC 3339 string."""
+    return dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+
+class NoSuchApproval(LookupError):
+    """No open approval matches the node (and execution) asked for."""
+
+
+class EventRefused(Exception):
+    """The run refused an event (e.g. an approver outside the node's groups)."""
+
+
+@dataclass
+class InProcessRuntime:
+    """Runs flows in this process against a store, with actions from a registry."""
+
+    store: ExecutionStore
+    actions: ActionRegistry
+    clock: Clock = field(default_factory=RealClock)
+    pick: Pick | None = None
+    snapshot_every_step: bool = True
+    max_timer_wait_s: float | None = None
+    pending: list[Command] = field(default_factory=list, repr=False)
+    refused: list[Refused] = field(default_factory=list, repr=False)
+
+    def start(
+        self, run_id: str, graphs: Mapping[str, Graph], flow: str, input_value: Any
+    ) -> RunState:
+        """Create and run a run until it finishes or waits for a person."""
+        self.store.create(run_id, flow, input_value, {k: g.to_json() for k, g in graphs.items()})
+        state = RunState(run_id=run_id, graphs=graphs)
+        return self.advance(state, Start(at=self.stamp(), input=input_value))
+
+    def load(self, run_id: str) -> RunState:
+        """Rebuild a stored run's state from its snapshot and its graphs."""
+        stored = self.store.load(run_id)
+        graphs = {key: Graph.from_json(document) for key, document in stored.graphs.items()}
+        return RunState.from_json(stored.snapshot, graphs)
+
+    def decide(
+        self, state: RunState, node: str, user: str, groups: tuple[str, ...],
+        decision: Decision, comment: str = "", execution_id: str | None = None,
+    ) -> RunState:  # fmt: skip
+        """Deliver one approver's decision on an open approval at a node path."""
+        for key, frame in state.approvals():
+            matches = state.path(frame) == node
+            if matches and execution_id in (None, frame.execution_id):
+                event = ApprovalDecided(
+                    at=self.stamp(), key=key, user=user, groups=groups, decision=decision,
+                    comment=comment,
+                )  # fmt: skip
+                self.refused.clear()
+                state = self.advance(state, event)
+                if self.refused:
+                    raise EventRefused(self.refused[0].reason)
+                return state
+        raise NoSuchApproval(f"no open approval at {node!r}")
+
+    def stamp(self) -> str:
+        """Return the clock's time as RFC 3339."""
+        return format_timestamp(self.clock.now())
+
+    def advance(self, state: RunState, event: Event) -> RunState:
+        """Apply the event and everything it causes; wait out timers while nobody is asked."""
+        events: deque[Event] = deque([event])
+        while True:
+            while events:
+                state = self.apply(state, events.popleft(), events)
+            timer = self.next_timer(state)
+            if timer is None:
+                break
+            due, key = timer
+            wait = (parse_time(due) - self.clock.now()).total_seconds()
+            if self.max_timer_wait_s is not None and wait > self.max_timer_wait_s:
+                break
+            self.clock.sleep(wait)
+            events.append(TimerFired(at=self.stamp(), key=key))
+        if not self.snapshot_every_step:
+            self.commit(state, [])
+        return state
+
+    def next_timer(self, state: RunState) -> tuple[str, str] | None:
+        """Return the timer to wait for: none once the run finished or a person is asked."""
+        if state.status.finished or state.approvals():
+            return None
+        timers = state.timers()
+        return timers[0] if timers else None
+
+    def apply(self, state: RunState, event: Event, events: deque[Event]) -> RunState:
+        """Step once, commit, then carry out the commands (actions run here, now)."""
+        state, commands = step(state, event, self.pick)
+        if self.snapshot_every_step or state.status.finished:
+            self.commit(state, commands)
+        else:
+            self.pending.extend(commands)
+        for command in commands:
+            if isinstance(command, RunAction):
+                events.append(self.run_action(command, state.run_id))
+            elif isinstance(command, Refused):
+                self.refused.append(command)
+        return state
+
+    def commit(self, state: RunState, commands: list[Command]) -> None:
+        """Save the state with the rows and trace of the commands (and any held back)."""
+        everything = [*self.pending, *commands]
+        self.pending.clear()
+        rows = [c for c in everything if isinstance(c, WriteRow)]
+        trace = [c for c in everything if isinstance(c, Trace)]
+        status = state.status if state.started else RunStatus.RUNNING
+        self.store.commit(state.run_id, status, state.to_json(), rows, trace, state.error)
+
+    def run_action(self, command: RunAction, run_id: str) -> Event:
+        """Call an action and turn its result or exception into an event."""
+        context = ActionContext(run_id, command.node, command.execution_id, command.attempt,
+                                command.key)  # fmt: skip
+        try:
+            spec = self.actions.get(command.action)
+            params = command.params if isinstance(command.params, dict) else {}
+            result = spec.call(params, context)
+        except ActionError as error:
+            return ActionFailed(at=self.stamp(), key=command.key, error=str(error))
+        except Exception as error:  # an action's bug is that node's failure, not the run's
+            return ActionFailed(
+                at=self.stamp(), key=command.key, error=f"{type(error).__name__}: {error}"
+            )
+        return ActionCompleted(
+            at=self.stamp(), key=command.key, output=result.output, outcome=result.outcome
+        )

@@ -1,0 +1,105 @@
+"""The store protocol every runtime persists through, and its in-memory implementation.
+
+One `commit` saves a step: the snapshot, the fenced node-row writes and the trace
+events, together. The Django store implements the same protocol over SQL; both pass
+`tests/core/store_contract.py`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from engine.core.events import RunStatus, Trace, WriteRow
+from engine.core.rows import NodeRow, apply_write
+
+
+class UnknownRun(KeyError):
+    """No run has this id."""
+
+
+@dataclass(frozen=True, slots=True)
+class StoredRun:
+    """What a store holds about a run besides its rows and trace."""
+
+    run_id: str
+    flow: str
+    input: Any
+    status: RunStatus
+    snapshot: dict[str, Any]
+    graphs: dict[str, Any]
+    error: str | None = None
+
+
+class ExecutionStore(Protocol):
+    """Where runs, node rows and trace events live."""
+
+    def create(self, run_id: str, flow: str, input_value: Any, graphs: dict[str, Any]) -> None:
+        """Register a new run with the graph documents it runs; raise ValueError if taken."""
+        ...
+
+    def commit(
+        self, run_id: str, status: RunStatus, snapshot: dict[str, Any],
+        rows: Sequence[WriteRow], trace: Sequence[Trace], error: str | None = None,
+    ) -> None:  # fmt: skip
+        """Save one step atomically: snapshot, fenced row writes and trace events."""
+        ...
+
+    def load(self, run_id: str) -> StoredRun:
+        """Return the run; raise UnknownRun."""
+        ...
+
+    def rows(self, run_id: str) -> dict[str, NodeRow]:
+        """Return the run's node rows by path."""
+        ...
+
+    def trace(self, run_id: str) -> list[Trace]:
+        """Return the run's trace events in commit order."""
+        ...
+
+
+@dataclass
+class InMemoryStore:
+    """The store protocol over dicts, for the in-process runtime and the core's tests."""
+
+    runs: dict[str, StoredRun] = field(default_factory=dict)
+    node_rows: dict[str, dict[str, NodeRow]] = field(default_factory=dict)
+    traces: dict[str, list[Trace]] = field(default_factory=dict)
+
+    def create(self, run_id: str, flow: str, input_value: Any, graphs: dict[str, Any]) -> None:
+        if run_id in self.runs:
+            raise ValueError(f"run {run_id} exists")
+        self.runs[run_id] = StoredRun(run_id, flow, input_value, RunStatus.RUNNING, {}, graphs)
+        self.node_rows[run_id] = {}
+        self.traces[run_id] = []
+
+    def commit(
+        self, run_id: str, status: RunStatus, snapshot: dict[str, Any],
+        rows: Sequence[WriteRow], trace: Sequence[Trace], error: str | None = None,
+    ) -> None:  # fmt: skip
+        stored = self.load(run_id)
+        self.runs[run_id] = StoredRun(
+            run_id, stored.flow, stored.input, status, snapshot, stored.graphs, error
+        )
+        write_rows(self.node_rows[run_id], rows)
+        self.traces[run_id].extend(trace)
+
+    def load(self, run_id: str) -> StoredRun:
+        if run_id not in self.runs:
+            raise UnknownRun(run_id)
+        return self.runs[run_id]
+
+    def rows(self, run_id: str) -> dict[str, NodeRow]:
+        self.load(run_id)
+        return dict(self.node_rows[run_id])
+
+    def trace(self, run_id: str) -> list[Trace]:
+        self.load(run_id)
+        return list(self.traces[run_id])
+
+
+def write_rows(rows: dict[str, NodeRow], writes: Iterable[WriteRow]) -> None:
+    """Apply fenced writes in order."""
+    for write in writes:
+        apply_write(rows, write)

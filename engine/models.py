@@ -1,0 +1,93 @@
+"""Runs, their node rows and their trace, as the engine persists them."""
+
+import uuid
+
+from django.conf import settings
+from django.db import models
+
+from engine.core.events import RowStatus as CoreRowStatus
+from engine.core.events import RunStatus as CoreRunStatus
+
+
+class RunStatus(models.TextChoices):
+    """Mirrors engine.core.events.RunStatus."""
+
+    RUNNING = CoreRunStatus.RUNNING.value, "Running"
+    WAITING = CoreRunStatus.WAITING.value, "Waiting"
+    COMPLETED = CoreRunStatus.COMPLETED.value, "Completed"
+    FAILED = CoreRunStatus.FAILED.value, "Failed"
+    CANCELLED = CoreRunStatus.CANCELLED.value, "Cancelled"
+
+
+class RowStatus(models.TextChoices):
+    """Mirrors engine.core.events.RowStatus: the only statuses a node row is written with."""
+
+    RUNNING = CoreRowStatus.RUNNING.value, "Running"
+    WAITING = CoreRowStatus.WAITING.value, "Waiting"
+    COMPLETED = CoreRowStatus.COMPLETED.value, "Completed"
+    FAILED = CoreRowStatus.FAILED.value, "Failed"
+
+
+class Run(models.Model):
+    """One execution of a flow version (or of a graph file run from the command line)."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    flow_version = models.ForeignKey(
+        "designer.FlowVersion", on_delete=models.PROTECT, null=True, blank=True, related_name="runs"
+    )
+    label = models.CharField(max_length=300)
+    graphs = models.JSONField(help_text="every graph this run executes, by key (main, slug@n)")
+    input = models.JSONField(null=True, blank=True)
+    status = models.CharField(max_length=16, choices=RunStatus.choices, db_index=True)
+    error = models.TextField(blank=True, default="")
+    snapshot = models.JSONField(default=dict)
+    trace_length = models.PositiveIntegerField(default=0)
+    started_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.label} ({self.id})"
+
+
+class NodeState(models.Model):
+    """A node row (CONTRACT §3): written only by the fenced upsert in engine/store.py."""
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="node_rows")
+    node = models.CharField(max_length=1000)
+    status = models.CharField(max_length=16, choices=RowStatus.choices)
+    status_detail = models.CharField(max_length=2000, help_text="the comparable execution id")
+    execution_id = models.CharField(max_length=2000)
+    result = models.JSONField(null=True, blank=True)
+    attempt = models.PositiveIntegerField(default=1)
+    updated_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["run", "node"], name="node_row_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.node}: {self.status}"
+
+
+class TraceEvent(models.Model):
+    """One append-only trace event of a run."""
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="trace_events")
+    seq = models.PositiveIntegerField()
+    event = models.CharField(max_length=64)
+    execution_id = models.CharField(max_length=2000)
+    node = models.CharField(max_length=1000, blank=True, default="")
+    at = models.CharField(max_length=40)
+    detail = models.JSONField(default=dict)
+
+    class Meta:
+        ordering = ["run", "seq"]
+        constraints = [models.UniqueConstraint(fields=["run", "seq"], name="trace_seq_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.seq} {self.event}"

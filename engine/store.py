@@ -1,0 +1,121 @@
+"""The Django store: ExecutionStore over Run, NodeState and TraceEvent.
+
+Each node-row write is one fenced upsert (`INSERT ... ON CONFLICT DO UPDATE ... WHERE`),
+the same statement on SQLite and PostgreSQL: it lands only when the incoming execution id
+is not superseded by the stored one, with the contract's equal-id rule. The writer never
+reads before writing and never learns whether a write landed.
+"""
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from django.db import connection, transaction
+from django.utils import timezone
+
+from engine.core.events import RowStatus as CoreRowStatus
+from engine.core.events import RunStatus, Trace, WriteRow
+from engine.core.execution_ids import ExecutionId
+from engine.core.rows import NodeRow
+from engine.core.store import StoredRun, UnknownRun
+from engine.models import NodeState, Run, TraceEvent
+from engine.models import RowStatus as RowChoices
+
+TERMINAL = (RowChoices.COMPLETED.value, RowChoices.FAILED.value)
+
+
+def fenced_upsert_sql() -> str:
+    """Return the fenced upsert for this database (byte order for ids on PostgreSQL)."""
+    table = NodeState._meta.db_table
+    collate = ' COLLATE "C"' if connection.vendor == "postgresql" else ""
+    new, old = f"excluded.status_detail{collate}", f"{table}.status_detail{collate}"
+    return f"""
+        INSERT INTO {table} (run_id, node, status, status_detail, execution_id, result, attempt,
+                             updated_at)
+        VALUES (%s, %s, %s, %s, %s, %s, %s, %s)
+        ON CONFLICT (run_id, node) DO UPDATE SET
+            status = excluded.status, status_detail = excluded.status_detail,
+            execution_id = excluded.execution_id, result = excluded.result,
+            attempt = excluded.attempt, updated_at = excluded.updated_at
+        WHERE {new} > {old}
+           OR ({new} = {old} AND (excluded.attempt > {table}.attempt
+               OR (excluded.attempt = {table}.attempt
+                   AND {table}.status NOT IN ('{TERMINAL[0]}', '{TERMINAL[1]}'))))
+    """
+
+
+def write_rows(run_id: str, rows: Sequence[WriteRow]) -> None:
+    """Apply fenced writes in one executemany."""
+    if not rows:
+        return
+    now = timezone.now()
+    params = [
+        (str(run_id).replace("-", "") if connection.vendor == "sqlite" else str(run_id),
+         row.node, row.status.value, ExecutionId.parse(row.execution_id).encode(),
+         row.execution_id, json.dumps(row.result), row.attempt, now)
+        for row in rows
+    ]  # fmt: skip
+    with connection.cursor() as cursor:
+        cursor.executemany(fenced_upsert_sql(), params)
+
+
+class DjangoStore:
+    """The ExecutionStore protocol on the project's database."""
+
+    def __init__(self, flow_version: Any = None, started_by: Any = None) -> None:
+        self.flow_version = flow_version
+        self.started_by = started_by
+
+    def create(self, run_id: str, flow: str, input_value: Any, graphs: dict[str, Any]) -> None:
+        if Run.objects.filter(pk=run_id).exists():
+            raise ValueError(f"run {run_id} exists")
+        Run.objects.create(
+            pk=run_id, label=flow, graphs=graphs, input=input_value,
+            status=RunStatus.RUNNING.value, flow_version=self.flow_version,
+            started_by=self.started_by,
+        )  # fmt: skip
+
+    @transaction.atomic
+    def commit(
+        self, run_id: str, status: RunStatus, snapshot: dict[str, Any],
+        rows: Sequence[WriteRow], trace: Sequence[Trace], error: str | None = None,
+    ) -> None:  # fmt: skip
+        run = Run.objects.select_for_update().only("trace_length").get(pk=run_id)
+        first = run.trace_length
+        TraceEvent.objects.bulk_create(
+            TraceEvent(run_id=run_id, seq=first + i, event=t.event, execution_id=t.execution_id,
+                       node=t.node or "", at=t.at, detail=t.detail)
+            for i, t in enumerate(trace)
+        )  # fmt: skip
+        write_rows(run_id, rows)
+        Run.objects.filter(pk=run_id).update(
+            status=status.value, snapshot=snapshot, error=error or "",
+            trace_length=first + len(trace), updated_at=timezone.now(),
+        )  # fmt: skip
+
+    def load(self, run_id: str) -> StoredRun:
+        run = Run.objects.filter(pk=run_id).first()
+        if run is None:
+            raise UnknownRun(run_id)
+        return StoredRun(str(run.pk), run.label, run.input, RunStatus(run.status), run.snapshot,
+                         run.graphs, run.error or None)  # fmt: skip
+
+    def rows(self, run_id: str) -> dict[str, NodeRow]:
+        return {
+            row.node: NodeRow(
+                row.node, CoreRowStatus(row.status), row.execution_id, row.result, row.attempt
+            )
+            for row in NodeState.objects.filter(run_id=run_id)
+        }
+
+    def trace(self, run_id: str) -> list[Trace]:
+        return [
+            Trace(
+                event=t.event,
+                execution_id=t.execution_id,
+                node=t.node or None,
+                at=t.at,
+                detail=t.detail,
+            )
+            for t in TraceEvent.objects.filter(run_id=run_id).order_by("seq")
+        ]
