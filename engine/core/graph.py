@@ -138,6 +138,8 @@ class FormatCode(StrEnum):
 
 
 NO_ACTIONS: Final[Mapping[str, frozenset[str]]] = {}
+_NEXT: Final = Outcome.NEXT.value  # a plain str: `follows` is on every hot path
+_NODE_TYPES: Final[Mapping[str, NodeType]] = {member.value: member for member in NodeType}
 
 
 @dataclass(frozen=True, slots=True)
@@ -208,7 +210,7 @@ class Edge:
         """Return the outcome this edge continues (`next` when absent), or None for a branch."""
         if self.branch is not None:
             return None
-        return self.outcome if self.outcome is not None else Outcome.NEXT.value
+        return self.outcome if self.outcome is not None else _NEXT
 
     def reference(self) -> str:
         """Return how problems name this edge: its id, else `source->target`."""
@@ -844,7 +846,7 @@ class DecodedDocument:
     node_types: Mapping[str, NodeType | None]
     edge_indices: tuple[int, ...]
     damaged_edges: tuple[DamagedEdge, ...]
-    declared_state: frozenset[str]
+    declared_state: frozenset[str] | None  # None: `state` is unreadable, so names are unknown
 
 
 @dataclass(frozen=True, slots=True)
@@ -1009,9 +1011,11 @@ class _Reader:
             return None
         return tuple((k, v) for k, v in value.items() if isinstance(v, str))
 
-    def choice[E: StrEnum](self, key: str, enum: type[E], code: FormatCode) -> E | None:
+    def choice[E: StrEnum](
+        self, key: str, enum: type[E], code: FormatCode, *, required: bool = False
+    ) -> E | None:
         """Return an enum-valued string field, reporting other strings with `code`."""
-        text = self.string(key)
+        text = self.string(key, required=required)
         if text is None:
             return None
         if text not in enum._value2member_map_:
@@ -1389,8 +1393,8 @@ class _NodeDecoder:
     def _type(self, node_id: str, raw: Mapping[str, object]) -> NodeType | None:
         """Return the node's type if it is one of the fifteen."""
         node_type = raw.get("type")
-        if isinstance(node_type, str) and node_type in NodeType._value2member_map_:
-            return NodeType(node_type)
+        if isinstance(node_type, str) and node_type in _NODE_TYPES:
+            return _NODE_TYPES[node_type]
         known = ", ".join(member.value for member in NodeType)
         message = f"Node `{node_id}` has type {node_type!r}; use one of: {known}."
         self.report(FormatCode.NODE_TYPE_UNKNOWN, message, node_id, "type")
@@ -1536,9 +1540,7 @@ def _decode_state_field(r: _Reader, name: str, raw: object) -> StateField | None
         return None
     nested = r.child(raw, f"{name}.")
     first = len(r.issues)
-    reducer = nested.choice("reducer", Reducer, FormatCode.STATE_REDUCER_UNKNOWN)
-    if "reducer" not in raw:
-        nested.report(FormatCode.FIELD_MISSING, "reducer", f"`state.{name}.reducer` is required.")
+    reducer = nested.choice("reducer", Reducer, FormatCode.STATE_REDUCER_UNKNOWN, required=True)
     default = nested.value("default", required=False)
     nested.finish()
     if reducer is None or len(r.issues) > first:
@@ -1555,11 +1557,11 @@ def _decode_state_field(r: _Reader, name: str, raw: object) -> StateField | None
     return StateField(name=name, reducer=reducer, default=copy_json(default), has_default=True)
 
 
-def _decode_state(r: _Reader) -> tuple[tuple[StateField, ...] | None, frozenset[str]]:
+def _decode_state(r: _Reader) -> tuple[tuple[StateField, ...] | None, frozenset[str] | None]:
     """Decode the state declarations; also return every declared name, decoded or not."""
     raw = r.mapping("state")
     if raw is None:
-        return None, frozenset()
+        return None, None if "state" in r.raw else frozenset()
     nested = r.child(raw, "state.")
     fields = [_decode_state_field(nested, name, value) for name, value in raw.items()]
     return tuple(f for f in fields if f is not None), frozenset(raw)
@@ -1622,7 +1624,7 @@ def _decoded(
     nodes: _NodeDecoder,
     edges: _EdgeDecoder,
     indices: tuple[int, ...] = (),
-    declared: frozenset[str] = frozenset(),
+    declared: frozenset[str] | None = frozenset(),
 ) -> DecodedDocument:
     """Bundle what decoding found."""
     return DecodedDocument(

@@ -113,15 +113,16 @@ class Stepper:
         )
 
     def trace(
-        self, event: str, frame: Frame | None, node: str | None = None, **detail: JSON
-    ) -> None:
-        """Append a trace event for a frame (or the run when frame is None)."""
-        execution_id = frame.execution_id if frame else ExecutionId.root().__str__()
+        self, event: str, frame: Frame | None, node: str | None = None,
+        execution: str | None = None, **detail: JSON,
+    ) -> None:  # fmt: skip
+        """Append a trace event for a frame (or the run), under `execution` when given."""
+        execution_id = execution or (frame.execution_id if frame else str(ExecutionId.root()))
         path = self.state.path(frame, node) if frame and (node or frame.node) else node
         self.commands.append(
             Trace(
                 event=event, execution_id=execution_id, node=path, at=self.state.now, detail=detail
-            )
+            )  # fmt: skip
         )
 
     # ------------------------------------------------------------------ events
@@ -322,6 +323,8 @@ class Stepper:
     def fail(self, frame: Frame, message: str) -> None:
         """Fail the frame's activation: the nearest foreach item that tolerates it, or up."""
         self.trace("node.failed", frame, error=message)
+        self.retire(frame)
+        self.state.lineages.abandon([frame.lineage])
         self.fail_activation(frame.activation, message)
 
     def fail_activation(self, activation: str, message: str) -> None:
@@ -556,8 +559,9 @@ class Stepper:
             self.trace("gather.duplicate", frame, node=gather.id, slot=slot)
             self.fail(frame, f"gather {gather.id}: {duplicate}")
             return
-        filled = barrier.filled(frame.context)
-        self.trace("gather.waiting", frame, node=gather.id, slot=slot, filled=filled)  # type: ignore[arg-type]
+        # Which slots are filled is read off the gather.waiting events of one context; a
+        # "filled so far" list would record the interleaving, which must not reach the trace.
+        self.trace("gather.waiting", frame, node=gather.id, slot=slot, context=frame.context)
         if not barrier.is_ready(frame.context):
             self.retire(frame)
             return
@@ -583,7 +587,8 @@ class Stepper:
         lineages.abandon(t.lineage for t in tokens)
         provenance = [p for t in tokens for p in t.provenance]
         inputs = [[slot, t.execution_id] for slot, t in zip(gather.slots, tokens, strict=True)]
-        self.trace("gather.merged", frame, node=gather.id, inputs=inputs, order=list(gather.slots))  # type: ignore[arg-type]
+        order: JSON = list(gather.slots)
+        self.trace("gather.merged", frame, gather.id, str(eid), inputs=inputs, order=order)  # type: ignore[arg-type]
         frame.lineage, frame.execution_id, frame.provenance = merged.id, str(eid), provenance
         frame.node = gather.id
         self.complete(frame, g.Outcome.NEXT.value, summary([t.execution_id for t in tokens]))
@@ -659,14 +664,16 @@ class Stepper:
         """One item returned; admit the next."""
         frame.barrier["running"] -= 1
         frame.barrier["done"][str(number)] = lineage
-        self.trace("item.finished", frame, index=number - 1)
+        item = str(self.state.execution_id(frame).iteration(frame.node, number))
+        self.trace("item.finished", frame, execution=item, index=number - 1)
         self.admit(frame, self.state.node_of(frame))  # type: ignore[arg-type]
 
     def item_failed(self, frame: Frame, number: int, message: str) -> None:
         """One item failed under `skip` or `collect`: drop its writes and go on."""
         frame.barrier["running"] -= 1
         frame.barrier["failed"][str(number)] = message
-        self.trace("item.failed", frame, index=number - 1, error=message)
+        item = str(self.state.execution_id(frame).iteration(frame.node, number))
+        self.trace("item.failed", frame, execution=item, index=number - 1, error=message)
         frame.state = FrameState.BLOCKED
         self.admit(frame, self.state.node_of(frame))  # type: ignore[arg-type]
 

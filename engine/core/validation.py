@@ -456,34 +456,17 @@ def _slot_problems(flow: _Flow, link: _Link) -> list[Problem]:
 
 def _successor_problems(flow: _Flow, node_id: str) -> list[Problem]:
     """Report two edges for one outcome or branch, and declared branches without an edge."""
-    problems, seen_outcomes, seen_branches = [], set[str](), set[str]()
+    problems: list[Problem] = []
+    seen: set[tuple[bool, str]] = set()
     for link in flow.leaving.get(node_id, ()):
-        edge = link.edge
-        if edge.branch is not None:
-            if edge.branch in seen_branches:
-                message = (
-                    f"Branch `{edge.branch}` of `{node_id}` has a second edge {link.shown}; "
-                    f"a branch has exactly one edge."
-                )
-                problems.append(
-                    _problem(ProblemCode.BRANCH_DUPLICATE, message, node=node_id, link=link)
-                )
-            seen_branches.add(edge.branch)
-        elif edge.follows is not None:
-            if edge.follows in seen_outcomes:
-                message = (
-                    f"Outcome `{edge.follows}` of `{node_id}` already has an edge; "
-                    f"{link.shown} would be a second successor. Use a fork to run both, or "
-                    f"remove one."
-                )
-                problems.append(
-                    _problem(ProblemCode.EDGE_DUPLICATE_SUCCESSOR, message, node=node_id, link=link)
-                )
-            seen_outcomes.add(edge.follows)
+        key = _successor_key(link.edge)
+        if key in seen:
+            problems.append(_second_successor(node_id, link))
+        seen.add(key)
     node = flow.nodes.get(node_id)
     declared = () if node is None or node_id in flow.damaged_sources else node.branches
     for branch in declared:
-        if branch not in seen_branches:
+        if (True, branch) not in seen:
             message = (
                 f"Branch `{branch}` of {flow.describe(node_id)} has no edge; add an edge with "
                 f"`branch: {branch}`."
@@ -492,6 +475,27 @@ def _successor_problems(flow: _Flow, node_id: str) -> list[Problem]:
                 _problem(ProblemCode.BRANCH_MISSING, message, node=node_id, field="branches")
             )
     return problems
+
+
+def _successor_key(edge: Edge) -> tuple[bool, str]:
+    """Return what an edge continues: (True, branch) or (False, outcome)."""
+    return (True, edge.branch) if edge.branch is not None else (False, edge.follows or "")
+
+
+def _second_successor(node_id: str, link: _Link) -> Problem:
+    """Report an edge for a branch or outcome that already has one."""
+    edge = link.edge
+    if edge.branch is not None:
+        message = (
+            f"Branch `{edge.branch}` of `{node_id}` has a second edge {link.shown}; a branch has "
+            f"exactly one edge."
+        )
+        return _problem(ProblemCode.BRANCH_DUPLICATE, message, node=node_id, link=link)
+    message = (
+        f"Outcome `{edge.follows}` of `{node_id}` already has an edge; {link.shown} would be a "
+        f"second successor. Use a fork to run both, or remove one."
+    )
+    return _problem(ProblemCode.EDGE_DUPLICATE_SUCCESSOR, message, node=node_id, link=link)
 
 
 def _node_problems(flow: _Flow, node: Node) -> list[Problem]:
@@ -517,7 +521,7 @@ def _state_write_problems(flow: _Flow, node: Node) -> list[Problem]:
     """Report writes to undeclared fields, and a foreach `errors` field that is not `append`."""
     problems = []
     for write in node.state_writes():
-        if write.state_field not in flow.declared_state:
+        if flow.declared_state is not None and write.state_field not in flow.declared_state:
             message = (
                 f"{flow.describe(node.id)} writes state field `{write.state_field}` (in "
                 f"`{write.field}`), which `state` does not declare; declare it with a reducer."
@@ -928,7 +932,7 @@ def _state_read_problems(
             position=position_at(site.source, read.offset),
         )
         for read in reads
-        if read.name not in flow.declared_state
+        if flow.declared_state is not None and read.name not in flow.declared_state
     ]
 
 
