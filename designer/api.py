@@ -2,7 +2,12 @@
 
 from django.db.models import Max
 from django.http import Http404
-from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    OpenApiResponse,
+    extend_schema,
+    extend_schema_field,
+)
 from rest_framework import serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.request import Request
@@ -118,7 +123,10 @@ class FlowViewSet(viewsets.ModelViewSet):
             return refusal(error, status.HTTP_409_CONFLICT)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
-    @extend_schema(request=GRAPH_SCHEMA, responses=REPORT_SCHEMA)
+    @extend_schema(
+        request={"application/json": GRAPH_SCHEMA},
+        responses={200: OpenApiResponse(response=REPORT_SCHEMA)},
+    )
     @action(detail=True, methods=["post"], permission_classes=[EditorOrReadOnly])
     def validate(self, request: Request, slug: str) -> Response:
         """Validate the posted graph, or the saved draft when the body is empty."""
@@ -155,7 +163,7 @@ class FlowViewSet(viewsets.ModelViewSet):
         return Response(FlowVersionSerializer(version).data)
 
     @extend_schema(
-        responses=GRAPH_SCHEMA,
+        responses={200: OpenApiResponse(response=GRAPH_SCHEMA)},
         parameters=[OpenApiParameter("version", int, description="a published version number")],
     )
     @action(detail=True, methods=["get"])

@@ -59,7 +59,7 @@ class FlowVersion(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.flow.slug} v{self.number}"
+        return f"{self.flow_id} v{self.number}"
 
     def save(self, *args: object, **kwargs: object) -> None:
         if self.pk is not None:

@@ -60,7 +60,7 @@ def show_command(run_id: str, as_json: bool, out: TextIO) -> int:
     """Print a stored run; return the exit status."""
     try:
         print_report(services.report(run_id), as_json, out)
-    except (UnknownRun, ValueError):
+    except UnknownRun:
         out.write(f"no run has the id {run_id!r}\n")
         return 1
     return 0
@@ -75,7 +75,7 @@ def decide_command(run_id: str, node: str, username: str, decision: str, comment
         return 1
     try:
         services.decide(run_id, node, user, Decision(decision), comment)
-    except (UnknownRun, ValueError):
+    except UnknownRun:
         out.write(f"no run has the id {run_id!r}\n")
         return 1
     except (NoSuchApproval, EventRefused) as error:

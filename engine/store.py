@@ -7,6 +7,7 @@ reads before writing and never learns whether a write landed.
 """
 
 import json
+import uuid
 from collections.abc import Sequence
 from typing import Any
 
@@ -94,7 +95,10 @@ class DjangoStore:
         )  # fmt: skip
 
     def load(self, run_id: str) -> StoredRun:
-        run = Run.objects.filter(pk=run_id).first()
+        try:
+            run = Run.objects.filter(pk=uuid.UUID(str(run_id))).first()
+        except ValueError:
+            run = None
         if run is None:
             raise UnknownRun(run_id)
         return StoredRun(str(run.pk), run.label, run.input, RunStatus(run.status), run.snapshot,

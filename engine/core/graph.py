@@ -26,6 +26,8 @@ FORMAT: Final = "braid.graph/1"
 type Number = int | float
 type JsonObject = dict[str, JsonValue]
 
+# Execution ids (`root:1:split.legal:1`) and node paths (`sub/child`) are built from ids.
+ID_RESERVED_CHARACTERS: Final = ":./"
 IDENTIFIER: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 SLUG: Final = re.compile(r"[-a-zA-Z0-9_]+\Z")
 # CEL reserves these words; none can be a state field read as `state.<name>` or a variable.
@@ -1383,6 +1385,14 @@ class _NodeDecoder:
         if not isinstance(node_id, str) or not node_id:
             message = f"`nodes[{index}].id` must be a non-empty string, not {node_id!r}."
             self.report(FormatCode.NODE_ID_INVALID, message, None, f"nodes[{index}].id")
+            return None
+        reserved = sorted(set(node_id) & set(ID_RESERVED_CHARACTERS))
+        if reserved:
+            message = (
+                f"Node id `{node_id}` contains {' '.join(reserved)}: execution ids and node paths "
+                "use `:`, `.` and `/` as separators, so node ids cannot."
+            )
+            self.report(FormatCode.NODE_ID_INVALID, message, node_id, f"nodes[{index}].id")
             return None
         if node_id in self.types:
             message = f"Node id `{node_id}` is used twice; give `nodes[{index}]` its own id."

@@ -122,7 +122,7 @@ class Stepper:
         self.commands.append(
             Trace(
                 event=event, execution_id=execution_id, node=path, at=self.state.now, detail=detail
-            )  # fmt: skip
+            )
         )
 
     # ------------------------------------------------------------------ events
@@ -713,7 +713,8 @@ class Stepper:
         number = frame.barrier["iteration"]
         variables = dict(frame.variables)
         if node.variable:
-            variables[node.variable] = number
+            # `as` is the 1-based number of the iteration about to run (in `while`, too).
+            variables[node.variable] = number + 1
         frame.variables = variables
         go_on = number < node.max_iterations and self.evaluate_bool(frame, node.condition, "while")
         edge = topology(self.state.graph_of(frame)).successor(node.id, g.Outcome.BODY.value)

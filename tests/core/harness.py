@@ -39,8 +39,11 @@ from engine.core.scheduler import step
 from engine.core.state import RunState
 from engine.core.validation import validate
 
-ACTION_CATALOG = {"noop": frozenset({"next"}), "flaky": frozenset({"next"}),
-                  "route": frozenset({"next", "left", "right"})}  # fmt: skip
+ACTION_CATALOG = {
+    "noop": frozenset({"next"}),
+    "flaky": frozenset({"next"}),
+    "route": frozenset({"next", "left", "right"}),
+}
 EPOCH = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
 
 
@@ -155,15 +158,25 @@ class Driver:
                 return
             self.fire(min(self.timers, key=self.timers.__getitem__))
 
-    def decide(self, node: str, user: str, groups: tuple[str, ...], decision: str,
-               execution_id: str | None = None) -> list[Command]:  # fmt: skip
+    def decide(
+        self,
+        node: str,
+        user: str,
+        groups: tuple[str, ...],
+        decision: str,
+        execution_id: str | None = None,
+    ) -> list[Command]:
         """Decide the open approval at a node (and execution) as a user."""
         key = next(
-            k for k, r in self.approvals.items()
+            k
+            for k, r in self.approvals.items()
             if r.node == node and execution_id in (None, r.execution_id)
-        )  # fmt: skip
-        return self.send(ApprovalDecided(at=self.now(), key=key, user=user, groups=groups,
-                                         decision=Decision(decision)))  # fmt: skip
+        )
+        return self.send(
+            ApprovalDecided(
+                at=self.now(), key=key, user=user, groups=groups, decision=Decision(decision)
+            )
+        )
 
     @property
     def status(self) -> str:
@@ -191,8 +204,9 @@ class Driver:
         return grouped
 
 
-def flow(nodes: list[dict[str, Any]], edges: list[dict[str, Any]],
-         state: dict[str, str] | None = None) -> dict[str, Any]:  # fmt: skip
+def flow(
+    nodes: list[dict[str, Any]], edges: list[dict[str, Any]], state: dict[str, str] | None = None
+) -> dict[str, Any]:
     """Build a document from nodes, edges and {field: reducer}."""
     return {
         "format": "braid.graph/1",

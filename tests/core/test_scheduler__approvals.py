@@ -29,13 +29,17 @@ def test_two_parallel_approvals_resumed_in_either_order_give_the_same_result(fir
         driver.decide(node, user, groups, "approve")
     assert driver.status == "completed"
     assert driver.result == {
-        "invoice": INVOICE_INPUT["invoice"], "total": 1200,
+        "invoice": INVOICE_INPUT["invoice"],
+        "total": 1200,
         "log": ["finance approved", "legal approved"],
-    }  # fmt: skip
+    }
     assert driver.row_table()["fin"] == ("completed", "root:1:split.finance:1", "approved", 1)
     assert driver.row_table()["both"] == (
-        "completed", "root:1", '["root:1:split.finance:1", "root:1:split.legal:1"]', 1,
-    )  # fmt: skip
+        "completed",
+        "root:1",
+        '["root:1:split.finance:1", "root:1:split.legal:1"]',
+        1,
+    )
 
 
 def test_an_approver_outside_the_groups_is_refused_and_changes_nothing() -> None:
@@ -95,11 +99,15 @@ def test_in_a_race_the_decision_wins_and_the_timer_is_cancelled() -> None:
 
 def test_quorum_needs_that_many_distinct_approvers() -> None:
     document = flow(
-        [START, {"id": "vote", "type": "approval", "groups": ["board"], "policy": {"quorum": 2}},
-         append("yes", "log", "['yes']"), END],
+        [
+            START,
+            {"id": "vote", "type": "approval", "groups": ["board"], "policy": {"quorum": 2}},
+            append("yes", "log", "['yes']"),
+            END,
+        ],
         [edge("start", "vote"), edge("vote", "yes", outcome="approved"), edge("yes", "done")],
         {"log": "append"},
-    )  # fmt: skip
+    )
     driver = Driver(document)
     driver.decide("vote", "ann", ("board",), "approve")
     driver.decide("vote", "ann", ("board",), "approve")

@@ -8,16 +8,39 @@ from tests.core.harness import Driver, append, edge, flow
 START, END = {"id": "start", "type": "start"}, {"id": "done", "type": "end"}
 
 FAILING_BRANCH = flow(
-    [START, {"id": "split", "type": "fork", "branches": ["slow", "bad", "parked"]},
-     {"id": "slow", "type": "task", "action": "noop", "params": {"value": ["late"]}, "output": "log"},
-     {"id": "bad", "type": "task", "action": "flaky", "params": {"succeed_on": 9}, "output": "log"},
-     append("parked", "log", "['parked']"),
-     {"id": "join", "type": "gather", "slots": ["slow", "bad", "parked"]}, END],
-    [edge("start", "split"), edge("split", "slow", branch="slow"), edge("split", "bad", branch="bad"),
-     edge("split", "parked", branch="parked"), edge("slow", "join", slot="slow"),
-     edge("bad", "join", slot="bad"), edge("parked", "join", slot="parked"), edge("join", "done")],
+    [
+        START,
+        {"id": "split", "type": "fork", "branches": ["slow", "bad", "parked"]},
+        {
+            "id": "slow",
+            "type": "task",
+            "action": "noop",
+            "params": {"value": ["late"]},
+            "output": "log",
+        },
+        {
+            "id": "bad",
+            "type": "task",
+            "action": "flaky",
+            "params": {"succeed_on": 9},
+            "output": "log",
+        },
+        append("parked", "log", "['parked']"),
+        {"id": "join", "type": "gather", "slots": ["slow", "bad", "parked"]},
+        END,
+    ],
+    [
+        edge("start", "split"),
+        edge("split", "slow", branch="slow"),
+        edge("split", "bad", branch="bad"),
+        edge("split", "parked", branch="parked"),
+        edge("slow", "join", slot="slow"),
+        edge("bad", "join", slot="bad"),
+        edge("parked", "join", slot="parked"),
+        edge("join", "done"),
+    ],
     {"log": "append"},
-)  # fmt: skip
+)
 
 
 def test_a_failed_branch_fails_the_run_and_refuses_the_siblings_late_commit() -> None:
@@ -48,16 +71,32 @@ def test_a_failed_branch_fails_the_run_and_refuses_the_siblings_late_commit() ->
 def items_flow(policy: str) -> dict:  # type: ignore[type-arg]
     """A foreach whose odd items fail."""
     return flow(
-        [START, {"id": "each", "type": "foreach", "items": "input.items", "as": "item",
-                 "concurrency": 2, "on_item_failure": policy, "errors": "errors"},
-         {"id": "odd", "type": "if", "condition": "item % 2 == 1"},
-         {"id": "boom", "type": "fail", "error": "odd item"},
-         append("keep", "kept", "[item]"), END],
-        [edge("start", "each"), edge("each", "odd", outcome="item"),
-         edge("odd", "boom", outcome="true"), edge("odd", "keep", outcome="false"),
-         edge("keep", "each"), edge("each", "done", outcome="done")],
+        [
+            START,
+            {
+                "id": "each",
+                "type": "foreach",
+                "items": "input.items",
+                "as": "item",
+                "concurrency": 2,
+                "on_item_failure": policy,
+                "errors": "errors",
+            },
+            {"id": "odd", "type": "if", "condition": "item % 2 == 1"},
+            {"id": "boom", "type": "fail", "error": "odd item"},
+            append("keep", "kept", "[item]"),
+            END,
+        ],
+        [
+            edge("start", "each"),
+            edge("each", "odd", outcome="item"),
+            edge("odd", "boom", outcome="true"),
+            edge("odd", "keep", outcome="false"),
+            edge("keep", "each"),
+            edge("each", "done", outcome="done"),
+        ],
         {"kept": "append", "errors": "append"},
-    )  # fmt: skip
+    )
 
 
 def test_skip_drops_the_failed_items_writes_and_goes_on() -> None:
@@ -71,9 +110,11 @@ def test_collect_records_index_item_and_error_of_each_failure() -> None:
     assert driver.status == "completed"
     assert driver.result == {
         "kept": [2, 4],
-        "errors": [{"index": 1, "item": 3, "error": "odd item"},
-                   {"index": 3, "item": 5, "error": "odd item"}],
-    }  # fmt: skip
+        "errors": [
+            {"index": 1, "item": 3, "error": "odd item"},
+            {"index": 3, "item": 5, "error": "odd item"},
+        ],
+    }
 
 
 def test_fail_policy_fails_the_foreach_and_the_run_on_the_first_failure() -> None:
@@ -106,21 +147,37 @@ def test_a_bad_expression_or_value_fails_the_node_with_a_clear_cause(
 
 def test_a_retried_task_records_each_attempt_and_completes_on_the_third() -> None:
     document = flow(
-        [START, {"id": "call", "type": "task", "action": "flaky", "params": {"succeed_on": 3},
-                 "output": "out", "retry": {"max_attempts": 3, "backoff_s": 10}}, END],
+        [
+            START,
+            {
+                "id": "call",
+                "type": "task",
+                "action": "flaky",
+                "params": {"succeed_on": 3},
+                "output": "out",
+                "retry": {"max_attempts": 3, "backoff_s": 10},
+            },
+            END,
+        ],
         [edge("start", "call"), edge("call", "done")],
         {"out": "overwrite"},
-    )  # fmt: skip
+    )
     driver = Driver(document)
     driver.settle()
     assert driver.status == "completed"
     assert driver.row_table()["call"] == ("completed", "root:1", None, 3)
     events = [(e.event, e.detail.get("attempt")) for e in driver.trace if e.node == "call"]
     assert events == [
-        ("action.dispatched", 1), ("action.failed", 1), ("action.retry_scheduled", 2),
-        ("action.dispatched", 2), ("action.failed", 2), ("action.retry_scheduled", 3),
-        ("action.dispatched", 3), ("action.completed", 3), ("node.completed", None),
-    ]  # fmt: skip
+        ("action.dispatched", 1),
+        ("action.failed", 1),
+        ("action.retry_scheduled", 2),
+        ("action.dispatched", 2),
+        ("action.failed", 2),
+        ("action.retry_scheduled", 3),
+        ("action.dispatched", 3),
+        ("action.completed", 3),
+        ("node.completed", None),
+    ]
     assert 10 <= driver.seconds < 30  # backoff 10 s then 20 s, each jittered to 50-100 %
 
 

@@ -13,21 +13,41 @@ START, END = {"id": "start", "type": "start"}, {"id": "done", "type": "end"}
 
 def task(node_id: str, value: str) -> dict:  # type: ignore[type-arg]
     """A noop task whose output is appended to `log` (so completion order can vary)."""
-    return {"id": node_id, "type": "task", "action": "noop", "params": {"value": [value]},
-            "output": "log"}  # fmt: skip
+    return {
+        "id": node_id,
+        "type": "task",
+        "action": "noop",
+        "params": {"value": [value]},
+        "output": "log",
+    }
 
 
 STAGED = flow(
-    [START, {"id": "split", "type": "fork", "branches": ["a", "b", "c"]},
-     task("a", "a"), task("b", "b"), task("c", "c"),
-     {"id": "ab", "type": "gather", "slots": ["a", "b"]},
-     append("d", "log", "['d']"),
-     {"id": "dc", "type": "gather", "slots": ["d", "c"]}, END],
-    [edge("start", "split"), edge("split", "a", branch="a"), edge("split", "b", branch="b"),
-     edge("split", "c", branch="c"), edge("a", "ab", slot="a"), edge("b", "ab", slot="b"),
-     edge("ab", "d"), edge("d", "dc", slot="d"), edge("c", "dc", slot="c"), edge("dc", "done")],
+    [
+        START,
+        {"id": "split", "type": "fork", "branches": ["a", "b", "c"]},
+        task("a", "a"),
+        task("b", "b"),
+        task("c", "c"),
+        {"id": "ab", "type": "gather", "slots": ["a", "b"]},
+        append("d", "log", "['d']"),
+        {"id": "dc", "type": "gather", "slots": ["d", "c"]},
+        END,
+    ],
+    [
+        edge("start", "split"),
+        edge("split", "a", branch="a"),
+        edge("split", "b", branch="b"),
+        edge("split", "c", branch="c"),
+        edge("a", "ab", slot="a"),
+        edge("b", "ab", slot="b"),
+        edge("ab", "d"),
+        edge("d", "dc", slot="d"),
+        edge("c", "dc", slot="c"),
+        edge("dc", "done"),
+    ],
     {"log": "append"},
-)  # fmt: skip
+)
 
 
 @pytest.mark.parametrize("order", [["a", "b", "c"], ["c", "b", "a"], ["b", "c", "a"]])
@@ -52,17 +72,39 @@ def test_a_plus_b_gives_d_then_d_plus_c_in_declared_slot_order(order: list[str])
 
 
 LOOPED = flow(
-    [START, {"id": "rounds", "type": "loop", "while": "size(state.log) < 6", "max_iterations": 5},
-     {"id": "split", "type": "fork", "branches": ["a", "b"]},
-     {"id": "a", "type": "task", "action": "noop", "params": {"value": ["a${string(size(state.log) / 2 + 1)}"]}, "output": "log"},
-     {"id": "b", "type": "task", "action": "noop", "params": {"value": ["b${string(size(state.log) / 2 + 1)}"]}, "output": "log"},
-     {"id": "join", "type": "gather", "slots": ["a", "b"]}, END],
-    [edge("start", "rounds"), edge("rounds", "split", outcome="body"),
-     edge("split", "a", branch="a"), edge("split", "b", branch="b"),
-     edge("a", "join", slot="a"), edge("b", "join", slot="b"), edge("join", "rounds"),
-     edge("rounds", "done", outcome="done")],
+    [
+        START,
+        {"id": "rounds", "type": "loop", "while": "size(state.log) < 6", "max_iterations": 5},
+        {"id": "split", "type": "fork", "branches": ["a", "b"]},
+        {
+            "id": "a",
+            "type": "task",
+            "action": "noop",
+            "params": {"value": ["a${string(size(state.log) / 2 + 1)}"]},
+            "output": "log",
+        },
+        {
+            "id": "b",
+            "type": "task",
+            "action": "noop",
+            "params": {"value": ["b${string(size(state.log) / 2 + 1)}"]},
+            "output": "log",
+        },
+        {"id": "join", "type": "gather", "slots": ["a", "b"]},
+        END,
+    ],
+    [
+        edge("start", "rounds"),
+        edge("rounds", "split", outcome="body"),
+        edge("split", "a", branch="a"),
+        edge("split", "b", branch="b"),
+        edge("a", "join", slot="a"),
+        edge("b", "join", slot="b"),
+        edge("join", "rounds"),
+        edge("rounds", "done", outcome="done"),
+    ],
     {"log": "append"},
-)  # fmt: skip
+)
 
 
 def test_gathers_inside_a_loop_combine_a1_with_b1_and_never_with_b2() -> None:
@@ -80,16 +122,29 @@ def test_gathers_inside_a_loop_combine_a1_with_b1_and_never_with_b2() -> None:
 
 
 ALTERNATIVES = flow(
-    [START, {"id": "split", "type": "fork", "branches": ["left", "right"]},
-     append("b", "log", "['b']"), {"id": "check", "type": "if", "condition": "input.urgent"},
-     append("d", "log", "['d']"), append("e", "log", "['e']"),
-     {"id": "join", "type": "gather", "slots": ["b", "d_or_e"]}, END],
-    [edge("start", "split"), edge("split", "b", branch="left"),
-     edge("split", "check", branch="right"), edge("check", "d", outcome="true"),
-     edge("check", "e", outcome="false"), edge("b", "join", slot="b"),
-     edge("d", "join", slot="d_or_e"), edge("e", "join", slot="d_or_e"), edge("join", "done")],
+    [
+        START,
+        {"id": "split", "type": "fork", "branches": ["left", "right"]},
+        append("b", "log", "['b']"),
+        {"id": "check", "type": "if", "condition": "input.urgent"},
+        append("d", "log", "['d']"),
+        append("e", "log", "['e']"),
+        {"id": "join", "type": "gather", "slots": ["b", "d_or_e"]},
+        END,
+    ],
+    [
+        edge("start", "split"),
+        edge("split", "b", branch="left"),
+        edge("split", "check", branch="right"),
+        edge("check", "d", outcome="true"),
+        edge("check", "e", outcome="false"),
+        edge("b", "join", slot="b"),
+        edge("d", "join", slot="d_or_e"),
+        edge("e", "join", slot="d_or_e"),
+        edge("join", "done"),
+    ],
     {"log": "append"},
-)  # fmt: skip
+)
 
 
 @pytest.mark.parametrize(("urgent", "log"), [(True, ["b", "d"]), (False, ["b", "e"])])
@@ -100,23 +155,42 @@ def test_b_and_d_or_e_fires_with_either_alternative(urgent: bool, log: list[str]
 
 
 CROSSED = flow(
-    [START, {"id": "top", "type": "fork", "branches": ["left", "right"]},
-     {"id": "lf", "type": "fork", "branches": ["b", "c"]},
-     {"id": "rf", "type": "fork", "branches": ["e", "f"]},
-     task("b", "b"), task("c", "c"), task("e", "e"), task("f", "f"),
-     {"id": "be", "type": "gather", "slots": ["b", "e"]},
-     {"id": "cf", "type": "gather", "slots": ["c", "f"]},
-     append("after_be", "log", "['be']"), append("after_cf", "log", "['cf']"),
-     {"id": "all", "type": "gather", "slots": ["be", "cf"]}, END],
-    [edge("start", "top"), edge("top", "lf", branch="left"), edge("top", "rf", branch="right"),
-     edge("lf", "b", branch="b"), edge("lf", "c", branch="c"),
-     edge("rf", "e", branch="e"), edge("rf", "f", branch="f"),
-     edge("b", "be", slot="b"), edge("e", "be", slot="e"),
-     edge("c", "cf", slot="c"), edge("f", "cf", slot="f"),
-     edge("be", "after_be"), edge("cf", "after_cf"),
-     edge("after_be", "all", slot="be"), edge("after_cf", "all", slot="cf"), edge("all", "done")],
+    [
+        START,
+        {"id": "top", "type": "fork", "branches": ["left", "right"]},
+        {"id": "lf", "type": "fork", "branches": ["b", "c"]},
+        {"id": "rf", "type": "fork", "branches": ["e", "f"]},
+        task("b", "b"),
+        task("c", "c"),
+        task("e", "e"),
+        task("f", "f"),
+        {"id": "be", "type": "gather", "slots": ["b", "e"]},
+        {"id": "cf", "type": "gather", "slots": ["c", "f"]},
+        append("after_be", "log", "['be']"),
+        append("after_cf", "log", "['cf']"),
+        {"id": "all", "type": "gather", "slots": ["be", "cf"]},
+        END,
+    ],
+    [
+        edge("start", "top"),
+        edge("top", "lf", branch="left"),
+        edge("top", "rf", branch="right"),
+        edge("lf", "b", branch="b"),
+        edge("lf", "c", branch="c"),
+        edge("rf", "e", branch="e"),
+        edge("rf", "f", branch="f"),
+        edge("b", "be", slot="b"),
+        edge("e", "be", slot="e"),
+        edge("c", "cf", slot="c"),
+        edge("f", "cf", slot="f"),
+        edge("be", "after_be"),
+        edge("cf", "after_cf"),
+        edge("after_be", "all", slot="be"),
+        edge("after_cf", "all", slot="cf"),
+        edge("all", "done"),
+    ],
     {"log": "append"},
-)  # fmt: skip
+)
 
 
 @settings(max_examples=40, deadline=None)
@@ -133,14 +207,27 @@ def test_cross_merges_give_the_same_result_under_every_scheduler_order(
 
 
 DOUBLE = flow(
-    [START, {"id": "split", "type": "fork", "branches": ["x", "y", "z"]},
-     append("x", "log", "['x']"), append("y", "log", "['y']"), append("z", "log", "['z']"),
-     {"id": "join", "type": "gather", "slots": ["one", "two"]}, END],
-    [edge("start", "split"), edge("split", "x", branch="x"), edge("split", "y", branch="y"),
-     edge("split", "z", branch="z"), edge("x", "join", slot="one"), edge("y", "join", slot="one"),
-     edge("z", "join", slot="two"), edge("join", "done")],
+    [
+        START,
+        {"id": "split", "type": "fork", "branches": ["x", "y", "z"]},
+        append("x", "log", "['x']"),
+        append("y", "log", "['y']"),
+        append("z", "log", "['z']"),
+        {"id": "join", "type": "gather", "slots": ["one", "two"]},
+        END,
+    ],
+    [
+        edge("start", "split"),
+        edge("split", "x", branch="x"),
+        edge("split", "y", branch="y"),
+        edge("split", "z", branch="z"),
+        edge("x", "join", slot="one"),
+        edge("y", "join", slot="one"),
+        edge("z", "join", slot="two"),
+        edge("join", "done"),
+    ],
     {"log": "append"},
-)  # fmt: skip
+)
 
 
 def test_a_second_token_for_one_slot_fails_the_activation() -> None:
@@ -155,14 +242,24 @@ def test_a_second_token_for_one_slot_fails_the_activation() -> None:
 def conflicting(first: str, second: str) -> dict:  # type: ignore[type-arg]
     """Two branches overwriting one field, then a gather."""
     return flow(
-        [START, {"id": "split", "type": "fork", "branches": ["p", "q"]},
-         {"id": "p", "type": "set", "values": {"owner": first}},
-         {"id": "q", "type": "set", "values": {"owner": second}},
-         {"id": "join", "type": "gather", "slots": ["p", "q"], "conflicts": "error"}, END],
-        [edge("start", "split"), edge("split", "p", branch="p"), edge("split", "q", branch="q"),
-         edge("p", "join", slot="p"), edge("q", "join", slot="q"), edge("join", "done")],
+        [
+            START,
+            {"id": "split", "type": "fork", "branches": ["p", "q"]},
+            {"id": "p", "type": "set", "values": {"owner": first}},
+            {"id": "q", "type": "set", "values": {"owner": second}},
+            {"id": "join", "type": "gather", "slots": ["p", "q"], "conflicts": "error"},
+            END,
+        ],
+        [
+            edge("start", "split"),
+            edge("split", "p", branch="p"),
+            edge("split", "q", branch="q"),
+            edge("p", "join", slot="p"),
+            edge("q", "join", slot="q"),
+            edge("join", "done"),
+        ],
         {"owner": "overwrite"},
-    )  # fmt: skip
+    )
 
 
 def test_a_conflict_on_overwrite_fails_closed() -> None:
@@ -183,14 +280,27 @@ def test_equal_concurrent_overwrites_are_not_a_conflict() -> None:
 @pytest.mark.parametrize("order", [["a", "b", "c"], ["c", "a", "b"], ["b", "c", "a"]])
 def test_append_replays_in_declared_slot_order_whatever_the_arrival_order(order: list[str]) -> None:
     document = flow(
-        [START, {"id": "split", "type": "fork", "branches": ["a", "b", "c"]},
-         task("a", "a"), task("b", "b"), task("c", "c"),
-         {"id": "join", "type": "gather", "slots": ["c", "a", "b"]}, END],
-        [edge("start", "split"), edge("split", "a", branch="a"), edge("split", "b", branch="b"),
-         edge("split", "c", branch="c"), edge("a", "join", slot="a"), edge("b", "join", slot="b"),
-         edge("c", "join", slot="c"), edge("join", "done")],
+        [
+            START,
+            {"id": "split", "type": "fork", "branches": ["a", "b", "c"]},
+            task("a", "a"),
+            task("b", "b"),
+            task("c", "c"),
+            {"id": "join", "type": "gather", "slots": ["c", "a", "b"]},
+            END,
+        ],
+        [
+            edge("start", "split"),
+            edge("split", "a", branch="a"),
+            edge("split", "b", branch="b"),
+            edge("split", "c", branch="c"),
+            edge("a", "join", slot="a"),
+            edge("b", "join", slot="b"),
+            edge("c", "join", slot="c"),
+            edge("join", "done"),
+        ],
         {"log": "append"},
-    )  # fmt: skip
+    )
     driver = Driver(document)
     for name in order:
         driver.complete(next(k for k in driver.actions if f"|{name}|" in k))

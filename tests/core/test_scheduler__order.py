@@ -15,8 +15,10 @@ START, END = {"id": "start", "type": "start"}, {"id": "done", "type": "end"}
 def generated_flows(draw: st.DrawFn) -> dict[str, Any]:
     """A fork of 1-4 branches of tasks, sets and IFs into one gather, maybe in a foreach."""
     branches = draw(st.integers(1, 4))
-    nodes: list[dict[str, Any]] = [START, {"id": "split", "type": "fork",
-                                           "branches": [f"b{i}" for i in range(branches)]}]  # fmt: skip
+    nodes: list[dict[str, Any]] = [
+        START,
+        {"id": "split", "type": "fork", "branches": [f"b{i}" for i in range(branches)]},
+    ]
     edges = []
     for index in range(branches):
         steps = draw(st.lists(st.sampled_from(["task", "set", "if"]), min_size=1, max_size=3))
@@ -54,22 +56,46 @@ def link(previous: str | None, target: str, branch: int, **slot: str) -> list[di
 def step_node(node_id: str, kind: str, branch: int) -> dict[str, Any]:
     """One generated step: a noop task appending, a set of several reducers, or an IF."""
     if kind == "task":
-        return {"id": node_id, "type": "task", "action": "noop",
-                "params": {"value": [f"{node_id}"]}, "output": "log"}  # fmt: skip
+        return {
+            "id": node_id,
+            "type": "task",
+            "action": "noop",
+            "params": {"value": [f"{node_id}"]},
+            "output": "log",
+        }
     if kind == "set":
-        return {"id": node_id, "type": "set", "values": {
-            "total": f"{branch + 1}", "seen": f"['{node_id}', 'shared']", "best": f"{branch}",
-            "log": f"['{node_id}']"}}  # fmt: skip
+        return {
+            "id": node_id,
+            "type": "set",
+            "values": {
+                "total": f"{branch + 1}",
+                "seen": f"['{node_id}', 'shared']",
+                "best": f"{branch}",
+                "log": f"['{node_id}']",
+            },
+        }
     return {"id": node_id, "type": "if", "condition": f"size(state.log) % 2 == {branch % 2}"}
 
 
 def wrap_in_foreach(nodes: list, edges: list, state: dict, concurrency: int) -> dict[str, Any]:  # type: ignore[type-arg]
     """Run the generated fork once per input item."""
-    nodes.insert(1, {"id": "each", "type": "foreach", "items": "input.items", "as": "item",
-                     "concurrency": concurrency})  # fmt: skip
-    edges = [edge("start", "each"), edge("each", "split", outcome="item"),
-             *[e for e in edges if e["target"] != "done"], edge("join", "each"),
-             edge("each", "done", outcome="done")]  # fmt: skip
+    nodes.insert(
+        1,
+        {
+            "id": "each",
+            "type": "foreach",
+            "items": "input.items",
+            "as": "item",
+            "concurrency": concurrency,
+        },
+    )
+    edges = [
+        edge("start", "each"),
+        edge("each", "split", outcome="item"),
+        *[e for e in edges if e["target"] != "done"],
+        edge("join", "each"),
+        edge("each", "done", outcome="done"),
+    ]
     return flow(nodes, edges, state)
 
 
@@ -78,8 +104,12 @@ def outcome_of(driver: Driver) -> tuple[Any, ...]:
     return driver.status, driver.result, driver.row_table(), driver.trace_by_execution()
 
 
-def run(document: dict[str, Any], pick: random.Random | None, done: random.Random | None,
-        round_trip: bool = False) -> Driver:  # fmt: skip
+def run(
+    document: dict[str, Any],
+    pick: random.Random | None,
+    done: random.Random | None,
+    round_trip: bool = False,
+) -> Driver:
     """Run a generated flow to the end with the given orders."""
     chooser = (lambda ready: pick.randrange(len(ready))) if pick else None
     driver = Driver(document, {"items": [1, 2, 3]}, pick=chooser, round_trip=round_trip)

@@ -1,0 +1,189 @@
+"""/api/flows/: drafts, validation, publishing, versions, import/export and who may write."""
+
+import json
+
+import pytest
+from django.test import Client
+
+from designer.models import Flow, FlowVersion
+from tests.django.graphs import BROKEN, GRAPH
+
+
+def post(client: Client, path: str, body: object = None):  # type: ignore[no-untyped-def]
+    """POST a JSON body."""
+    data = "" if body is None else json.dumps(body)
+    return client.post(path, data, content_type="application/json")
+
+
+@pytest.fixture
+def analyst(client_for) -> Client:  # type: ignore[no-untyped-def]
+    """A client logged in as the demo analyst."""
+    return client_for("analyst")
+
+
+@pytest.fixture
+def tiny(analyst: Client) -> Client:
+    """The analyst, with the flow `tiny` created."""
+    assert post(analyst, "/api/flows/", {"slug": "tiny", "draft": GRAPH}).status_code == 201
+    return analyst
+
+
+def test_an_analyst_creates_a_flow_named_after_its_graph(analyst: Client) -> None:
+    response = post(analyst, "/api/flows/", {"slug": "tiny", "draft": GRAPH})
+    assert response.status_code == 201
+    body = response.json()
+    assert (body["slug"], body["name"], body["owner"], body["latest_version"]) == (
+        "tiny",
+        "Tiny",
+        "analyst",
+        None,
+    )
+    assert body["draft"] == GRAPH
+
+
+def test_a_second_flow_with_the_same_slug_is_refused_with_a_clear_400(tiny: Client) -> None:
+    response = post(tiny, "/api/flows/", {"slug": "tiny", "draft": GRAPH})
+    assert response.status_code == 400
+    assert response.json() == {"slug": ["flow with this slug already exists."]}
+
+
+@pytest.mark.parametrize("user", ["finance", "legal"])
+def test_approvers_may_read_flows_but_not_write_them(tiny: Client, client_for, user: str) -> None:  # type: ignore[no-untyped-def]
+    client = client_for(user)
+    assert client.get("/api/flows/tiny/").status_code == 200
+    assert post(client, "/api/flows/", {"slug": "x", "draft": GRAPH}).status_code == 403
+    assert post(client, "/api/flows/tiny/publish/").status_code == 403
+    assert client.delete("/api/flows/tiny/").status_code == 403
+    assert Flow.objects.count() == 1
+
+
+def test_validate_reports_every_error_of_a_posted_graph_without_saving_it(tiny: Client) -> None:
+    response = post(tiny, "/api/flows/tiny/validate/", BROKEN)
+    assert response.status_code == 200
+    body = response.json()
+    assert body["ok"] is False
+    codes = sorted({error["code"] for error in body["errors"]})
+    assert "edge.unknown_target" in codes
+    assert Flow.objects.get(slug="tiny").draft == GRAPH
+
+
+def test_validate_with_an_empty_body_checks_the_saved_draft(tiny: Client) -> None:
+    body = post(tiny, "/api/flows/tiny/validate/").json()
+    assert body == {"ok": True, "errors": [], "warnings": []}
+
+
+def test_publishing_numbers_versions_and_an_unchanged_draft_returns_the_latest(
+    tiny: Client,
+) -> None:
+    first = post(tiny, "/api/flows/tiny/publish/")
+    assert first.status_code == 201
+    assert (first.json()["number"], first.json()["published_by"]) == (1, "analyst")
+    again = post(tiny, "/api/flows/tiny/publish/")
+    assert (again.status_code, again.json()["number"]) == (200, 1)
+    changed = {**GRAPH, "name": "Tiny, renamed"}
+    assert (
+        tiny.patch(
+            "/api/flows/tiny/", {"draft": changed}, content_type="application/json"
+        ).status_code
+        == 200
+    )
+    second = post(tiny, "/api/flows/tiny/publish/")
+    assert (second.status_code, second.json()["number"]) == (201, 2)
+    versions = tiny.get("/api/flows/tiny/versions/").json()
+    assert [v["number"] for v in versions["results"]] == [2, 1]
+    assert tiny.get("/api/flows/tiny/versions/1/").json()["graph"] == GRAPH
+    assert tiny.get("/api/flows/tiny/versions/9/").status_code == 404
+    assert tiny.get("/api/flows/tiny/").json()["latest_version"] == 2
+
+
+def test_publishing_a_draft_with_errors_is_refused_and_lists_them(tiny: Client) -> None:
+    tiny.patch("/api/flows/tiny/", {"draft": BROKEN}, content_type="application/json")
+    response = post(tiny, "/api/flows/tiny/publish/")
+    assert response.status_code == 400
+    body = response.json()
+    assert body["code"] == "flow.invalid"
+    assert "edge.unknown_target" in {error["code"] for error in body["errors"]}
+    assert FlowVersion.objects.count() == 0
+
+
+def test_a_published_version_cannot_be_changed() -> None:
+    from designer.models import ImmutableVersionError
+
+    version = FlowVersion(number=1)
+    version.pk = 1
+    with pytest.raises(ImmutableVersionError):
+        version.save()
+
+
+def test_export_returns_the_draft_or_a_version_as_a_file(tiny: Client) -> None:
+    post(tiny, "/api/flows/tiny/publish/")
+    tiny.patch(
+        "/api/flows/tiny/", {"draft": {**GRAPH, "name": "New"}}, content_type="application/json"
+    )
+    draft = tiny.get("/api/flows/tiny/export/")
+    assert draft["Content-Disposition"] == 'attachment; filename="tiny.json"'
+    assert draft.json()["name"] == "New"
+    assert tiny.get("/api/flows/tiny/export/?version=1").json() == GRAPH
+    assert tiny.get("/api/flows/tiny/export/?version=7").status_code == 404
+
+
+def test_import_creates_or_replaces_a_draft_and_can_publish(analyst: Client) -> None:
+    response = post(analyst, "/api/flows/import/", {"graph": GRAPH, "publish": True})
+    assert response.status_code == 201
+    assert (response.json()["slug"], response.json()["latest_version"]) == ("tiny", 1)
+    refused = post(
+        analyst, "/api/flows/import/", {"graph": BROKEN, "slug": "tiny", "publish": True}
+    )
+    assert refused.status_code == 400
+    assert Flow.objects.get(slug="tiny").draft == GRAPH  # the refused import changed nothing
+
+
+def test_delete_removes_a_flow_and_its_versions(tiny: Client) -> None:
+    post(tiny, "/api/flows/tiny/publish/")
+    assert tiny.delete("/api/flows/tiny/").status_code == 204
+    assert (Flow.objects.count(), FlowVersion.objects.count()) == (0, 0)
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "fragment"),
+    [
+        ("{not json", 400, "not valid JSON at line 1, column 2"),
+        ('{"slug": "a", "draft": {"format": 1, "format": 2}}', 400, "appears twice"),
+        ('{"slug": "a", "draft": [1, 2]}', 400, "a graph must be a JSON object"),
+        ('{"slug": "not a slug!", "draft": {}}', 400, "slug"),
+        ('{"draft": {}}', 400, "slug"),
+    ],
+)
+def test_malformed_payloads_get_a_clear_400_and_store_nothing(
+    analyst: Client, body: str, status: int, fragment: str
+) -> None:
+    response = analyst.post("/api/flows/", body, content_type="application/json")
+    assert response.status_code == status
+    assert fragment in response.content.decode()
+    assert Flow.objects.count() == 0
+
+
+def test_unicode_and_markup_in_names_are_stored_as_given_and_escaped_on_pages(
+    analyst: Client,
+) -> None:
+    name = "Rechnung <script>alert('ü')</script> ✓"
+    graph = {**GRAPH, "name": name}
+    assert post(analyst, "/api/flows/", {"slug": "xss", "draft": graph}).status_code == 201
+    assert Flow.objects.get(slug="xss").name == name
+    html = analyst.get("/flows/").content.decode()
+    assert "<script>alert" not in html
+    assert "Rechnung &lt;script&gt;alert(&#x27;ü&#x27;)&lt;/script&gt; ✓" in html
+    detail = analyst.get("/flows/xss/").content.decode()
+    assert "<script>alert" not in detail
+
+
+def test_the_openapi_schema_describes_the_graph_document(analyst: Client) -> None:
+    response = analyst.get("/api/schema/", HTTP_ACCEPT="application/json")
+    assert response.status_code == 200
+    schema = json.loads(response.content)
+    assert "/api/flows/{slug}/validate/" in schema["paths"]
+    assert "/api/flows/{slug}/publish/" in schema["paths"]
+    assert "/api/flows/{slug}/versions/{number}/" in schema["paths"]
+    assert "/api/flows/import/" in schema["paths"]
+    graph = schema["components"]["schemas"]["Flow"]["properties"]["draft"]
+    assert graph["properties"]["format"]["enum"] == ["braid.graph/1"]

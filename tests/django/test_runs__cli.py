@@ -1,0 +1,145 @@
+"""`braid run`, `braid show` and `braid decide` store runs and print rows and colors."""
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+from django.core.management import call_command
+
+from engine.models import NodeState, Run, TraceEvent
+
+EXAMPLES = Path(__file__).resolve().parents[3] / "shared" / "examples"
+DEMO = Path(__file__).resolve().parents[2] / "designer" / "demo_flows"
+LINES = {"lines": [{"id": "L1", "amount": 50}, {"id": "L2", "amount": 20000}]}
+
+
+def braid(*args: str) -> tuple[int, str]:
+    """Run `manage.py braid ARGS`; return the exit status and the output."""
+    out = io.StringIO()
+    try:
+        call_command("braid", *args, stdout=out)
+    except SystemExit as exit_info:
+        return int(exit_info.code or 0), out.getvalue()
+    return 0, out.getvalue()
+
+
+def run_json(*args: str) -> dict:  # type: ignore[type-arg]
+    """Run a braid command with --json and decode its output."""
+    status, output = braid(*args, "--json")
+    assert status == 0, output
+    return json.loads(output)
+
+
+@pytest.mark.django_db
+def test_the_batch_example_waits_on_line_two_and_completes_after_finance_approves(
+    demo_users,
+) -> None:  # type: ignore[no-untyped-def]
+    waiting = run_json("run", str(DEMO / "batch-line-approval.json"), "--input", json.dumps(LINES))
+    assert waiting["status"] == "waiting"
+    assert waiting["nodes"]["review"] == {
+        "status": "waiting",
+        "execution_id": "root:1:lines:2",
+        "result": None,
+    }
+    assert waiting["colors"] == {
+        "start": "completed",
+        "lines": "running",
+        "big": "completed",
+        "small": "completed",
+        "review": "waiting",
+        "ok": "pending",
+        "done": "pending",
+    }
+    run_id = waiting["run"]
+    status, output = braid("decide", run_id, "review", "--user", "legal", "approve")
+    assert (status, output) == (1, "legal is in none of the groups ['finance']\n")
+    done = run_json("decide", run_id, "review", "--user", "finance", "approve")
+    assert done["status"] == "completed"
+    assert done["state"] == {"approved": ["L2"], "auto": ["L1"], "errors": []}
+    assert set(done["colors"].values()) == {"completed"}
+    assert run_json("show", run_id) == done
+    run = Run.objects.get(pk=run_id)
+    assert (run.status, run.label) == ("completed", "batch-line-approval.json")
+    assert NodeState.objects.filter(run=run).count() == 7
+    assert TraceEvent.objects.filter(run=run, event="node.completed", node="review").count() == 1
+
+
+@pytest.mark.django_db
+def test_a_flow_slug_runs_its_latest_version_and_its_subflow_paths_nest(demo_users) -> None:  # type: ignore[no-untyped-def]
+    call_command("braid", "demo", stdout=io.StringIO())
+    report = run_json(
+        "run",
+        "vendor-payment",
+        "--input",
+        json.dumps({"vendor": "Acme", "amount": 2000, "new_vendor": False}),
+    )
+    assert report["status"] == "completed"
+    assert report["state"] == {"risk": 20, "log": ["paid Acme"]}
+    assert report["nodes"]["assess/score"] == {
+        "status": "completed",
+        "execution_id": "root:1:assess:1",
+        "result": '{"score": 20}',
+    }
+    assert report["colors"]["review"] == "skipped"
+    assert report["colors"]["refused"] == "skipped"
+    assert report["colors"]["assess/done"] == "completed"
+    assert Run.objects.get(pk=report["run"]).flow_version.flow.slug == "vendor-payment"
+
+
+@pytest.mark.django_db
+def test_the_staged_gathers_demo_completes_with_slot_ordered_writes(demo_users) -> None:  # type: ignore[no-untyped-def]
+    report = run_json("run", str(DEMO / "staged-gathers.json"))
+    assert (report["status"], report["state"]) == (
+        "completed",
+        {"log": ["a", "b", "d after 2", "c"], "count": 3},
+    )
+    assert report["nodes"]["dc"]["execution_id"] == "root:1"
+
+
+@pytest.mark.django_db
+def test_an_invalid_file_is_refused_with_its_errors_and_stores_no_run(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps({"format": "braid.graph/1", "nodes": [], "edges": []}))
+    status, output = braid("run", str(path))
+    assert status == 1
+    assert json.loads(output.splitlines()[0])["code"] == "graph.start_count"
+    assert Run.objects.count() == 0
+
+
+@pytest.mark.django_db
+def test_unknown_runs_slugs_and_bad_input_get_clear_errors() -> None:
+    assert braid("show", "not-a-run") == (1, "no run has the id 'not-a-run'\n")
+    assert braid("run", "no-such-flow") == (1, "no flow has the slug 'no-such-flow'\n")
+    status, output = braid("run", "x", "--input", "{nope")
+    assert status == 2 and output.startswith("--input is not valid JSON")
+
+
+@pytest.mark.django_db
+def test_the_poll_loop_example_writes_each_iteration_under_its_own_execution_id(
+    demo_users, tmp_path
+) -> None:  # type: ignore[no-untyped-def]
+    if not EXAMPLES.exists():
+        pytest.skip("the shared examples are not beside this checkout")
+    document = json.loads((EXAMPLES / "poll-loop.json").read_text())
+    document["nodes"] = [n for n in document["nodes"] if n["id"] != "pause"]
+    document["edges"] = [
+        {"source": "count", "target": "poll"} if e["source"] == "count" else e
+        for e in document["edges"]
+        if e["source"] != "pause"
+    ]
+    for node in document["nodes"]:
+        if node["id"] == "check":
+            node.update({"action": "noop", "params": {"value": "waiting"}, "retry": None})
+            node.pop("retry")
+    path = tmp_path / "poll.json"
+    path.write_text(json.dumps(document))
+    report = run_json("run", str(path))
+    assert report["status"] == "completed"
+    assert report["state"] == {"tries": 5, "status": "waiting"}
+    assert report["nodes"]["check"]["execution_id"] == "root:1:poll:5"
+    assert report["nodes"]["poll"] == {
+        "status": "completed",
+        "execution_id": "root:1",
+        "result": {"iterations": 5},
+    }
