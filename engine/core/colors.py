@@ -89,28 +89,33 @@ class Walk:
                 continue
             best[node_id] = arrival
             node = graph.node(node_id)
-            color = self.color(prefix + node_id, arrival)
+            color = self.color(prefix + node_id, arrival, isinstance(node, g.GatherNode))
             self.result[prefix + node_id] = color.value
             for target, next_arrival in self.successors(graph, prefix, node, arrival, color):
                 queue.append((target, next_arrival))
 
-    def color(self, path: str, arrival: Arrival) -> Color:
+    def color(self, path: str, arrival: Arrival, gather: bool = False) -> Color:
         """Return a node's color from its row and how the walk arrived."""
         if arrival.paint is not None:
             return arrival.paint
         row = self.rows.get(path)
-        if row is None or not self.belongs(row, arrival):
+        if row is None or not self.belongs(row, arrival, gather):
             return Color.SKIPPED if self.finished else Color.PENDING
         if self.finished and row.status in (RowStatus.RUNNING, RowStatus.WAITING):
             return Color.CANCELLED
         return Color(row.status.value)
 
-    def belongs(self, row: NodeRow, arrival: Arrival) -> bool:
-        """Return whether the row was written by the live execution of the arrival."""
+    def belongs(self, row: NodeRow, arrival: Arrival, gather: bool = False) -> bool:
+        """Return whether the row was written by the live execution of the arrival.
+
+        A gather's row carries its continuation's id: the common prefix of its inputs'.
+        """
         assert arrival.execution_id is not None
         written = ExecutionId.parse(row.execution_id)
         if arrival.loose:
             return arrival.execution_id.is_prefix_of(written)
+        if gather:
+            return written.is_prefix_of(arrival.execution_id)
         return written == arrival.execution_id
 
     def successors(
@@ -118,16 +123,10 @@ class Walk:
     ) -> list[tuple[str, Arrival]]:
         """Return where the walk goes next, and how, from a colored node."""
         edges = graph.outgoing(node.id)
-        if arrival.paint is not None or color in (Color.PENDING, Color.SKIPPED, Color.CANCELLED):
-            paint = arrival.paint or color
+        paint = downstream_paint(arrival, color)
+        if paint is not None:
             return [
                 (e.target, Arrival(None, paint)) for e in edges if not self.is_back_edge(graph, e)
-            ]
-        if color is Color.FAILED:
-            return [
-                (e.target, Arrival(None, Color.SKIPPED))
-                for e in edges
-                if not self.is_back_edge(graph, e)
             ]
         row = self.rows.get(prefix + node.id)
         if arrival.loose:
@@ -209,6 +208,21 @@ class Walk:
         target = graph.node(edge.target)
         owners = g.ForeachNode | g.LoopNode | g.RaceNode
         return isinstance(target, owners) and edge.source in body_of(graph, edge.target)
+
+
+def downstream_paint(arrival: Arrival, color: Color) -> Color | None:
+    """Return the color a node passes on to everything after it, or None when it ran live.
+
+    A painted region stays painted (a race loser's branch is cancelled throughout); below
+    a failure, or a frame cancelled by one, nothing started: skipped.
+    """
+    if arrival.paint is not None:
+        return arrival.paint
+    if color in (Color.FAILED, Color.CANCELLED):
+        return Color.SKIPPED
+    if color in (Color.PENDING, Color.SKIPPED):
+        return color
+    return None
 
 
 def body_of(graph: g.Graph, owner: str) -> frozenset[str]:

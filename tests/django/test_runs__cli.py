@@ -143,3 +143,13 @@ def test_the_poll_loop_example_writes_each_iteration_under_its_own_execution_id(
         "execution_id": "root:1",
         "result": {"iterations": 5},
     }
+
+
+@pytest.mark.django_db
+def test_the_runs_page_shows_admins_every_run_and_others_only_their_own(client_for) -> None:  # type: ignore[no-untyped-def]
+    report = run_json("run", str(DEMO / "staged-gathers.json"))
+    short = report["run"][:8]
+    assert short in client_for("admin").get("/runs/").content.decode()
+    analyst_page = client_for("analyst").get("/runs/").content.decode()
+    assert short not in analyst_page
+    assert "No runs you can see yet." in analyst_page
