@@ -9,7 +9,7 @@ from tests.browser.test_login__chromium import log_in
 pytestmark = pytest.mark.browser
 
 
-def test_the_invoice_flow_page_draws_every_node_and_escapes_nothing(page: Page, live_server) -> None:  # type: ignore[no-untyped-def]
+def test_the_invoice_flow_page_draws_every_node(page: Page, live_server) -> None:  # type: ignore[no-untyped-def]
     call_command("braid", "demo")
     errors: list[str] = []
     page.on("pageerror", lambda error: errors.append(str(error)))

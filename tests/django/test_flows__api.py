@@ -187,3 +187,18 @@ def test_the_openapi_schema_describes_the_graph_document(analyst: Client) -> Non
     assert "/api/flows/import/" in schema["paths"]
     graph = schema["components"]["schemas"]["Flow"]["properties"]["draft"]
     assert graph["properties"]["format"]["enum"] == ["braid.graph/1"]
+
+
+def test_deleting_a_flow_that_runs_reference_is_refused_with_409(tiny: Client) -> None:
+    from engine.services import latest_version, start_run
+
+    post(tiny, "/api/flows/tiny/publish/")
+    version = latest_version("tiny")
+    start_run(version.graph, "tiny v1", {}, flow_version=version)
+    response = tiny.delete("/api/flows/tiny/")
+    assert response.status_code == 409
+    assert response.json() == {
+        "code": "flow.in_use",
+        "detail": "runs reference tiny; it cannot be deleted",
+    }
+    assert Flow.objects.filter(slug="tiny").exists()
