@@ -64,5 +64,14 @@ format: install
 typecheck: install
 	$(VENV)/bin/mypy
 
+# The engine core against LangGraph and SpiffWorkflow, which come from the optional .[bench] group.
+bench: $(INSTALLED)
+	$(VENV)/bin/pip install -q -e '.[bench]'
+	$(PY) -m bench.run --out bench/RESULTS.md
+
+bench-quick: $(INSTALLED)
+	$(VENV)/bin/pip install -q -e '.[bench]'
+	$(PY) -m bench.run --quick
+
 clean:
 	rm -rf $(VENV) frontend/node_modules static/dist

@@ -199,15 +199,17 @@ class Stepper:
                 self.execute(frame)
 
     def settle(self) -> None:
-        """Set the run's status from its frames: running, waiting, or finished."""
-        if self.state.status.finished:
+        """Set the run's status: running while actions run, waiting while frames wait."""
+        state = self.state
+        if state.status.finished:
             return
-        states = {frame.state for frame in self.state.frames.values()}
-        if FrameState.READY in states or FrameState.WORKING in states:
-            self.state.status = RunStatus.RUNNING
-        elif FrameState.SUSPENDED in states:
-            self.state.status = RunStatus.WAITING
-        elif self.state.started:
+        if state.ready or state.working:
+            state.status = RunStatus.RUNNING
+        elif state.frames:
+            # No frame is ready or working: every live frame waits for a person or a timer,
+            # or for children that do (counted, not scanned: a step must not cost O(frames)).
+            state.status = RunStatus.WAITING
+        elif state.started:
             self.finish_run(RunStatus.FAILED, {}, "no frame can advance (internal error)")
 
     def spawn(self, **fields: Any) -> Frame:
@@ -397,6 +399,8 @@ class Stepper:
                 self.commands.append(CloseApproval(key=key, reason=reason))
             elif frame.wait.get("timer") == key:
                 self.commands.append(CancelTimer(key=key))
+        if frame.wait.get("action"):
+            state.working -= 1
         if frame.state is not FrameState.BLOCKED:
             state.lineages.abandon([frame.lineage])
         if frame.state is not FrameState.READY:
@@ -810,6 +814,7 @@ class Stepper:
             keys.append(timer)
             self.commands.append(SetTimer(key=timer, due=due))
         frame.wait = {"keys": keys, "action": key, "timer": timer, "due": due}
+        self.state.working += 1
         for waiting in keys:
             self.state.waits[waiting] = frame.id
         self.row(frame, RowStatus.RUNNING)
@@ -845,8 +850,10 @@ class Stepper:
         for key in frame.wait.get("keys", []):
             self.state.waits.pop(key, None)
         timer = frame.wait.get("timer")
-        if timer and frame.wait.get("action"):
-            self.commands.append(CancelTimer(key=timer))
+        if frame.wait.get("action"):
+            self.state.working -= 1
+            if timer:
+                self.commands.append(CancelTimer(key=timer))
         frame.wait = {}
 
     def action_completed(self, frame: Frame, event: ActionCompleted) -> None:

@@ -102,6 +102,7 @@ class RunState:
     ready: deque[int] = field(default_factory=deque)
     waits: dict[str, int] = field(default_factory=dict)
     live: dict[str, int] = field(default_factory=dict)
+    working: int = 0  # frames whose action runs now
     next_frame: int = 1
     next_scope: int = 1
     now: str = ""
@@ -175,6 +176,7 @@ class RunState:
             "ready": list(self.ready),
             "waits": dict(self.waits),
             "live": dict(self.live),
+            "working": self.working,
             "next_frame": self.next_frame,
             "next_scope": self.next_scope,
             "now": self.now,
@@ -204,6 +206,7 @@ class RunState:
             ready=deque(data["ready"]),
             waits=dict(data["waits"]),
             live=dict(data["live"]),
+            working=data["working"],
             next_frame=data["next_frame"],
             next_scope=data["next_scope"],
             now=data["now"],
