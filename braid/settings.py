@@ -193,6 +193,14 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
     "polling_interval": 0.005,
 }
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# Timers due sooner than this get a Celery countdown too; later ones wait for the sweeper,
+# so no ETA ever outlives the visibility timeout (Redis would redeliver it meanwhile).
+BRAID_TIMER_ETA_LIMIT_S = min(300, BRAID_TASK_TIME_LIMIT_S)
+BRAID_SWEEP_INTERVAL_S = float(os.environ.get("BRAID_SWEEP_INTERVAL_S", "5"))
+CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
+CELERY_BEAT_SCHEDULE = {
+    "sweep": {"task": "braid.sweep", "schedule": BRAID_SWEEP_INTERVAL_S},
+}
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 # Tasks are published with delay_on_commit() (see braid/celery.py), so a worker never

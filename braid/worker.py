@@ -28,6 +28,7 @@ def build_worker(concurrency: int) -> WorkController:
         without_mingle=True,
         without_gossip=True,
         without_heartbeat=True,
+        beat=True,  # the sweeper: due timers, lost messages (braid.sweep)
         loglevel="WARNING",
     )
 

@@ -41,6 +41,7 @@ class Run(models.Model):
     status = models.CharField(max_length=16, choices=RunStatus.choices, db_index=True)
     error = models.TextField(blank=True, default="")
     snapshot = models.JSONField(default=dict)
+    state = models.JSONField(default=dict, help_text="the run's state as it stands, for search")
     trace_length = models.PositiveIntegerField(default=0)
     started_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True
@@ -91,3 +92,48 @@ class TraceEvent(models.Model):
 
     def __str__(self) -> str:
         return f"{self.seq} {self.event}"
+
+
+class PendingEvent(models.Model):
+    """A run's inbox: an event recorded once per key, applied by advance_run in id order.
+
+    The unique key makes recording idempotent: a redelivered action result or a second
+    click on "approve" inserts nothing.
+    """
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="pending_events")
+    key = models.CharField(max_length=2000)
+    event = models.JSONField()
+    created_at = models.DateTimeField(auto_now_add=True)
+    applied_at = models.DateTimeField(null=True, blank=True, db_index=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["run", "key"], name="event_key_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.run_id} {self.key}"
+
+
+class Dispatch(models.Model):
+    """The outbox of actions: written with the step that asked for them, published after."""
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="dispatches")
+    key = models.CharField(max_length=2000, unique=True)
+    command = models.JSONField()
+    created_at = models.DateTimeField(auto_now_add=True)
+    published_at = models.DateTimeField(null=True, blank=True)
+    completed_at = models.DateTimeField(null=True, blank=True, db_index=True)
+
+    def __str__(self) -> str:
+        return self.key
+
+
+class Timer(models.Model):
+    """A durable timer: the sweeper turns a due one into a TimerFired event."""
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="timers")
+    key = models.CharField(max_length=2000, unique=True)
+    due_at = models.DateTimeField(db_index=True)
+
+    def __str__(self) -> str:
+        return f"{self.key} at {self.due_at}"

@@ -120,9 +120,13 @@ class Lineages:
         abandoned = [lineage.id for lineage in lineages if lineage.abandoned]
         if abandoned:
             raise LineageError(f"abandoned lineages cannot merge: {abandoned}")
-        base = lineages[0]
-        for other in lineages[1:]:
-            base = self._common_ancestor(base, other)
+        return self.common_ancestor(lineage_ids)
+
+    def common_ancestor(self, lineage_ids: Sequence[int]) -> int:
+        """Return the lowest common ancestor of lineages of one scope."""
+        base = self.all[lineage_ids[0]]
+        for other in lineage_ids[1:]:
+            base = self._common_ancestor(base, self.all[other])
         return base.id
 
     def _common_ancestor(self, a: Lineage, b: Lineage) -> Lineage:

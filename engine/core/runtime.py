@@ -11,7 +11,7 @@ from __future__ import annotations
 import datetime as dt
 import time
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -187,18 +187,22 @@ class InProcessRuntime:
 
     def run_action(self, command: RunAction, run_id: str) -> Event:
         """Call an action and turn its result or exception into an event."""
-        context = ActionContext(run_id, command.node, command.execution_id, command.attempt,
-                                command.key)  # fmt: skip
-        try:
-            spec = self.actions.get(command.action)
-            params = command.params if isinstance(command.params, dict) else {}
-            result = spec.call(params, context)
-        except ActionError as error:
-            return ActionFailed(at=self.stamp(), key=command.key, error=str(error))
-        except Exception as error:  # an action's bug is that node's failure, not the run's
-            return ActionFailed(
-                at=self.stamp(), key=command.key, error=f"{type(error).__name__}: {error}"
-            )
-        return ActionCompleted(
-            at=self.stamp(), key=command.key, output=result.output, outcome=result.outcome
-        )
+        return perform(self.actions, command, run_id, self.stamp)
+
+
+def perform(actions: ActionRegistry, command: RunAction, run_id: str,
+            stamp: Callable[[], str]) -> Event:  # fmt: skip
+    """Call a command's action; return ActionCompleted, or ActionFailed for any exception."""
+    context = ActionContext(run_id, command.node, command.execution_id, command.attempt,
+                            command.key)  # fmt: skip
+    try:
+        spec = actions.get(command.action)
+        params = command.params if isinstance(command.params, dict) else {}
+        result = spec.call(params, context)
+    except ActionError as error:
+        return ActionFailed(at=stamp(), key=command.key, error=str(error))
+    except Exception as error:  # an action's bug is that node's failure, not the run's
+        return ActionFailed(at=stamp(), key=command.key, error=f"{type(error).__name__}: {error}")
+    return ActionCompleted(
+        at=stamp(), key=command.key, output=result.output, outcome=result.outcome
+    )

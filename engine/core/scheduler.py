@@ -81,7 +81,9 @@ def summary(value: JSON, limit: int = 200) -> JSON:
     """Return a value short enough for a node row's result."""
     if value is None or isinstance(value, bool | int | float):
         return value
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    text = (
+        value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True)
+    )
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 

@@ -148,7 +148,7 @@ class RunState:
         lineages = [f.lineage for f in self.frames.values() if f.activation == "s1"]
         if not lineages:
             lineages = [self.scopes[1].root_lineage]
-        return dict(self.lineages.view(self.lineages.merge_base(lineages)))
+        return dict(self.lineages.view(self.lineages.common_ancestor(lineages)))
 
     def timers(self) -> list[tuple[str, str]]:
         """Return every pending timer as (due, key), earliest first."""

@@ -1,0 +1,175 @@
+"""REST API for runs: start, list with filters, detail, tree (rows + colors), trace, cancel."""
+
+from django.db.models import QuerySet
+from django.utils.dateparse import parse_datetime
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import mixins, serializers, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.exceptions import ValidationError
+from rest_framework.permissions import BasePermission
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from braid.auth import Role, has_role
+from engine import durable, services
+from engine.core.colors import colors
+from engine.core.events import RowStatus, RunStatus
+from engine.core.graph import Graph
+from engine.core.rows import NodeRow
+from engine.models import NodeState, Run, TraceEvent
+
+
+class RunSerializer(serializers.ModelSerializer):
+    """A run as the API lists it."""
+
+    flow = serializers.SerializerMethodField()
+    version = serializers.IntegerField(source="flow_version.number", read_only=True, default=None)
+    started_by = serializers.CharField(
+        source="started_by.get_username", read_only=True, default=None
+    )
+
+    class Meta:
+        model = Run
+        fields = ["id", "flow", "version", "label", "status", "input", "state", "error",
+                  "started_by", "created_at", "updated_at"]  # fmt: skip
+        read_only_fields = fields
+
+    def get_flow(self, run: Run) -> str | None:
+        return run.flow_version.flow.slug if run.flow_version else None
+
+
+class StartSerializer(serializers.Serializer):
+    """What starting a run takes: a flow slug, optionally a version, and the input."""
+
+    flow = serializers.SlugField()
+    version = serializers.IntegerField(required=False, min_value=1)
+    input = serializers.JSONField(required=False, default=dict)
+
+
+class CancelSerializer(serializers.Serializer):
+    """Why a run is cancelled."""
+
+    reason = serializers.CharField(required=False, allow_blank=True, default="", max_length=500)
+
+
+class IsAdminForCancel(BasePermission):
+    """Only admins cancel runs."""
+
+    message = "Only admins may cancel runs."
+
+    def has_permission(self, request: Request, view: object) -> bool:
+        return has_role(request.user, Role.ADMINS)
+
+
+FILTERS = [
+    OpenApiParameter("flow", str, description="flow slug"),
+    OpenApiParameter("status", str, enum=[s.value for s in RunStatus]),
+    OpenApiParameter("started_by", str, description="user name"),
+    OpenApiParameter("created_after", str, description="ISO 8601 time"),
+    OpenApiParameter("created_before", str, description="ISO 8601 time"),
+    OpenApiParameter("state", str, description="field:value — runs whose state field equals value"),
+]
+
+
+def filtered(runs: QuerySet[Run], params: dict[str, str]) -> QuerySet[Run]:
+    """Apply the list filters; a malformed one is a 400, not an empty list."""
+    if params.get("flow"):
+        runs = runs.filter(flow_version__flow__slug=params["flow"])
+    if params.get("status"):
+        if params["status"] not in {s.value for s in RunStatus}:
+            raise ValidationError({"status": f"not a run status: {params['status']!r}"})
+        runs = runs.filter(status=params["status"])
+    if params.get("started_by"):
+        runs = runs.filter(started_by__username=params["started_by"])
+    for name, lookup in (
+        ("created_after", "created_at__gte"),
+        ("created_before", "created_at__lte"),
+    ):
+        if params.get(name):
+            moment = parse_datetime(params[name])
+            if moment is None:
+                raise ValidationError({name: "not an ISO 8601 time"})
+            runs = runs.filter(**{lookup: moment})
+    if params.get("state"):
+        field, separator, value = params["state"].partition(":")
+        if not separator or not field.isidentifier():
+            raise ValidationError({"state": "use field:value, e.g. state=decision:approved"})
+        runs = runs.filter(**{f"state__{field}": value})
+    return runs
+
+
+class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
+    """Runs: admins see every run; everyone else the runs they started."""
+
+    serializer_class = RunSerializer
+
+    def get_queryset(self) -> QuerySet[Run]:
+        if getattr(self, "swagger_fake_view", False):  # drf-spectacular's schema pass
+            return Run.objects.none()
+        runs = Run.objects.select_related("flow_version__flow", "started_by")
+        if not has_role(self.request.user, Role.ADMINS):
+            runs = runs.filter(started_by=self.request.user)  # type: ignore[misc]
+        return runs.order_by("-created_at")
+
+    @extend_schema(parameters=FILTERS)
+    def list(self, request: Request, *args: object, **kwargs: object) -> Response:
+        runs = filtered(self.get_queryset(), request.query_params.dict())
+        page = self.paginate_queryset(runs)
+        return self.get_paginated_response(RunSerializer(page, many=True).data)
+
+    @extend_schema(request=StartSerializer, responses={201: RunSerializer})
+    def create(self, request: Request) -> Response:
+        """Start a run of a flow's published version (the latest unless one is named)."""
+        form = StartSerializer(data=request.data)
+        form.is_valid(raise_exception=True)
+        data = form.validated_data
+        try:
+            version = services.latest_version(data["flow"], data.get("version"))
+            graphs = services.resolve_graphs(version.graph)
+        except services.RunRefused as refused:
+            return Response({"code": "run.refused", "detail": str(refused)}, status=400)
+        label = f"{version.flow.slug} v{version.number}"
+        run = durable.create_run(graphs, label, data["input"], version, request.user)
+        return Response(RunSerializer(run).data, status=status.HTTP_201_CREATED)
+
+    @action(detail=True, methods=["get"])
+    def tree(self, request: Request, pk: str) -> Response:
+        """Return the run's node rows and every node's color, from one SELECT of its rows."""
+        run = self.get_object()
+        fields = ("node", "status", "execution_id", "result", "attempt")
+        rows = {
+            node: NodeRow(node, RowStatus(status), execution_id, result, attempt)
+            for node, status, execution_id, result, attempt in NodeState.objects.filter(
+                run=run
+            ).values_list(*fields)
+        }
+        graphs = {key: Graph.from_json(doc) for key, doc in run.graphs.items()}
+        return Response({
+            "run": str(run.pk), "status": run.status,
+            "nodes": {path: row.to_json() for path, row in sorted(rows.items())},
+            "colors": colors(graphs, rows, RunStatus(run.status)),
+        })  # fmt: skip
+
+    @action(detail=True, methods=["get"])
+    def trace(self, request: Request, pk: str) -> Response:
+        """Return the run's trace events in order, paged."""
+        run = self.get_object()
+        events = TraceEvent.objects.filter(run=run).order_by("seq")
+        page = self.paginate_queryset(events)
+        body = [{"seq": e.seq, "event": e.event, "execution_id": e.execution_id,
+                 "node": e.node or None, "at": e.at, "detail": e.detail} for e in page]  # fmt: skip
+        return self.get_paginated_response(body)
+
+    @extend_schema(request=CancelSerializer, responses={202: RunSerializer})
+    @action(detail=True, methods=["post"], permission_classes=[IsAdminForCancel])
+    def cancel(self, request: Request, pk: str) -> Response:
+        """Cancel a run: every frame stops; the cancel is recorded with who asked."""
+        run = self.get_object()
+        if RunStatus(run.status).finished:
+            return Response(
+                {"code": "run.finished", "detail": f"the run is {run.status}"}, status=409
+            )
+        form = CancelSerializer(data=request.data)
+        form.is_valid(raise_exception=True)
+        durable.cancel(run, request.user.get_username(), form.validated_data["reason"])
+        return Response(RunSerializer(run).data, status=status.HTTP_202_ACCEPTED)

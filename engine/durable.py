@@ -1,0 +1,204 @@
+"""The durable runtime: the pure core on the database, driven by Celery tasks.
+
+Every change to a run goes through its inbox (PendingEvent, one row per event key) and one
+function, `advance`, which takes the run's row lock, applies the pending events with
+`step`, and commits the snapshot, node rows, trace, new dispatches and timers together.
+Messages leave only after that commit (`on_commit`), so a worker killed at any instant
+loses nothing: an uncommitted step is recomputed from the last commit, and a message lost
+between commit and publish is re-sent by the sweeper.
+"""
+
+import datetime as dt
+import uuid
+from collections.abc import Iterable
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from designer.models import FlowVersion
+from engine.core.events import (
+    CancelTimer,
+    Command,
+    Event,
+    RunAction,
+    RunStatus,
+    SetTimer,
+    Start,
+    TimerFired,
+    Trace,
+    WriteRow,
+    event_from_json,
+)
+from engine.core.expressions import format_timestamp
+from engine.core.graph import Graph
+from engine.core.runtime import parse_time
+from engine.core.scheduler import step
+from engine.core.state import RunState
+from engine.models import Dispatch, PendingEvent, Run, Timer
+from engine.store import DjangoStore
+
+
+def now_text() -> str:
+    """Return the current time as RFC 3339."""
+    return format_timestamp(timezone.now())
+
+
+def create_run(
+    graphs: dict[str, Graph], label: str, input_value: Any,
+    flow_version: FlowVersion | None = None, started_by: AbstractBaseUser | None = None,
+) -> Run:  # fmt: skip
+    """Store a new run with its Start event; a worker advances it after the commit."""
+    run_id = str(uuid.uuid4())
+    with transaction.atomic():
+        DjangoStore(flow_version, started_by).create(
+            run_id, label, input_value, {key: g.to_json() for key, g in graphs.items()}
+        )
+        submit(run_id, "start", Start(at=now_text(), input=input_value))
+    return Run.objects.get(pk=run_id)
+
+
+def submit(run_id: str, key: str, event: Event) -> None:
+    """Record an event once per key and ask a worker to advance the run after commit."""
+    PendingEvent.objects.bulk_create(
+        [PendingEvent(run_id=run_id, key=key, event=event.to_json())], ignore_conflicts=True
+    )
+    from engine.tasks import advance_run
+
+    advance_run.delay_on_commit(str(run_id))
+
+
+def load_state(run: Run) -> RunState:
+    """Rebuild a run's state from its snapshot (a fresh one before the first step)."""
+    graphs = {key: Graph.from_json(document) for key, document in run.graphs.items()}
+    if not run.snapshot:
+        return RunState(run_id=str(run.pk), graphs=graphs)
+    return RunState.from_json(run.snapshot, graphs)
+
+
+def advance(run_id: str) -> int:
+    """Apply every pending event of a run under its lock; return how many were applied."""
+    with transaction.atomic():
+        run = Run.objects.select_for_update().get(pk=run_id)
+        pending = list(run.pending_events.filter(applied_at=None).order_by("id"))
+        if not pending:
+            return 0
+        state = load_state(run)
+        commands: list[Command] = []
+        for row in pending:
+            state, produced = step(state, event_from_json(row.event))
+            commands.extend(produced)
+        PendingEvent.objects.filter(pk__in=[row.pk for row in pending]).update(
+            applied_at=timezone.now()
+        )
+        commit_step(run, state, commands)
+    return len(pending)
+
+
+def commit_step(run: Run, state: RunState, commands: list[Command]) -> None:
+    """Save the step and its side effects; publish new dispatches after the commit."""
+    rows = [c for c in commands if isinstance(c, WriteRow)]
+    trace = [c for c in commands if isinstance(c, Trace)]
+    status = state.status if state.started else RunStatus.RUNNING
+    DjangoStore().commit(str(run.pk), status, state.to_json(), rows, trace, state.error)
+    Run.objects.filter(pk=run.pk).update(state=state.current_view())
+    dispatches = record_dispatches(run, [c for c in commands if isinstance(c, RunAction)])
+    record_timers(run, commands)
+    if dispatches:
+        transaction.on_commit(lambda: publish(dispatches))
+
+
+def record_dispatches(run: Run, actions: Iterable[RunAction]) -> list[int]:
+    """Write one outbox row per action key (a recomputed step adds no duplicates)."""
+    rows = [Dispatch(run=run, key=a.key, command=a.to_json()) for a in actions]
+    Dispatch.objects.bulk_create(rows, ignore_conflicts=True)
+    keys = [row.key for row in rows]
+    return list(
+        Dispatch.objects.filter(key__in=keys, completed_at=None).values_list("pk", flat=True)
+    )
+
+
+def record_timers(run: Run, commands: Iterable[Command]) -> None:
+    """Store due times for SetTimer and forget cancelled timers."""
+    new = [Timer(run=run, key=c.key, due_at=parse_time(c.due)) for c in commands
+           if isinstance(c, SetTimer)]  # fmt: skip
+    Timer.objects.bulk_create(new, ignore_conflicts=True)
+    cancelled = [c.key for c in commands if isinstance(c, CancelTimer)]
+    if cancelled:
+        Timer.objects.filter(run=run, key__in=cancelled).delete()
+    soon = [
+        t
+        for t in new
+        if (t.due_at - timezone.now()).total_seconds() < settings.BRAID_TIMER_ETA_LIMIT_S
+    ]
+    if soon:
+        transaction.on_commit(lambda: schedule_soon(str(run.pk), soon))
+
+
+def schedule_soon(run_id: str, timers: list[Timer]) -> None:
+    """Fire near timers with a Celery countdown well inside the visibility timeout."""
+    from engine.tasks import fire_timer
+
+    for timer in timers:
+        delay = max(0.0, (timer.due_at - timezone.now()).total_seconds())
+        fire_timer.apply_async((run_id, timer.key), countdown=delay)
+
+
+def publish(dispatch_ids: list[int]) -> None:
+    """Send one run_action message per dispatch and note when it left."""
+    from engine.tasks import run_action
+
+    for dispatch_id in dispatch_ids:
+        run_action.delay(dispatch_id)
+    Dispatch.objects.filter(pk__in=dispatch_ids).update(published_at=timezone.now())
+
+
+def action_command(data: dict[str, Any]) -> RunAction:
+    """Rebuild a RunAction command from its JSON in the outbox."""
+    fields = {k: v for k, v in data.items() if k != "kind"}
+    return RunAction(**fields)
+
+
+def fire(run_id: str, key: str) -> bool:
+    """Turn a due timer into a TimerFired event; return whether it was due and still set."""
+    with transaction.atomic():
+        timer = Timer.objects.select_for_update().filter(run_id=run_id, key=key).first()
+        if timer is None or timer.due_at > timezone.now():
+            return False
+        timer.delete()
+        submit(run_id, key, TimerFired(at=now_text(), key=key))
+    return True
+
+
+def cancel(run: Run, by: str, reason: str = "") -> None:
+    """Ask for a run to be cancelled (applied by the next advance)."""
+    from engine.core.events import Cancel
+
+    submit(str(run.pk), "cancel", Cancel(at=now_text(), by=by, reason=reason))
+
+
+def sweep(stale_after_s: float = 60.0) -> dict[str, int]:
+    """Fire due timers, re-send lost actions and advance runs with unapplied events."""
+    now = timezone.now()
+    fired = sum(fire(str(t.run_id), t.key) for t in Timer.objects.filter(due_at__lte=now)[:500])
+    stale = now - dt.timedelta(seconds=stale_after_s)
+    lost = list(
+        Dispatch.objects.filter(completed_at=None)
+        .filter(Q(published_at=None, created_at__lte=stale) | Q(published_at__lte=stale))
+        .values_list("pk", flat=True)[:500]
+    )
+    if lost:
+        publish(lost)
+    waiting = set(
+        PendingEvent.objects.filter(applied_at=None, created_at__lte=stale).values_list(
+            "run_id", flat=True
+        )[:500]
+    )
+    from engine.tasks import advance_run
+
+    for run_id in waiting:
+        advance_run.delay(str(run_id))
+    return {"timers": fired, "actions": len(lost), "runs": len(waiting)}
