@@ -1,0 +1,106 @@
+"""/api/runs/: start, list with filters, tree with one SELECT of rows, trace, cancel."""
+
+import io
+import json
+
+import pytest
+from django.core.management import call_command
+from django.test import Client
+
+from engine.models import Run
+from tests.django.durable_driver import drain
+
+
+@pytest.fixture
+def demo(demo_users):  # type: ignore[no-untyped-def]
+    """Demo users and published demo flows."""
+    call_command("braid", "demo", stdout=io.StringIO())
+    return demo_users
+
+
+def start(client: Client, flow: str, input_value: object = None) -> dict:  # type: ignore[type-arg]
+    """POST a run and return its JSON."""
+    body = {"flow": flow, "input": input_value or {}}
+    response = client.post("/api/runs/", json.dumps(body), content_type="application/json")
+    assert response.status_code == 201, response.content
+    return response.json()
+
+
+@pytest.mark.django_db
+def test_a_started_run_is_stored_running_and_ends_when_advanced(demo, client_for) -> None:  # type: ignore[no-untyped-def]
+    client = client_for("analyst")
+    body = start(client, "b-and-d-or-e", {"urgent": True})
+    assert (body["flow"], body["version"], body["status"], body["started_by"]) == (
+        "b-and-d-or-e", 1, "running", "analyst",
+    )
+    drain(Run.objects.get(pk=body["id"]))
+    detail = client.get(f"/api/runs/{body['id']}/").json()
+    assert (detail["status"], detail["state"]) == ("completed", {"log": ["b", "d: urgent path"]})
+
+
+@pytest.mark.django_db
+def test_the_tree_gives_rows_and_colors_from_one_select_of_rows(
+    demo, client_for, django_assert_num_queries
+) -> None:  # type: ignore[no-untyped-def]
+    client = client_for("admin")
+    body = start(client, "b-and-d-or-e", {"urgent": False})
+    drain(Run.objects.get(pk=body["id"]))
+    client.get("/api/runs/")  # warm the session and user caches
+    with django_assert_num_queries(4):  # session, user, the run (admins: no filter), its rows
+        tree = client.get(f"/api/runs/{body['id']}/tree/").json()
+    assert tree["colors"] == {
+        "start": "completed", "split": "completed", "b": "completed", "check": "completed",
+        "d": "skipped", "e": "completed", "join": "completed", "done": "completed",
+    }
+    assert tree["nodes"]["e"] == {
+        "status": "completed", "execution_id": "root:1:split.right:1",
+        "result": '{"log": ["e: normal path"]}', "attempt": 1,
+    }
+
+
+@pytest.mark.django_db
+def test_users_see_their_own_runs_and_admins_see_all_with_filters(demo, client_for) -> None:  # type: ignore[no-untyped-def]
+    analyst, admin = client_for("analyst"), client_for("admin")
+    mine = start(analyst, "staged-gathers")
+    theirs = start(admin, "b-and-d-or-e", {"urgent": True})
+    for run_id in (mine["id"], theirs["id"]):
+        drain(Run.objects.get(pk=run_id))
+    ids = lambda client, query="": [r["id"] for r in client.get(f"/api/runs/{query}").json()["results"]]  # noqa: E731
+    assert ids(analyst) == [mine["id"]]
+    assert analyst.get(f"/api/runs/{theirs['id']}/").status_code == 404
+    assert ids(admin) == [theirs["id"], mine["id"]]
+    assert ids(admin, "?flow=staged-gathers") == [mine["id"]]
+    assert ids(admin, "?started_by=admin&status=completed") == [theirs["id"]]
+    assert ids(admin, "?state=count:3") == []  # state values compare as JSON: 3 is not "3"
+    assert admin.get("/api/runs/?status=nope").status_code == 400
+    assert admin.get("/api/runs/?state=oops").status_code == 400
+
+
+@pytest.mark.django_db
+def test_only_admins_cancel_and_a_cancelled_run_stops_waiting(demo, client_for) -> None:  # type: ignore[no-untyped-def]
+    analyst, admin = client_for("analyst"), client_for("admin")
+    body = start(analyst, "invoice-sign-off", {"invoice": {"id": "1", "amount": 2, "vendor": "V"}})
+    run = drain(Run.objects.get(pk=body["id"]))
+    assert run.status == "waiting"
+    url = f"/api/runs/{body['id']}/cancel/"
+    assert analyst.post(url, "{}", content_type="application/json").status_code == 403
+    reply = admin.post(url, json.dumps({"reason": "duplicate invoice"}), content_type="application/json")
+    assert reply.status_code == 202
+    run = drain(run)
+    assert (run.status, run.error) == ("cancelled", "cancelled by admin: duplicate invoice")
+    trace = admin.get(f"/api/runs/{body['id']}/trace/").json()["results"]
+    assert {"event": "run.cancelled", "detail": {"by": "admin", "reason": "duplicate invoice"}} in [
+        {"event": e["event"], "detail": e["detail"]} for e in trace
+    ]
+    assert admin.post(url, "{}", content_type="application/json").status_code == 409
+
+
+@pytest.mark.django_db
+def test_starting_an_unknown_or_unpublished_flow_is_a_clear_400(demo, client_for) -> None:  # type: ignore[no-untyped-def]
+    client = client_for("analyst")
+    response = client.post("/api/runs/", json.dumps({"flow": "nope"}), content_type="application/json")
+    assert (response.status_code, response.json()) == (
+        400, {"code": "run.refused", "detail": "no flow has the slug 'nope'"},
+    )
+    bad = client.post("/api/runs/", json.dumps({"input": {}}), content_type="application/json")
+    assert bad.status_code == 400 and "flow" in bad.json()
