@@ -180,8 +180,14 @@ def cancel(run: Run, by: str, reason: str = "") -> None:
     submit(str(run.pk), "cancel", Cancel(at=now_text(), by=by, reason=reason))
 
 
-def sweep(stale_after_s: float = 60.0) -> dict[str, int]:
-    """Fire due timers, re-send lost actions and advance runs with unapplied events."""
+def sweep(stale_after_s: float | None = None) -> dict[str, int]:
+    """Fire due timers, re-send lost actions and advance runs with unapplied events.
+
+    An action counts as lost when it has not completed `stale_after_s` after it was sent
+    (BRAID_SWEEP_STALE_S): its worker died, or the message vanished. Re-sending it is safe,
+    since actions run at least once and their results are recorded once per key.
+    """
+    stale_after_s = settings.BRAID_SWEEP_STALE_S if stale_after_s is None else stale_after_s
     now = timezone.now()
     fired = sum(fire(str(t.run_id), t.key) for t in Timer.objects.filter(due_at__lte=now)[:500])
     stale = now - dt.timedelta(seconds=stale_after_s)

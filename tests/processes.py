@@ -106,6 +106,20 @@ class Browserless:
         with self.opener.open(request, timeout=15) as response:
             assert response.url == self.base_url + "/flows/", f"login failed: {response.url}"
 
+    def post_json(self, path: str, body: object) -> tuple[int, object]:
+        """POST JSON with the session's CSRF token; return the status and decoded body."""
+        token = next((c.value for c in self.cookies if c.name == "csrftoken"), "")
+        request = urllib.request.Request(
+            self.base_url + path, data=json.dumps(body).encode(), method="POST",
+            headers={"Content-Type": "application/json", "X-CSRFToken": token,
+                     "Referer": self.base_url + "/"},
+        )  # fmt: skip
+        try:
+            with self.opener.open(request, timeout=15) as response:
+                return response.status, json.loads(response.read())
+        except urllib.error.HTTPError as error:
+            return error.code, json.loads(error.read() or b"null")
+
     def get_json(self, path: str) -> tuple[int, object]:
         """GET a path and decode its JSON body."""
         status, body = self.get(path)

@@ -31,7 +31,10 @@ def test_a_started_run_is_stored_running_and_ends_when_advanced(demo, client_for
     client = client_for("analyst")
     body = start(client, "b-and-d-or-e", {"urgent": True})
     assert (body["flow"], body["version"], body["status"], body["started_by"]) == (
-        "b-and-d-or-e", 1, "running", "analyst",
+        "b-and-d-or-e",
+        1,
+        "running",
+        "analyst",
     )
     drain(Run.objects.get(pk=body["id"]))
     detail = client.get(f"/api/runs/{body['id']}/").json()
@@ -49,12 +52,20 @@ def test_the_tree_gives_rows_and_colors_from_one_select_of_rows(
     with django_assert_num_queries(4):  # session, user, the run (admins: no filter), its rows
         tree = client.get(f"/api/runs/{body['id']}/tree/").json()
     assert tree["colors"] == {
-        "start": "completed", "split": "completed", "b": "completed", "check": "completed",
-        "d": "skipped", "e": "completed", "join": "completed", "done": "completed",
+        "start": "completed",
+        "split": "completed",
+        "b": "completed",
+        "check": "completed",
+        "d": "skipped",
+        "e": "completed",
+        "join": "completed",
+        "done": "completed",
     }
     assert tree["nodes"]["e"] == {
-        "status": "completed", "execution_id": "root:1:split.right:1",
-        "result": '{"log": ["e: normal path"]}', "attempt": 1,
+        "status": "completed",
+        "execution_id": "root:1:split.right:1",
+        "result": '{"log": ["e: normal path"]}',
+        "attempt": 1,
     }
 
 
@@ -65,7 +76,10 @@ def test_users_see_their_own_runs_and_admins_see_all_with_filters(demo, client_f
     theirs = start(admin, "b-and-d-or-e", {"urgent": True})
     for run_id in (mine["id"], theirs["id"]):
         drain(Run.objects.get(pk=run_id))
-    ids = lambda client, query="": [r["id"] for r in client.get(f"/api/runs/{query}").json()["results"]]  # noqa: E731
+
+    def ids(client: Client, query: str = "") -> list[str]:
+        return [r["id"] for r in client.get(f"/api/runs/{query}").json()["results"]]
+
     assert ids(analyst) == [mine["id"]]
     assert analyst.get(f"/api/runs/{theirs['id']}/").status_code == 404
     assert ids(admin) == [theirs["id"], mine["id"]]
@@ -84,7 +98,9 @@ def test_only_admins_cancel_and_a_cancelled_run_stops_waiting(demo, client_for) 
     assert run.status == "waiting"
     url = f"/api/runs/{body['id']}/cancel/"
     assert analyst.post(url, "{}", content_type="application/json").status_code == 403
-    reply = admin.post(url, json.dumps({"reason": "duplicate invoice"}), content_type="application/json")
+    reply = admin.post(
+        url, json.dumps({"reason": "duplicate invoice"}), content_type="application/json"
+    )
     assert reply.status_code == 202
     run = drain(run)
     assert (run.status, run.error) == ("cancelled", "cancelled by admin: duplicate invoice")
@@ -98,9 +114,12 @@ def test_only_admins_cancel_and_a_cancelled_run_stops_waiting(demo, client_for) 
 @pytest.mark.django_db
 def test_starting_an_unknown_or_unpublished_flow_is_a_clear_400(demo, client_for) -> None:  # type: ignore[no-untyped-def]
     client = client_for("analyst")
-    response = client.post("/api/runs/", json.dumps({"flow": "nope"}), content_type="application/json")
+    response = client.post(
+        "/api/runs/", json.dumps({"flow": "nope"}), content_type="application/json"
+    )
     assert (response.status_code, response.json()) == (
-        400, {"code": "run.refused", "detail": "no flow has the slug 'nope'"},
+        400,
+        {"code": "run.refused", "detail": "no flow has the slug 'nope'"},
     )
     bad = client.post("/api/runs/", json.dumps({"input": {}}), content_type="application/json")
     assert bad.status_code == 400 and "flow" in bad.json()

@@ -1,0 +1,194 @@
+"""Real `celery worker` processes over Redis and PostgreSQL: equivalence and crash recovery.
+
+The workers and Daphne run as separate processes on this test's database, so these tests
+run in the PostgreSQL pass of `make test` (the SQLite test database lives in memory).
+"""
+
+import os
+import signal
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import redis
+from django.db import connection
+
+from braid.demo import create_demo_users
+from designer import services as flows
+from designer.demo import load_demo_flows
+from designer.models import Flow
+from engine import services
+from engine.core.runtime import ManualClock
+from engine.models import Run
+from tests.django.test_durable__equivalence import outcome
+from tests.processes import BIN, Browserless, base_env, free_port, running, wait_for_port
+from tests.servers import require_redis
+
+pytestmark = [pytest.mark.redis, pytest.mark.django_db(transaction=True)]
+
+CRASHY = {
+    "format": "braid.graph/1",
+    "name": "Crash test",
+    "state": {"log": {"reducer": "append"}, "count": {"reducer": "sum"}},
+    "nodes": [
+        {"id": "start", "type": "start"},
+        {"id": "split", "type": "fork", "branches": [f"b{i}" for i in range(5)]},
+        *[{"id": f"s{i}", "type": "task", "action": "sleep", "params": {"seconds": 0.4},
+           "output": "ignored"} for i in range(5)],
+        *[{"id": f"w{i}", "type": "set", "values": {"log": f"['b{i}']"}} for i in range(5)],
+        {"id": "join", "type": "gather", "slots": [f"b{i}" for i in range(5)]},
+        {"id": "each", "type": "foreach", "items": "input.items", "as": "item", "concurrency": 4},
+        {"id": "nap", "type": "task", "action": "sleep", "params": {"seconds": 0.05}},
+        {"id": "tally", "type": "set", "values": {"count": "item"}},
+        {"id": "done", "type": "end"},
+    ],
+    "edges": [
+        {"source": "start", "target": "split"},
+        *[{"source": "split", "branch": f"b{i}", "target": f"s{i}"} for i in range(5)],
+        *[{"source": f"s{i}", "target": f"w{i}"} for i in range(5)],
+        *[{"source": f"w{i}", "target": "join", "slot": f"b{i}"} for i in range(5)],
+        {"source": "join", "target": "each"},
+        {"source": "each", "outcome": "item", "target": "nap"},
+        {"source": "nap", "target": "tally"},
+        {"source": "tally", "target": "each"},
+        {"source": "each", "outcome": "done", "target": "done"},
+    ],
+}  # fmt: skip
+CRASHY["state"]["ignored"] = {"reducer": "merge"}
+
+
+@pytest.fixture
+def cluster(tmp_path: Path, settings) -> Iterator[dict[str, Any]]:  # type: ignore[no-untyped-def]
+    """Daphne and two worker processes (one with the sweeper) on this test's database."""
+    if connection.vendor != "postgresql":
+        pytest.skip("worker processes share the test database: runs in the PostgreSQL pass")
+    redis_url = require_redis()
+    redis.Redis.from_url(redis_url).flushdb()
+    db = connection.settings_dict
+    database_url = f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}"
+    env = base_env(DATABASE_URL=database_url, REDIS_URL=redis_url, BRAID_VAR_DIR=str(tmp_path),
+                   BRAID_SWEEP_INTERVAL_S="0.5", BRAID_SWEEP_STALE_S="3")  # fmt: skip
+    # Daphne checks passwords with the real hashers, not the tests' fast one.
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.PBKDF2PasswordHasher"]
+    create_demo_users()
+    load_demo_flows()
+    port = free_port()
+    daphne = [str(BIN / "daphne"), "-b", "127.0.0.1", "-p", str(port), "braid.asgi:application"]
+    with running(daphne, env, tmp_path / "daphne.log") as web:
+        wait_for_port(port, web, tmp_path / "daphne.log")
+        client = Browserless(f"http://127.0.0.1:{port}")
+        client.login("admin", "braid-admin")
+        yield {"env": env, "client": client, "tmp": tmp_path}
+
+
+def worker(
+    env: dict[str, str], name: str, log: Path, beat: bool = False
+) -> subprocess.Popen[bytes]:
+    """Start one `celery -A braid worker` in its own process group."""
+    command = [str(BIN / "celery"), "-A", "braid", "worker", f"--hostname={name}@%h",
+               "--concurrency=2", "--loglevel=INFO", *(["--beat"] if beat else [])]  # fmt: skip
+    return subprocess.Popen(command, env=env, stdout=log.open("wb"), stderr=subprocess.STDOUT,
+                            start_new_session=True)  # fmt: skip
+
+
+def stop(process: subprocess.Popen[bytes], sig: int = signal.SIGTERM) -> None:
+    """Stop a worker and all its pool processes."""
+    if process.poll() is None:
+        os.killpg(process.pid, sig)
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+
+
+def wait_finished(run_ids: list[str], seconds: float) -> list[Run]:
+    """Poll until every run finished, or fail with their statuses."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        runs = list(Run.objects.filter(pk__in=run_ids))
+        if all(run.status in ("completed", "failed", "cancelled") for run in runs):
+            return runs
+        time.sleep(0.3)
+    raise AssertionError({str(r.pk): r.status for r in Run.objects.filter(pk__in=run_ids)})
+
+
+def start(client: Browserless, flow: str, input_value: Any) -> str:
+    """Start a run through the API and return its id."""
+    status, body = client.post_json("/api/runs/", {"flow": flow, "input": input_value})
+    assert status == 201, body
+    assert isinstance(body, dict)
+    return str(body["id"])
+
+
+def expected(flow: str, input_value: Any) -> tuple[object, ...]:
+    """The in-process runtime's outcome for the same flow and input."""
+    version = services.latest_version(flow)
+    state = services.start_run(version.graph, flow, input_value, version, clock=ManualClock())
+    run = Run.objects.get(pk=state.run_id)
+    run.state = services.runtime().load(state.run_id).current_view()
+    return outcome(run)
+
+
+CASES = [
+    ("staged-gathers", {}),
+    ("b-and-d-or-e", {"urgent": True}),
+    ("vendor-payment", {"vendor": "Zed", "amount": 100, "new_vendor": False}),
+    ("a-risk-score", {"amount": 1000, "new_vendor": True}),
+]
+
+
+def test_runs_on_two_worker_processes_end_exactly_like_in_process_runs(cluster) -> None:  # type: ignore[no-untyped-def]
+    logs = cluster["tmp"]
+    one = worker(cluster["env"], "one", logs / "one.log", beat=True)
+    two = worker(cluster["env"], "two", logs / "two.log")
+    try:
+        ids = {start(cluster["client"], flow, data): (flow, data) for flow, data in CASES * 5}
+        runs = wait_finished(list(ids), 90)
+    finally:
+        stop(one)
+        stop(two)
+    assert len(runs) == 20
+    for run in runs:
+        flow, data = ids[str(run.pk)]
+        assert outcome(run) == expected(flow, data), flow
+
+
+def wait_mid_work(run_id: str, seconds: float = 60) -> int:
+    """Wait until some actions of the run completed while others are still out; count them."""
+    from engine.models import Dispatch
+
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        sent = Dispatch.objects.filter(run_id=run_id)
+        done = sent.exclude(completed_at=None).count()
+        if done >= 2 and sent.filter(completed_at=None).exists():
+            return done
+        time.sleep(0.05)
+    raise AssertionError("the worker never got to work")
+
+
+def test_a_worker_killed_mid_run_loses_nothing_and_the_run_ends_as_uninterrupted(cluster) -> None:  # type: ignore[no-untyped-def]
+    flows.import_graph(Flow.objects.get(slug="staged-gathers").owner, CRASHY, "crashy", True)
+    data = {"items": list(range(1, 21))}
+    logs = cluster["tmp"]
+    victim = worker(cluster["env"], "victim", logs / "victim.log")
+    rescuer = None
+    try:
+        run_id = start(cluster["client"], "crashy", data)
+        assert wait_mid_work(run_id) >= 2
+        stop(victim, signal.SIGKILL)  # the whole worker, its pool processes too
+        assert Run.objects.get(pk=run_id).status == "running"
+        rescuer = worker(cluster["env"], "rescuer", logs / "rescuer.log", beat=True)
+        (run,) = wait_finished([run_id], 120)
+    finally:
+        stop(victim, signal.SIGKILL)
+        if rescuer is not None:
+            stop(rescuer)
+    assert run.status == "completed", run.error
+    assert run.state["count"] == 210
+    assert sorted(run.state["log"]) == [f"b{i}" for i in range(5)]
+    assert outcome(run) == expected("crashy", data)
