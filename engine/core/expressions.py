@@ -114,9 +114,18 @@ class Bindings:
     input: JsonValue
     variables: Mapping[str, JsonValue] = field(default_factory=dict)
 
-    def activation(self) -> dict[str, object]:
-        """Return the CEL activation; loop variables cannot hide `state` or `input`."""
-        return {**self.variables, "state": dict(self.state), "input": self.input}
+    def activation(self, fields: frozenset[str] | None = None) -> dict[str, object]:
+        """Return the CEL activation; loop variables cannot hide `state` or `input`.
+
+        With `fields`, only those state fields are handed over: converting a value into
+        the CEL library costs time in its size, so a `state.log` that an expression never
+        reads must not be converted on every evaluation.
+        """
+        if fields is None:
+            state = dict(self.state)
+        else:
+            state = {name: self.state[name] for name in fields if name in self.state}
+        return {**self.variables, "state": state, "input": self.input}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -127,6 +136,7 @@ class CelExpression:
     program: cel.Program = field(compare=False, repr=False)
     free_variables: tuple[NameUse, ...]
     state_reads: tuple[NameUse, ...]
+    state_fields: frozenset[str] | None = None  # every field read, or None for `state` whole
 
     def evaluate(self, bindings: Bindings) -> JsonValue:
         """Return the result as a plain JSON value; raise ExpressionEvaluationError."""
@@ -164,7 +174,7 @@ class CelExpression:
     def _run(self, bindings: Bindings) -> object:
         """Run the program, turning the library's exceptions into ExpressionEvaluationError."""
         try:
-            return self.program.execute(bindings.activation())
+            return self.program.execute(bindings.activation(self.state_fields))
         # The native library raises ValueError, TypeError, KeyError, RuntimeError, ...
         except Exception as error:
             raise ExpressionEvaluationError(str(error), source=self.source) from error
@@ -208,6 +218,7 @@ def _compile_cached(source: str) -> CelExpression | _ParseFailure:
         program=program,
         free_variables=_free_variables(program, tokens),
         state_reads=_state_reads(tokens),
+        state_fields=_state_fields(tokens),
     )
 
 
@@ -284,6 +295,19 @@ def _state_reads(tokens: tuple[_Token, ...]) -> tuple[NameUse, ...]:
         if key is not None:
             reads.append(NameUse(key, token.offset))
     return tuple(reads)
+
+
+def _state_fields(tokens: tuple[_Token, ...]) -> frozenset[str] | None:
+    """Return the fields of every use of `state`, or None if one use is not `state.x`."""
+    fields = set()
+    for i, token in enumerate(tokens):
+        if token.text != "state" or token.kind != "name" or _is_member(tokens, i):
+            continue
+        key = _state_key(tokens, i + 1) if i + 2 < len(tokens) else None
+        if key is None:
+            return None
+        fields.add(key)
+    return frozenset(fields)
 
 
 def _state_key(tokens: tuple[_Token, ...], index: int) -> str | None:

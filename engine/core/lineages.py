@@ -64,6 +64,7 @@ class Lineages:
         self.next_id = 1
         self.fields: dict[int, Fields] = dict(fields_by_scope or {})
         self._views: dict[int, dict[str, JSON]] = {}
+        self._owned: dict[int, set[str]] = {}  # fields whose value a lineage's writes made
 
     def new_root(self, scope: int, fields: Fields, base: dict[str, JSON]) -> Lineage:
         """Create the root lineage of a scope with its initial state."""
@@ -108,9 +109,16 @@ class Lineages:
         """Apply one write through its field's reducer; raises WriteRejected on a bad value."""
         lineage = self.all[lineage_id]
         view = self.view(lineage_id)
-        reduced = REDUCERS[self.fields[lineage.scope][name]].apply(view.get(name), value)
+        reducer = REDUCERS[self.fields[lineage.scope][name]]
+        owned = self._owned.setdefault(lineage_id, set())
+        if name in owned:
+            # This lineage made the value itself, so no other view shares it: appending a
+            # line to a long log costs O(1), not a copy of the log.
+            view[name] = reducer.apply_owned(view.get(name), value)
+        else:
+            view[name] = reducer.apply(view.get(name), value)
+            owned.add(name)
         lineage.writes.append((name, value))
-        view[name] = reduced
 
     def merge_base(self, lineage_ids: Sequence[int]) -> int:
         """Return the lowest common ancestor of the lineages (one scope, none abandoned)."""
@@ -185,6 +193,7 @@ class Lineages:
         for item in data:
             self._add(Lineage.from_json(item))
         self._views.clear()
+        self._owned.clear()
 
 
 def touched(per_input: Sequence[Sequence[tuple[str, JSON]]]) -> list[str]:

@@ -34,6 +34,10 @@ class Reducer(Protocol):
         """Return the field's value after one write in one lineage."""
         ...
 
+    def apply_owned(self, current: JSON, value: JSON) -> JSON:
+        """Like apply, but free to update `current` in place (its caller owns it alone)."""
+        ...
+
     def merge(self, base: JSON, contributions: Sequence[Sequence[JSON]]) -> JSON:
         """Return the base with every contribution's writes replayed, in the given order."""
         ...
@@ -61,6 +65,9 @@ class Overwrite:
     def initial(self) -> JSON:
         return None
 
+    def apply_owned(self, current: JSON, value: JSON) -> JSON:
+        return self.apply(current, value)
+
     def apply(self, current: JSON, value: JSON) -> JSON:
         return value
 
@@ -82,6 +89,11 @@ class Append:
     def apply(self, current: JSON, value: JSON) -> JSON:
         return [*require_list(self.name, current), *require_list(self.name, value)]
 
+    def apply_owned(self, current: JSON, value: JSON) -> JSON:
+        extended = require_list(self.name, current)
+        extended.extend(require_list(self.name, value))
+        return extended
+
     def merge(self, base: JSON, contributions: Sequence[Sequence[JSON]]) -> JSON:
         result = list(require_list(self.name, base))
         for writes in contributions:
@@ -97,6 +109,9 @@ class Sum:
 
     def initial(self) -> JSON:
         return 0
+
+    def apply_owned(self, current: JSON, value: JSON) -> JSON:
+        return self.apply(current, value)
 
     def apply(self, current: JSON, value: JSON) -> JSON:
         return require_number(self.name, current) + require_number(self.name, value)
@@ -118,6 +133,9 @@ class Extreme:
 
     def initial(self) -> JSON:
         return None
+
+    def apply_owned(self, current: JSON, value: JSON) -> JSON:
+        return self.apply(current, value)
 
     def apply(self, current: JSON, value: JSON) -> JSON:
         number = require_number(self.name, value)
@@ -141,6 +159,9 @@ class Merge:
 
     def initial(self) -> JSON:
         return {}
+
+    def apply_owned(self, current: JSON, value: JSON) -> JSON:
+        return self.apply(current, value)
 
     def apply(self, current: JSON, value: JSON) -> JSON:
         return {**self.require_dict(current), **self.require_dict(value)}
@@ -173,6 +194,9 @@ class Union:
 
     def initial(self) -> JSON:
         return []
+
+    def apply_owned(self, current: JSON, value: JSON) -> JSON:
+        return self.apply(current, value)
 
     def apply(self, current: JSON, value: JSON) -> JSON:
         return self.merge(current, [[value]])
