@@ -5,16 +5,38 @@ in-memory transport, and this thread consumes them. In scaled mode (REDIS_URL se
 never started; separate `celery -A braid worker` processes do the work instead.
 """
 
+import logging
 import socket
 import threading
 
 from celery.worker import WorkController
+from django.conf import settings
 
 from braid.celery import app as celery_app
 
 _lock = threading.Lock()
 _worker: WorkController | None = None
 _thread: threading.Thread | None = None
+_stop_sweeping = threading.Event()
+logger = logging.getLogger(__name__)
+
+
+def sweep_forever(interval_s: float) -> None:
+    """Run the sweeper (due timers, lost messages) until stopped: beat's job, as a thread.
+
+    Celery's embedded beat would fork the serving process, which holds threads.
+    """
+    from django.db import close_old_connections
+
+    from engine.durable import sweep
+
+    while not _stop_sweeping.wait(interval_s):
+        try:
+            sweep()
+        except Exception:  # one failed sweep must not end sweeping; the next one retries
+            logger.exception("the sweep failed")
+        finally:
+            close_old_connections()
 
 
 def build_worker(concurrency: int) -> WorkController:
@@ -28,7 +50,6 @@ def build_worker(concurrency: int) -> WorkController:
         without_mingle=True,
         without_gossip=True,
         without_heartbeat=True,
-        beat=True,  # the sweeper: due timers, lost messages (braid.sweep)
         loglevel="WARNING",
     )
 
@@ -53,6 +74,11 @@ def start_embedded_worker(concurrency: int = 4) -> WorkController:
 
         _thread = threading.Thread(target=run, name="braid-worker", daemon=True)
         _thread.start()
+        _stop_sweeping.clear()
+        interval = float(getattr(settings, "BRAID_SWEEP_INTERVAL_S", 5))
+        threading.Thread(
+            target=sweep_forever, args=(interval,), name="braid-sweeper", daemon=True
+        ).start()
         built.wait()
         if not holder:
             raise RuntimeError("the embedded Celery worker could not be built; see the log")
@@ -66,6 +92,7 @@ def stop_embedded_worker() -> None:
     with _lock:
         if _worker is None or _thread is None:
             return
+        _stop_sweeping.set()
         _worker.stop(in_sighandler=False)
         _thread.join(timeout=10)
         _worker, _thread = None, None
