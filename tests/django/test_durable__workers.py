@@ -141,20 +141,22 @@ CASES = [
 ]
 
 
-def test_runs_on_two_worker_processes_end_exactly_like_in_process_runs(cluster) -> None:  # type: ignore[no-untyped-def]
+def test_two_hundred_runs_on_two_worker_processes_all_end_like_in_process_runs(cluster) -> None:  # type: ignore[no-untyped-def]
     logs = cluster["tmp"]
     one = worker(cluster["env"], "one", logs / "one.log", beat=True)
     two = worker(cluster["env"], "two", logs / "two.log")
     try:
-        ids = {start(cluster["client"], flow, data): (flow, data) for flow, data in CASES * 5}
-        runs = wait_finished(list(ids), 90)
+        ids = {start(cluster["client"], flow, data): (flow, data) for flow, data in CASES * 50}
+        runs = wait_finished(list(ids), 240)
     finally:
         stop(one)
         stop(two)
-    assert len(runs) == 20
-    for run in runs:
-        flow, data = ids[str(run.pk)]
-        assert outcome(run) == expected(flow, data), flow
+    assert len(runs) == 200
+    expectations = {flow: expected(flow, data) for flow, data in CASES}
+    mismatched = [
+        ids[str(run.pk)][0] for run in runs if outcome(run) != expectations[ids[str(run.pk)][0]]
+    ]
+    assert mismatched == []
 
 
 def wait_mid_work(run_id: str, seconds: float = 60) -> int:
@@ -192,3 +194,61 @@ def test_a_worker_killed_mid_run_loses_nothing_and_the_run_ends_as_uninterrupted
     assert run.state["count"] == 210
     assert sorted(run.state["log"]) == [f"b{i}" for i in range(5)]
     assert outcome(run) == expected("crashy", data)
+
+
+LOOPING = {
+    "format": "braid.graph/1",
+    "name": "Stale writer test",
+    "state": {"n": {"reducer": "overwrite", "default": 0}, "ignored": {"reducer": "overwrite"}},
+    "nodes": [
+        {"id": "start", "type": "start"},
+        {"id": "rounds", "type": "loop", "while": "state.n < 3", "max_iterations": 10},
+        {"id": "slow", "type": "task", "action": "sleep", "params": {"seconds": 1.5},
+         "output": "ignored"},
+        {"id": "bump", "type": "set", "values": {"n": "state.n + 1"}},
+        {"id": "done", "type": "end"},
+    ],
+    "edges": [
+        {"source": "start", "target": "rounds"},
+        {"source": "rounds", "outcome": "body", "target": "slow"},
+        {"source": "slow", "target": "bump"},
+        {"source": "bump", "target": "rounds"},
+        {"source": "rounds", "outcome": "done", "target": "done"},
+    ],
+}  # fmt: skip
+
+
+def test_a_stopped_worker_resumed_after_later_iterations_cannot_clobber_them(cluster) -> None:  # type: ignore[no-untyped-def]
+    from engine.models import Dispatch, NodeState
+
+    flows.import_graph(Flow.objects.get(slug="staged-gathers").owner, LOOPING, "looping", True)
+    logs = cluster["tmp"]
+    slowpoke = worker(cluster["env"], "slowpoke", logs / "slowpoke.log")
+    other = None
+    try:
+        run_id = start(cluster["client"], "looping", {})
+        deadline = time.monotonic() + 60
+        while not Dispatch.objects.filter(run_id=run_id).exclude(published_at=None).exists():
+            assert time.monotonic() < deadline, "the first action was never sent"
+            time.sleep(0.05)
+        time.sleep(0.5)  # the slowpoke is inside iteration 1's action now
+        os.killpg(slowpoke.pid, signal.SIGSTOP)
+        other = worker(cluster["env"], "other", logs / "other.log", beat=True)
+        (run,) = wait_finished([run_id], 120)
+        rows_before = {
+            r.node: (r.status, r.execution_id) for r in NodeState.objects.filter(run_id=run_id)
+        }
+        os.killpg(slowpoke.pid, signal.SIGCONT)
+        time.sleep(4)  # the slowpoke finishes its stale iteration-1 action and reports it
+    finally:
+        os.killpg(slowpoke.pid, signal.SIGCONT)
+        stop(slowpoke)
+        if other is not None:
+            stop(other)
+    run.refresh_from_db()
+    assert (run.status, run.state["n"]) == ("completed", 3)
+    assert rows_before["slow"] == ("completed", "root:1:rounds:3")
+    assert {
+        r.node: (r.status, r.execution_id) for r in NodeState.objects.filter(run_id=run_id)
+    } == rows_before
+    assert outcome(run) == expected("looping", {})
