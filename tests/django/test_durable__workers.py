@@ -252,3 +252,34 @@ def test_a_stopped_worker_resumed_after_later_iterations_cannot_clobber_them(clu
         r.node: (r.status, r.execution_id) for r in NodeState.objects.filter(run_id=run_id)
     } == rows_before
     assert outcome(run) == expected("looping", {})
+
+
+def test_every_message_delivered_twice_changes_no_result(cluster) -> None:  # type: ignore[no-untyped-def]
+    from celery import Celery
+
+    from engine.models import Dispatch
+
+    echo = Celery("duplicates", broker=cluster["env"]["REDIS_URL"])
+    logs = cluster["tmp"]
+    one = worker(cluster["env"], "one", logs / "one.log", beat=True)
+    two = worker(cluster["env"], "two", logs / "two.log")
+    try:
+        ids = {start(cluster["client"], flow, data): (flow, data) for flow, data in CASES * 3}
+        resent: set[int] = set()
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline and not all(
+            run.status == "completed" for run in Run.objects.filter(pk__in=list(ids))
+        ):
+            for dispatch_id in Dispatch.objects.exclude(pk__in=resent).values_list("pk", flat=True):
+                echo.send_task("braid.run_action", args=[dispatch_id])
+                resent.add(dispatch_id)
+            for run_id in ids:
+                echo.send_task("braid.advance_run", args=[run_id])
+            time.sleep(0.2)
+        runs = wait_finished(list(ids), 60)
+    finally:
+        stop(one)
+        stop(two)
+    assert resent  # every action message went out a second time
+    expectations = {flow: expected(flow, data) for flow, data in CASES}
+    assert [ids[str(r.pk)][0] for r in runs if outcome(r) != expectations[ids[str(r.pk)][0]]] == []
