@@ -53,9 +53,9 @@ class CancelSerializer(serializers.Serializer):
 
 
 class IsAdminForCancel(BasePermission):
-    """Only admins cancel runs."""
+    """Only admins cancel and retry runs."""
 
-    message = "Only admins may cancel runs."
+    message = "Only admins may cancel or retry runs."
 
     def has_permission(self, request: Request, view: object) -> bool:
         return has_role(request.user, Role.ADMINS)
@@ -172,4 +172,16 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
         form = CancelSerializer(data=request.data)
         form.is_valid(raise_exception=True)
         durable.cancel(run, request.user.get_username(), form.validated_data["reason"])
+        return Response(RunSerializer(run).data, status=status.HTTP_202_ACCEPTED)
+
+    @extend_schema(request=None, responses={202: RunSerializer})
+    @action(detail=True, methods=["post"], permission_classes=[IsAdminForCancel])
+    def retry(self, request: Request, pk: str) -> Response:
+        """Retry a run an action's failure ended: only that action runs again."""
+        run = self.get_object()
+        try:
+            durable.retry(str(run.pk), request.user.get_username())
+        except durable.RetryRefused as refused:
+            return Response({"code": "run.not_retryable", "detail": str(refused)}, status=409)
+        run.refresh_from_db()
         return Response(RunSerializer(run).data, status=status.HTTP_202_ACCEPTED)

@@ -21,9 +21,11 @@ from django.utils import timezone
 
 from designer.models import FlowVersion
 from engine.core.events import (
+    ActionFailed,
     CancelTimer,
     Command,
     Event,
+    Redrive,
     RunAction,
     RunStatus,
     SetTimer,
@@ -89,8 +91,14 @@ def advance(run_id: str) -> int:
         state = load_state(run)
         commands: list[Command] = []
         for row in pending:
-            state, produced = step(state, event_from_json(row.event))
+            event = event_from_json(row.event)
+            # An action's failure may fail the run; keep the state before it for a retry.
+            before = state.to_json() if isinstance(event, ActionFailed) else None
+            state, produced = step(state, event)
             commands.extend(produced)
+            if before is not None and state.status is RunStatus.FAILED:
+                run.redrive = {"snapshot": before, "key": event.key}  # type: ignore[attr-defined]
+                Run.objects.filter(pk=run.pk).update(redrive=run.redrive)
         PendingEvent.objects.filter(pk__in=[row.pk for row in pending]).update(
             applied_at=timezone.now()
         )
@@ -178,6 +186,34 @@ def cancel(run: Run, by: str, reason: str = "") -> None:
     from engine.core.events import Cancel
 
     submit(str(run.pk), "cancel", Cancel(at=now_text(), by=by, reason=reason))
+
+
+class RetryRefused(Exception):
+    """A run that cannot be retried, with the reason."""
+
+
+def retry(run_id: str, by: str) -> None:
+    """Re-run the failed action of a failed run from the state just before it failed.
+
+    What had completed stays completed; the action gets the next attempt. Results that
+    arrived for the run's other actions after the failure are applied again, and timers
+    the failure cancelled are set again.
+    """
+    with transaction.atomic():
+        run = Run.objects.select_for_update().get(pk=run_id)
+        if run.status != RunStatus.FAILED.value or not run.redrive:
+            raise RetryRefused("only a run that an action's failure ended can be retried")
+        snapshot, key = run.redrive["snapshot"], run.redrive["key"]
+        state = RunState.from_json(snapshot, load_state(run).graphs)
+        waited = set(state.waits)
+        run.pending_events.filter(key__in=waited).exclude(key=key).update(applied_at=None)
+        due = [Timer(run=run, key=k, due_at=parse_time(d)) for d, k in state.timers()]
+        Timer.objects.bulk_create(due, ignore_conflicts=True)
+        Run.objects.filter(pk=run.pk).update(
+            snapshot=snapshot, status=state.status.value, error="", redrive=None
+        )
+        submit(str(run.pk), f"redrive|{key}|{timezone.now().isoformat()}",
+               Redrive(at=now_text(), key=key, by=by))  # fmt: skip
 
 
 def sweep(stale_after_s: float | None = None) -> dict[str, int]:

@@ -42,6 +42,11 @@ class Run(models.Model):
     error = models.TextField(blank=True, default="")
     snapshot = models.JSONField(default=dict)
     state = models.JSONField(default=dict, help_text="the run's state as it stands, for search")
+    redrive = models.JSONField(
+        null=True,
+        blank=True,
+        help_text="a failed action's key and the snapshot from just before it",
+    )
     trace_length = models.PositiveIntegerField(default=0)
     started_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True

@@ -124,9 +124,22 @@ class Cancel(Event):
     reason: str = ""
 
 
+@dataclass(frozen=True, kw_only=True)
+class Redrive(Event):
+    """Run a failed action again, from the state just before its failure (a retry).
+
+    The adapter restores that state first; this event then sends the action with the next
+    attempt, so nothing that had completed runs again.
+    """
+
+    kind: ClassVar[str] = "redrive"
+    key: str
+    by: str
+
+
 EVENT_TYPES: dict[str, type[Event]] = {
     cls.kind: cls
-    for cls in (Start, ActionCompleted, ActionFailed, ApprovalDecided, TimerFired, Cancel)
+    for cls in (Start, ActionCompleted, ActionFailed, ApprovalDecided, TimerFired, Cancel, Redrive)
 }
 
 

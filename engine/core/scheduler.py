@@ -25,6 +25,7 @@ from engine.core.events import (
     Command,
     Decision,
     Event,
+    Redrive,
     Refused,
     RequestApproval,
     RowStatus,
@@ -177,6 +178,8 @@ class Stepper:
             self.approval_decided(frame, event)
         elif isinstance(event, TimerFired):
             self.timer_fired(frame, key)
+        elif isinstance(event, Redrive):
+            self.redrive(frame, event)
 
     def cancel_run(self, event: Cancel) -> None:
         """Cancel every frame and finish the run as cancelled."""
@@ -949,6 +952,17 @@ class Stepper:
         self.row(frame, RowStatus.WAITING)
         self.trace("paused", frame, reason="timer", due=due)
         self.commands.append(SetTimer(key=key, due=due))
+
+    def redrive(self, frame: Frame, event: Redrive) -> None:
+        """Send the frame's action again with the next attempt (a retry of a failed run)."""
+        if frame.wait.get("action") != event.key:
+            self.refuse(event, f"{event.key} is not an action the run waits for")
+            return
+        self.clear_wait(frame)
+        self.trace("action.redriven", frame, attempt=frame.attempt + 1, by=event.by)
+        frame.attempt += 1
+        frame.state = FrameState.READY
+        self.execute(frame)
 
     def timer_fired(self, frame: Frame, key: str) -> None:
         if key.endswith("|timeout"):
