@@ -40,6 +40,7 @@ from engine.core.graph import Graph
 from engine.core.runtime import parse_time
 from engine.core.scheduler import step
 from engine.core.state import RunState
+from engine.faults import crash_point
 from engine.models import Dispatch, PendingEvent, Run, Timer
 from engine.store import DjangoStore
 
@@ -103,6 +104,7 @@ def advance(run_id: str) -> int:
             applied_at=timezone.now()
         )
         commit_step(run, state, commands)
+        crash_point("advance.before_commit")
     return len(pending)
 
 
@@ -115,6 +117,7 @@ def commit_step(run: Run, state: RunState, commands: list[Command]) -> None:
     Run.objects.filter(pk=run.pk).update(state=state.current_view())
     dispatches = record_dispatches(run, [c for c in commands if isinstance(c, RunAction)])
     record_timers(run, commands)
+    transaction.on_commit(lambda: crash_point("advance.after_commit"))
     if dispatches:
         transaction.on_commit(lambda: publish(dispatches))
 

@@ -7,6 +7,7 @@ from django.utils import timezone
 from engine import durable
 from engine.actions import ACTIONS
 from engine.core.runtime import perform
+from engine.faults import crash_point
 from engine.models import Dispatch
 
 
@@ -23,7 +24,9 @@ def run_action(dispatch_id: int) -> None:
     if dispatch is None:
         return  # a duplicate delivery of an action whose result is already recorded
     command = durable.action_command(dispatch.command)
+    crash_point("action.started")
     event = perform(ACTIONS, command, str(dispatch.run_id), durable.now_text)
+    crash_point("action.done")
     with transaction.atomic():
         durable.submit(str(dispatch.run_id), command.key, event)
         Dispatch.objects.filter(pk=dispatch_id).update(completed_at=timezone.now())

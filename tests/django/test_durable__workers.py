@@ -283,3 +283,24 @@ def test_every_message_delivered_twice_changes_no_result(cluster) -> None:  # ty
     assert resent  # every action message went out a second time
     expectations = {flow: expected(flow, data) for flow, data in CASES}
     assert [ids[str(r.pk)][0] for r in runs if outcome(r) != expectations[ids[str(r.pk)][0]]] == []
+
+
+@pytest.mark.parametrize(
+    "point", ["action.started", "action.done", "advance.before_commit", "advance.after_commit"]
+)
+def test_a_worker_killed_at_each_crash_point_loses_nothing(cluster, point: str) -> None:  # type: ignore[no-untyped-def]
+    flows.import_graph(Flow.objects.get(slug="staged-gathers").owner, CRASHY, "crashy", True)
+    data = {"items": list(range(1, 9))}
+    markers = cluster["tmp"] / "markers"
+    markers.mkdir()
+    env = {**cluster["env"], "BRAID_CRASH_AT": point, "BRAID_CRASH_MARKERS": str(markers)}
+    crashing = worker(env, "crashing", cluster["tmp"] / "crashing.log", beat=True)
+    try:
+        run_id = start(cluster["client"], "crashy", data)
+        (run,) = wait_finished([run_id], 120)
+    finally:
+        stop(crashing)
+    assert (markers / point).exists()  # the process really died there once
+    assert run.status == "completed", run.error
+    assert run.state["count"] == 36
+    assert outcome(run) == expected("crashy", data)

@@ -1,0 +1,28 @@
+"""Crash points for resilience tests: the process kills itself there, once per point.
+
+`BRAID_CRASH_AT=advance.before_commit,action.done` names the points and
+`BRAID_CRASH_MARKERS=/some/dir` is where each point notes that it fired, so a restarted
+or redelivered task does not crash again. With neither set (always, outside tests) a
+crash point is one dictionary lookup.
+"""
+
+import os
+import signal
+from pathlib import Path
+
+POINTS = frozenset(
+    {"action.started", "action.done", "advance.before_commit", "advance.after_commit"}
+)
+
+
+def crash_point(name: str) -> None:
+    """SIGKILL this process if the environment asks for a crash here and it has not yet."""
+    wanted = os.environ.get("BRAID_CRASH_AT")
+    if not wanted or name not in wanted.split(","):
+        return
+    marker = Path(os.environ["BRAID_CRASH_MARKERS"]) / name
+    try:
+        marker.touch(exist_ok=False)
+    except FileExistsError:
+        return
+    os.kill(os.getpid(), signal.SIGKILL)
