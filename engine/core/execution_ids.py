@@ -7,7 +7,7 @@ among them the one with the larger number at the first differing segment superse
 """
 
 from dataclasses import dataclass
-from functools import total_ordering
+from functools import lru_cache, total_ordering
 
 SEPARATOR = ":"
 ROOT = "root"
@@ -52,7 +52,12 @@ class ExecutionId:
 
     @classmethod
     def parse(cls, text: str) -> "ExecutionId":
-        """Parse `root:1:review:4`; raise ExecutionIdError on anything else."""
+        """Parse `root:1:review:4`; raise ExecutionIdError on anything else (cached)."""
+        return _parse(text)
+
+    @classmethod
+    def _parse_uncached(cls, text: str) -> "ExecutionId":
+        """Parse without the cache."""
         parts = text.split(SEPARATOR)
         if len(parts) % 2:
             raise ExecutionIdError(f"an execution id is name:number pairs: {text!r}")
@@ -122,6 +127,12 @@ class ExecutionId:
     def decode(cls, text: str) -> "ExecutionId":
         """Invert encode()."""
         return cls.parse(text)
+
+
+@lru_cache(maxsize=65536)
+def _parse(text: str) -> ExecutionId:
+    """Parse once per distinct text: the ids of one run repeat in every row and token."""
+    return ExecutionId._parse_uncached(text)
 
 
 def common_prefix(ids: list[ExecutionId]) -> ExecutionId:
