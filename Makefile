@@ -68,10 +68,13 @@ typecheck: install
 bench: $(INSTALLED)
 	$(VENV)/bin/pip install -q -e '.[bench]'
 	$(PY) -m bench.run --out bench/RESULTS.md
+	$(PY) bench/bench_validate.py
+	$(PY) -m bench.durable --out bench/DURABLE.md
 
 bench-quick: $(INSTALLED)
 	$(VENV)/bin/pip install -q -e '.[bench]'
 	$(PY) -m bench.run --quick
+	$(PY) bench/bench_validate.py --quick
 
 clean:
 	rm -rf $(VENV) frontend/node_modules static/dist

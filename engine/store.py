@@ -16,8 +16,7 @@ from django.utils import timezone
 
 from engine.core.events import RowStatus as CoreRowStatus
 from engine.core.events import RunStatus, Trace, WriteRow
-from engine.core.execution_ids import ExecutionId
-from engine.core.rows import NodeRow
+from engine.core.rows import NodeRow, apply_write
 from engine.core.store import StoredRun, UnknownRun
 from engine.models import NodeState, Run, TraceEvent
 from engine.models import RowStatus as RowChoices
@@ -25,15 +24,15 @@ from engine.models import RowStatus as RowChoices
 TERMINAL = (RowChoices.COMPLETED.value, RowChoices.FAILED.value)
 
 
-def fenced_upsert_sql() -> str:
-    """Return the fenced upsert for this database (byte order for ids on PostgreSQL)."""
+def fenced_upsert_sql(count: int) -> str:
+    """Return the fenced upsert of `count` rows (byte order for ids on PostgreSQL)."""
     table = NodeState._meta.db_table
     collate = ' COLLATE "C"' if connection.vendor == "postgresql" else ""
     new, old = f"excluded.status_detail{collate}", f"{table}.status_detail{collate}"
     return f"""
         INSERT INTO {table} (run_id, node, status, status_detail, execution_id, result, attempt,
                              updated_at)
-        VALUES (%s, %s, %s, %s, %s, %s, %s, %s)
+        VALUES {{values}}
         ON CONFLICT (run_id, node) DO UPDATE SET
             status = excluded.status, status_detail = excluded.status_detail,
             execution_id = excluded.execution_id, result = excluded.result,
@@ -42,22 +41,41 @@ def fenced_upsert_sql() -> str:
            OR ({new} = {old} AND (excluded.attempt > {table}.attempt
                OR (excluded.attempt = {table}.attempt
                    AND {table}.status NOT IN ('{TERMINAL[0]}', '{TERMINAL[1]}'))))
+    """.replace("{values}", ", ".join(["(%s, %s, %s, %s, %s, %s, %s, %s)"] * count))
+
+
+ROWS_PER_STATEMENT = 500
+
+
+def collapse(rows: Sequence[WriteRow]) -> list[NodeRow]:
+    """Fold one batch's writes per node with the fence rule itself.
+
+    What lands of the folded batch over a stored row is what the writes would leave one by
+    one, and one statement may not touch a row twice.
     """
+    winners: dict[str, NodeRow] = {}
+    for row in rows:
+        apply_write(winners, row)
+    return list(winners.values())
 
 
 def write_rows(run_id: str, rows: Sequence[WriteRow]) -> None:
-    """Apply fenced writes in one executemany."""
+    """Apply fenced writes: one multi-row upsert per 500 nodes, no read before."""
     if not rows:
         return
     now = timezone.now()
-    params = [
-        (str(run_id).replace("-", "") if connection.vendor == "sqlite" else str(run_id),
-         row.node, row.status.value, ExecutionId.parse(row.execution_id).encode(),
-         row.execution_id, json.dumps(row.result), row.attempt, now)
-        for row in rows
-    ]  # fmt: skip
+    key = str(run_id).replace("-", "") if connection.vendor == "sqlite" else str(run_id)
+    batch = collapse(rows)
     with connection.cursor() as cursor:
-        cursor.executemany(fenced_upsert_sql(), params)
+        for start in range(0, len(batch), ROWS_PER_STATEMENT):
+            chunk = batch[start : start + ROWS_PER_STATEMENT]
+            params = [
+                value
+                for row in chunk
+                for value in (key, row.node, row.status.value, row.status_detail,
+                              row.execution_id, json.dumps(row.result), row.attempt, now)
+            ]  # fmt: skip
+            cursor.execute(fenced_upsert_sql(len(chunk)), params)
 
 
 class DjangoStore:

@@ -1,0 +1,403 @@
+"""The results as markdown: machine facts, one table per shape, growth exponents, targets."""
+
+from __future__ import annotations
+
+import datetime as dt
+import importlib.metadata
+import os
+import platform
+import subprocess
+import sys
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from bench.measure import Stats, format_seconds, growth
+from bench.shapes import NESTED_ITEMS, SHAPE_TITLES, Shape
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ("braid", "langgraph", "langgraph-checkpoint", "SpiffWorkflow")
+LINEAR_LIMIT = 1.15  # a growth exponent at or below this counts as linear
+SPEEDUP_TARGET = 5.0
+
+# (peer, Braid subject it is compared with, column title)
+RATIOS: tuple[tuple[str, str, str], ...] = (
+    ("langgraph", "braid", "LangGraph ÷ Braid task"),
+    ("langgraph", "braid-set", "LangGraph ÷ Braid set"),
+    ("langgraph-saver", "braid-snapshot", "LangGraph+saver ÷ Braid+snapshot"),
+    ("spiff", "braid", "Spiff ÷ Braid task"),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """One measurement (subject, shape, N): its timed runs, or why there are none."""
+
+    subject: str
+    shape: Shape
+    n: int
+    runs: tuple[float, ...] = ()
+    work: int = 0
+    note: str | None = None  # why there are no runs
+    warm_up: float | None = None
+    remark: str | None = None  # said about a measured outcome
+
+    @property
+    def stats(self) -> Stats | None:
+        """Return the statistics of the runs, if any."""
+        return Stats(self.runs) if self.runs else None
+
+    @property
+    def per_node_us(self) -> float | None:
+        """Return the median run time per work node, in microseconds."""
+        stats = self.stats
+        return stats.median / self.work * 1e6 if stats and self.work else None
+
+
+@dataclass
+class Results:
+    """Every outcome of one benchmark run, with the subjects' labels in column order."""
+
+    labels: dict[str, str]
+    outcomes: list[Outcome] = field(default_factory=list)
+
+    def get(self, subject: str, shape: Shape, n: int) -> Outcome | None:
+        """Return the outcome of one measurement."""
+        for outcome in self.outcomes:
+            if (outcome.subject, outcome.shape, outcome.n) == (subject, shape, n):
+                return outcome
+        return None
+
+    def sizes(self, shape: Shape) -> list[int]:
+        """Return the sizes measured for a shape, ascending."""
+        return sorted({o.n for o in self.outcomes if o.shape is shape})
+
+    def shapes(self) -> list[Shape]:
+        """Return the shapes present, in declaration order."""
+        present = {o.shape for o in self.outcomes}
+        return [shape for shape in Shape if shape in present]
+
+    def points(self, subject: str, shape: Shape) -> list[tuple[int, float]]:
+        """Return (N, median seconds) of a subject's measured sizes of a shape."""
+        found = []
+        for n in self.sizes(shape):
+            outcome = self.get(subject, shape, n)
+            if outcome is not None and outcome.stats is not None:
+                found.append((n, outcome.stats.median))
+        return found
+
+    def ratio(self, peer: str, braid: str, shape: Shape, n: int) -> float | None:
+        """Return how many times more time per node the peer took than Braid."""
+        slow, fast = self.get(peer, shape, n), self.get(braid, shape, n)
+        if slow is None or fast is None or not slow.per_node_us or not fast.per_node_us:
+            return None
+        return slow.per_node_us / fast.per_node_us
+
+
+# --------------------------------------------------------------------------------- facts
+
+
+def command_output(*argv: str) -> str:
+    """Return a read-only command's stripped output, or '' when it fails."""
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, cwd=ROOT, check=False)
+    except OSError:
+        return ""
+    return done.stdout.strip()
+
+
+def cpu_model() -> str:
+    """Return the CPU model name from /proc/cpuinfo."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def load_average() -> str:
+    """Return the 1/5/15-minute load averages."""
+    return " / ".join(f"{value:.2f}" for value in os.getloadavg())
+
+
+def machine_facts() -> list[tuple[str, str]]:
+    """Return what the numbers depend on: CPUs, Python, OS, load."""
+    return [
+        ("nproc", f"{os.cpu_count()} (usable by this process: {len(os.sched_getaffinity(0))})"),
+        ("CPU model", cpu_model()),
+        ("Python", sys.version.split()[0] + f" ({platform.python_implementation()})"),
+        ("OS", platform.platform()),
+        ("load average at the start (1/5/15 min)", load_average()),
+    ]
+
+
+def version(distribution: str) -> str:
+    """Return an installed distribution's version."""
+    try:
+        return importlib.metadata.version(distribution)
+    except importlib.metadata.PackageNotFoundError:
+        return "not installed"
+
+
+def package_versions() -> list[tuple[str, str]]:
+    """Return the versions of Braid, its peers and its CEL backend."""
+    rows = [(name, version(name)) for name in PACKAGES]
+    cel = importlib.metadata.packages_distributions().get("cel", ["cel"])[0]
+    rows.append((f"{cel} (Braid's CEL)", version(cel)))
+    head = command_output("git", "rev-parse", "--short", "HEAD")
+    dirty = command_output("git", "status", "--porcelain", "--", "engine")
+    changed = ", ".join(line[3:] for line in dirty.splitlines()) or "none"
+    rows.append(
+        ("Braid commit", f"{head or 'unknown'} (engine files changed in the tree: {changed})")
+    )
+    return rows
+
+
+# --------------------------------------------------------------------------------- tables
+
+
+def table(header: Iterable[str], rows: Iterable[Iterable[str]]) -> list[str]:
+    """Return a markdown table."""
+    head = list(header)
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return lines
+
+
+def cell(outcome: Outcome | None) -> str:
+    """Return 'µs/node (±spread)' or a dash for a missing measurement."""
+    if outcome is None or outcome.stats is None or outcome.per_node_us is None:
+        return "—"
+    return f"{outcome.per_node_us:,.1f} (±{outcome.stats.spread / 2:.0%})"
+
+
+def times(ratio: float | None) -> str:
+    """Return a ratio as '7.3x'."""
+    return "—" if ratio is None else f"{ratio:.1f}x"
+
+
+def ratio_columns(results: Results) -> list[tuple[str, str, str]]:
+    """Return the ratio columns whose both subjects were measured."""
+    subjects = {o.subject for o in results.outcomes}
+    return [r for r in RATIOS if r[0] in subjects and r[1] in subjects]
+
+
+def shape_table(results: Results, shape: Shape) -> list[str]:
+    """Return the side-by-side table of one shape: µs/node per subject, then the ratios."""
+    subjects = [key for key in results.labels if any(o.subject == key for o in results.outcomes)]
+    ratios = ratio_columns(results)
+    header = ["N", *(f"{results.labels[key]}" for key in subjects), *(r[2] for r in ratios)]
+    rows = []
+    for n in results.sizes(shape):
+        values = [cell(results.get(key, shape, n)) for key in subjects]
+        quotients = [times(results.ratio(peer, braid, shape, n)) for peer, braid, _ in ratios]
+        rows.append([f"{n:,}", *values, *quotients])
+    return table(header, rows)
+
+
+def detail_rows(results: Results, shape: Shape) -> list[list[str]]:
+    """Return one row per measured (subject, N): runs, median, min, max, spread."""
+    rows = []
+    for key, label in results.labels.items():
+        for n in results.sizes(shape):
+            outcome = results.get(key, shape, n)
+            stats = outcome.stats if outcome else None
+            if outcome is None or stats is None:
+                continue
+            rows.append([
+                label, f"{n:,}", str(len(stats.runs)), format_seconds(stats.median),
+                format_seconds(stats.low), format_seconds(stats.high), f"{stats.spread:.0%}",
+                cell(outcome).split(" ")[0],
+            ])  # fmt: skip
+    return rows
+
+
+def notes(results: Results, shape: Shape) -> list[str]:
+    """Return one line per skipped or failed measurement of a shape."""
+    lines = []
+    for key, label in results.labels.items():
+        for n in results.sizes(shape):
+            outcome = results.get(key, shape, n)
+            said = outcome and (outcome.note or outcome.remark)
+            if said:
+                lines.append(f"- {label}, N = {n:,}: {said}")
+    return lines
+
+
+def shape_section(results: Results, shape: Shape) -> list[str]:
+    """Return the section of one shape."""
+    title = SHAPE_TITLES[shape]
+    unit = (
+        f"N = {NESTED_ITEMS} items, {NESTED_ITEMS * 4} work nodes"
+        if shape is Shape.FOREACH_FORK
+        else "N work nodes"
+    )
+    lines = [f"### {title}", "", f"µs per work node ({unit}), median (± half the spread):", ""]
+    lines += shape_table(results, shape)
+    lines += ["", "<details><summary>runs, median, min, max, spread</summary>", ""]
+    header = ["subject", "N", "runs", "median", "min", "max", "spread", "µs/node"]
+    lines += table(header, detail_rows(results, shape))
+    lines += ["", "</details>", ""]
+    skipped = notes(results, shape)
+    return lines + ([*skipped, ""] if skipped else [])
+
+
+def headline_section(results: Results, n: int) -> list[str]:
+    """Return one row per shape at N (the foreach x fork at its only size)."""
+    subjects = [key for key in results.labels if any(o.subject == key for o in results.outcomes)]
+    ratios = ratio_columns(results)
+    header = ["shape", *(results.labels[key] for key in subjects), *(r[2] for r in ratios)]
+    rows = []
+    for shape in results.shapes():
+        size = n if n in results.sizes(shape) else max(results.sizes(shape))
+        values = [cell(results.get(key, shape, size)) for key in subjects]
+        quotients = [times(results.ratio(peer, braid, shape, size)) for peer, braid, _ in ratios]
+        rows.append([f"{shape.value} (N = {size:,})", *values, *quotients])
+    intro = [f"## Headline: µs per work node at N = {n:,}", ""]
+    return [*intro, *table(header, rows), ""]
+
+
+# --------------------------------------------------------------------------------- growth
+
+
+def exponents(results: Results, subject: str, shape: Shape) -> tuple[float | None, float | None]:
+    """Return the fitted exponent over every measured N and over the last two sizes."""
+    points = results.points(subject, shape)
+    return growth(points), growth(points[-2:])
+
+
+def exponent_cell(fit: float | None, tail: float | None, points: list[tuple[int, float]]) -> str:
+    """Return 'fit 0.97 · last step 1.02 (N 10-10,000)'."""
+    if fit is None or tail is None:
+        return "—"
+    span = f"N {points[0][0]:,}-{points[-1][0]:,}"
+    return f"{fit:.2f} · last step {tail:.2f} ({span})"
+
+
+def growth_section(results: Results) -> list[str]:
+    """Return the table of growth exponents (least squares of log time on log N)."""
+    shapes = [s for s in results.shapes() if len(results.sizes(s)) > 1]
+    rows = []
+    for key, label in results.labels.items():
+        cells = []
+        for shape in shapes:
+            fit, tail = exponents(results, key, shape)
+            cells.append(exponent_cell(fit, tail, results.points(key, shape)))
+        if any(c != "—" for c in cells):
+            rows.append([label, *cells])
+    intro = [
+        "## Growth exponents",
+        "",
+        "Least-squares slope of log(median time) against log(N) over every measured N, and the",
+        "slope of the last step alone (1 = linear, 2 = quadratic; fixed costs pull small-N fits",
+        "below 1, so the last step is the honest test of linearity).",
+        "",
+    ]
+    return intro + table(["subject", *(s.value for s in shapes)], rows) + [""]
+
+
+# --------------------------------------------------------------------------------- targets
+
+
+def speed_target(results: Results, shape: Shape, n: int) -> str:
+    """Return the verdict on 'Braid at least 5x faster per node than LangGraph'."""
+    ratio = results.ratio("langgraph", "braid", shape, n)
+    if ratio is None:
+        return f"- {shape.value}, N = {n:,}: not measured"
+    verdict = "MET" if ratio >= SPEEDUP_TARGET else "MISSED"
+    braid, peer = results.get("braid", shape, n), results.get("langgraph", shape, n)
+    assert braid is not None and peer is not None
+    return (
+        f"- **{verdict}** — {shape.value}, N = {n:,}: Braid task {braid.per_node_us:,.1f} µs/node, "
+        f"LangGraph {peer.per_node_us:,.1f} µs/node: {ratio:.1f}x (target ≥ {SPEEDUP_TARGET:.0f}x)"
+    )
+
+
+def linear_target(results: Results, shape: Shape, top: int) -> str:
+    """Return the verdict on 'Braid linear up to N = 10,000'."""
+    points = results.points("braid", shape)
+    if not points or points[-1][0] < top:
+        return f"- {shape.value}: N = {top:,} not measured in this run"
+    fit, tail = growth(points), growth(points[-2:])
+    assert fit is not None and tail is not None
+    verdict = "MET" if max(fit, tail) <= LINEAR_LIMIT else "MISSED"
+    return (
+        f"- **{verdict}** — {shape.value}: exponent {fit:.2f} over N {points[0][0]:,}-{top:,}, "
+        f"{tail:.2f} from N = {points[-2][0]:,} to {top:,} (linear: ≤ {LINEAR_LIMIT})"
+    )
+
+
+def targets_section(results: Results, top: int) -> list[str]:
+    """Return the targets, each met or missed."""
+    lines = ["## Targets", "", f"Braid ≥ {SPEEDUP_TARGET:.0f}x faster per node than LangGraph:"]
+    lines += [speed_target(results, shape, 1_000) for shape in (Shape.CHAIN, Shape.FORK)]
+    lines += ["", f"Braid task linear up to N = {top:,}:"]
+    lines += [
+        linear_target(results, shape, top) for shape in (Shape.CHAIN, Shape.FORK, Shape.FOREACH)
+    ]
+    return [*lines, ""]
+
+
+# --------------------------------------------------------------------------------- document
+
+
+METHOD = """\
+How it is measured: each (subject, shape) runs in a fresh Python process. Per size: the flow
+is built and compiled untimed (Braid: generated document, `validate()`, `Graph.from_json`;
+LangGraph: `StateGraph.compile`; Spiff: BPMN parse), one warm-up run, then at least 5 timed
+runs (more for short runs), each after `gc.collect()`, each a whole run from a fresh
+store/thread to completion. A work node is one no-op call: a Braid `task` with the `noop`
+action (or a `set` node evaluating `['x']` into an `append` field), a LangGraph node, a BPMN
+script task running `pass`. Braid's fork gathers through `slots` b1..bN; LangGraph fans out
+with `Send` into an `operator.add` field (its foreach is `Send` with `max_concurrency` 64, its
+foreach x fork is `Send` into a fork/join subgraph); Spiff uses a BPMN parallel gateway split
+and join. "+snapshot/step" commits `RunState.to_json()` after every step; "+saver" is
+LangGraph's `InMemorySaver`. A ratio is the peer's µs/node over Braid's: above 1, Braid is
+faster. The machine is shared and noisy: compare side by side, not across runs."""
+
+
+@dataclass(frozen=True, slots=True)
+class RunInfo:
+    """How the benchmark was run."""
+
+    mode: str
+    budget_s: float
+    top: int  # the largest N
+    elapsed_s: float
+    facts: list[tuple[str, str]]
+
+
+def render(results: Results, info: RunInfo) -> str:
+    """Return the whole markdown report."""
+    today = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    lines = [
+        "# Braid engine-core benchmarks",
+        "",
+        f"Written by `make {info.mode}` on {today} in {info.elapsed_s / 60:.1f} min, "
+        f"with a budget of {info.budget_s:.0f} s per measurement.",
+        "",
+        "## Machine",
+        "",
+    ]
+    facts = [*info.facts, ("load average at the end (1/5/15 min)", load_average())]
+    lines += table(["fact", "value"], facts)
+    lines += ["", "## Packages", "", *table(["package", "version"], package_versions())]
+    lines += ["", METHOD, ""]
+    lines += targets_section(results, info.top)
+    lines += headline_section(results, min(1_000, info.top))
+    lines += ["## Results per shape", ""]
+    for shape in results.shapes():
+        lines += shape_section(results, shape)
+    lines += growth_section(results)
+    lines += [
+        "## Rerun",
+        "",
+        "- `make bench` — everything, N up to 10,000 (about 20 minutes); writes this file.",
+        "- `make bench-quick` — N up to 1,000 (under 3 minutes); prints the same tables.",
+        "- One slice: `.venv/bin/python -m bench.run --shapes fork --subjects braid,langgraph "
+        "--sizes 10,100,1000`.",
+        "",
+    ]
+    return "\n".join(lines)

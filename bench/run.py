@@ -1,0 +1,151 @@
+"""Run Braid and its peers on the same shapes, print the ratios, and write the report.
+
+Usage: python -m bench.run [--quick] [--out bench/RESULTS.md] [--shapes chain,fork]
+       [--subjects braid,langgraph] [--sizes 10,100,1000] [--budget 60]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import selectors
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from bench.measure import format_seconds
+from bench.report import ROOT, Outcome, Results, RunInfo, machine_facts, render
+from bench.series import SUBJECTS
+from bench.shapes import NESTED_ITEMS, Shape
+
+FULL_SIZES = (10, 100, 1_000, 10_000)
+QUICK_SIZES = (10, 100, 1_000)
+SLACK_S = 30.0  # building a flow (validation, compilation) is untimed but takes a while
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """What one benchmark run measures, and how long each measurement may take."""
+
+    shapes: tuple[Shape, ...]
+    subjects: tuple[str, ...]
+    sizes: tuple[int, ...]
+    budget_s: float  # per measurement: warm-up plus the timed runs
+    target_s: float  # short runs repeat until about this much time is measured
+
+
+def parse_plan(argv: list[str]) -> tuple[Plan, Path | None, str]:
+    """Return the plan, the report path and the mode name from the command line."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="N up to 1,000, smaller budgets")
+    parser.add_argument("--out", type=Path, help="write the markdown report here")
+    parser.add_argument("--shapes", default=",".join(s.value for s in Shape))
+    parser.add_argument("--subjects", default=",".join(SUBJECTS))
+    parser.add_argument("--sizes", help="comma-separated N (default: 10..10,000; quick: ..1,000)")
+    parser.add_argument("--budget", type=float, help="seconds per measurement (120; quick: 10)")
+    args = parser.parse_args(argv)
+    default_sizes = QUICK_SIZES if args.quick else FULL_SIZES
+    sizes = tuple(int(s) for s in args.sizes.split(",")) if args.sizes else default_sizes
+    plan = Plan(
+        shapes=tuple(Shape(s) for s in args.shapes.split(",")),
+        subjects=tuple(key for key in args.subjects.split(",") if key in SUBJECTS),
+        sizes=sizes,
+        budget_s=args.budget or (10.0 if args.quick else 120.0),
+        target_s=0.3 if args.quick else 1.0,
+    )
+    return plan, args.out, "bench-quick" if args.quick else "bench"
+
+
+def shape_sizes(plan: Plan, shape: Shape) -> tuple[int, ...]:
+    """Return the sizes of a shape: the foreach x fork has one size, 100 items."""
+    return (NESTED_ITEMS,) if shape is Shape.FOREACH_FORK else plan.sizes
+
+
+def read_line(process: subprocess.Popen[str], timeout_s: float) -> dict[str, Any] | None:
+    """Return the child's next JSON line, or None at its end or when the time is up."""
+    assert process.stdout is not None
+    with selectors.DefaultSelector() as selector:
+        selector.register(process.stdout, selectors.EVENT_READ)
+        if not selector.select(timeout_s):
+            return None
+    line = process.stdout.readline()
+    return json.loads(line) if line else None
+
+
+def outcome_of(key: str, shape: Shape, record: dict[str, Any]) -> Outcome:
+    """Return the outcome of one result line."""
+    note = record.get("skipped") or record.get("error")
+    return Outcome(
+        subject=key,
+        shape=shape,
+        n=record["n"],
+        runs=tuple(record.get("runs", ())),
+        work=record.get("work", 0),
+        note=note,
+        warm_up=record.get("warm_up"),
+        remark=record.get("remark"),
+    )
+
+
+def run_series(key: str, shape: Shape, sizes: tuple[int, ...], plan: Plan) -> list[Outcome]:
+    """Measure one subject on one shape in a child process; kill it when it overruns."""
+    argv = [sys.executable, "-m", "bench.series", key, shape.value]
+    argv += [",".join(map(str, sizes)), str(plan.budget_s), str(plan.target_s)]
+    process = subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    outcomes: list[Outcome] = []
+    pending = list(sizes)
+    try:
+        while pending:
+            record = read_line(process, plan.budget_s + SLACK_S)
+            if record is None:
+                break
+            if record["event"] == "result":
+                outcomes.append(outcome_of(key, shape, record))
+                pending.remove(record["n"])
+                progress(outcomes[-1])
+    finally:
+        if process.poll() is None:
+            process.kill()
+        process.wait()
+    killed = f"skipped: over budget (no result within {plan.budget_s + SLACK_S:.0f} s)"
+    return outcomes + [Outcome(key, shape, n, note=killed) for n in pending]
+
+
+def progress(outcome: Outcome) -> None:
+    """Print one line per measurement to stderr."""
+    stats = outcome.stats
+    if stats is None:
+        detail = outcome.note or ""
+    else:
+        detail = (
+            f"median {format_seconds(stats.median)} ({outcome.per_node_us:,.1f} µs/node), "
+            f"{len(stats.runs)} runs, spread {stats.spread:.0%}"
+        )
+    print(f"  {outcome.shape.value:<13} {outcome.subject:<16} N={outcome.n:<6} {detail}",
+          file=sys.stderr, flush=True)  # fmt: skip
+
+
+def main(argv: list[str]) -> int:
+    """Run the plan, print the report, and write it when asked."""
+    plan, out, mode = parse_plan(argv)
+    facts = machine_facts()
+    started = time.perf_counter()
+    labels = {key: SUBJECTS[key].label for key in plan.subjects}
+    results = Results(labels)
+    for shape in plan.shapes:
+        for key in plan.subjects:
+            results.outcomes += run_series(key, shape, shape_sizes(plan, shape), plan)
+    info = RunInfo(mode, plan.budget_s, max(plan.sizes), time.perf_counter() - started, facts)
+    report = render(results, info)
+    print(report)
+    if out is not None:
+        out.write_text(report)
+        print(f"wrote {out}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
