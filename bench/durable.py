@@ -1,6 +1,6 @@
 """Durable Braid on PostgreSQL, Redis and real worker processes, against raw Celery and psycopg.
 
-Usage: python -m bench.durable [--quick] [--out bench/DURABLE.md]
+Usage: python -m bench.durable [--quick] [--out bench/DURABLE.md] [--only fork,peer,...]
 
 One run creates a fresh PostgreSQL database (dropped at the end), migrates it, loads the
 demo flows and measures, in this order:
@@ -1230,31 +1230,50 @@ def worker_env(database: str, var_dir: str) -> dict[str, str]:
     return env
 
 
-def run_everything(results: Results, procs: Processes) -> None:
+SECTIONS = ("round_trips", "snapshots", "limit", "throughput", "latency", "fork", "peer")
+
+
+def run_everything(results: Results, procs: Processes, only: set[str]) -> None:
     """Set up, measure in-process, then on the Braid workers, then on the peer workers."""
     plan, database, env = results.plan, results.database, procs.env
     results.setup["migrate_s"] = manage(env, "migrate", "--noinput")
     results.setup["demo_s"] = manage(env, "braid", "demo")
-    section(results, "round_trips", lambda: measure_round_trips(plan))
-    section(results, "snapshots", lambda: measure_snapshots(plan))
-    section(results, "limit", lambda: measure_limit(plan, database))
+    measures: dict[str, Callable[[], dict[str, Any]]] = {
+        "round_trips": lambda: measure_round_trips(plan),
+        "snapshots": lambda: measure_snapshots(plan),
+        "limit": lambda: measure_limit(plan, database),
+        "throughput": lambda: measure_throughput(plan, database),
+        "latency": lambda: measure_latency(plan, database),
+        "fork": lambda: measure_fork(plan, database),
+        "peer": lambda: measure_peer(plan),
+    }
+    for name in ("round_trips", "snapshots", "limit"):
+        if name in only:
+            section(results, name, measures[name])
     flush_redis()  # the in-process runs published messages nobody needs
+    on_workers(results, procs, "braid", {"throughput", "latency", "fork"} & only, measures)
+    on_workers(results, procs, "bench.durable", {"peer"} & only, measures)
+
+
+def on_workers(results: Results, procs: Processes, app_name: str, names: set[str],
+               measures: dict[str, Callable[[], dict[str, Any]]]) -> None:  # fmt: skip
+    """Start two workers of an app, take the measurements in order, stop the workers."""
+    if not names:
+        return
     started = time.monotonic()
-    braid = start_workers(procs, "braid", ["braid-one", "braid-two"], [["--beat"], []])
-    results.setup["braid_workers_ready_s"] = time.monotonic() - started
-    section(results, "throughput", lambda: measure_throughput(plan, database))
-    section(results, "latency", lambda: measure_latency(plan, database))
-    section(results, "fork", lambda: measure_fork(plan, database))
-    for process in braid:
-        procs.stop(process)
-    started = time.monotonic()
-    peers = start_workers(
-        procs, "bench.durable", ["peer-one", "peer-two"], [["-Q", PEER_QUEUE]] * 2
-    )
-    results.setup["peer_workers_ready_s"] = time.monotonic() - started
-    section(results, "peer", lambda: measure_peer(plan))
-    for process in peers:
-        procs.stop(process)
+    if app_name == "braid":
+        workers = start_workers(procs, app_name, ["braid-one", "braid-two"], [["--beat"], []])
+    else:
+        workers = start_workers(procs, app_name, ["peer-one", "peer-two"],
+                                [["-Q", PEER_QUEUE]] * 2)  # fmt: skip
+    label = "braid_workers_ready_s" if app_name == "braid" else "peer_workers_ready_s"
+    results.setup[label] = time.monotonic() - started
+    try:
+        for name in (n for n in SECTIONS if n in names):
+            section(results, name, measures[name])
+    finally:
+        for process in workers:
+            procs.stop(process)
 
 
 def terminate(signum: int, frame: object) -> None:
@@ -1266,6 +1285,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="smaller sizes, under 3 minutes")
     parser.add_argument("--out", type=Path, help="write the markdown report here")
+    parser.add_argument("--only", default=",".join(SECTIONS), help="comma-separated sections")
     args = parser.parse_args(argv)
     signal.signal(signal.SIGTERM, terminate)
     plan = QUICK if args.quick else FULL
@@ -1280,7 +1300,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         flush_redis()
         configure_django(procs.env)
-        run_everything(results, procs)
+        run_everything(results, procs, set(args.only.split(",")))
     finally:
         procs.stop_all()
         cleanup(database)
@@ -1571,7 +1591,7 @@ def render(results: Results) -> str:
         out += (
             table(results.parts[key])
             if key in results.parts
-            else [f"Failed: {results.errors.get(key)}"]
+            else [f"Failed: {results.errors[key]}" if key in results.errors else "Not measured."]
         )
         out += METHODS.get(key, [])
     out += ["", "## Wide fork vs a raw Celery chord", "", *fork_table(results)]
