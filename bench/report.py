@@ -147,8 +147,8 @@ def package_versions() -> list[tuple[str, str]]:
     cel = importlib.metadata.packages_distributions().get("cel", ["cel"])[0]
     rows.append((f"{cel} (Braid's CEL)", version(cel)))
     head = command_output("git", "rev-parse", "--short", "HEAD")
-    dirty = command_output("git", "status", "--porcelain", "--", "engine")
-    changed = ", ".join(line[3:] for line in dirty.splitlines()) or "none"
+    dirty = command_output("git", "diff", "--name-only", "HEAD", "--", "engine")
+    changed = ", ".join(dirty.splitlines()) or "none"
     rows.append(
         ("Braid commit", f"{head or 'unknown'} (engine files changed in the tree: {changed})")
     )
@@ -175,7 +175,9 @@ def cell(outcome: Outcome | None) -> str:
 
 def times(ratio: float | None) -> str:
     """Return a ratio as '7.3x'."""
-    return "—" if ratio is None else f"{ratio:.1f}x"
+    if ratio is None:
+        return "—"
+    return f"{ratio:.1f}x" if ratio >= 0.1 else f"{ratio:.2g}x"
 
 
 def ratio_columns(results: Results) -> list[tuple[str, str, str]]:
@@ -394,7 +396,7 @@ def render(results: Results, info: RunInfo) -> str:
     lines += [
         "## Rerun",
         "",
-        "- `make bench` — everything, N up to 10,000 (about 20 minutes); writes this file.",
+        "- `make bench` — everything, N up to 10,000 (about 15 minutes); writes this file.",
         "- `make bench-quick` — N up to 1,000 (under 3 minutes); prints the same tables.",
         "- One slice: `.venv/bin/python -m bench.run --shapes fork --subjects braid,langgraph "
         "--sizes 10,100,1000`.",
