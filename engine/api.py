@@ -13,10 +13,10 @@ from rest_framework.response import Response
 from braid.auth import Role, has_role
 from engine import durable, services
 from engine.core.colors import colors
-from engine.core.events import RowStatus, RunStatus
+from engine.core.events import RunStatus
 from engine.core.graph import Graph
-from engine.core.rows import NodeRow
-from engine.models import NodeState, Run, TraceEvent
+from engine.models import Run, TraceEvent
+from engine.store import DjangoStore
 
 
 class RunSerializer(serializers.ModelSerializer):
@@ -52,7 +52,7 @@ class CancelSerializer(serializers.Serializer):
     reason = serializers.CharField(required=False, allow_blank=True, default="", max_length=500)
 
 
-class IsAdminForCancel(BasePermission):
+class IsAdmin(BasePermission):
     """Only admins cancel and retry runs."""
 
     message = "Only admins may cancel or retry runs."
@@ -136,13 +136,7 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
     def tree(self, request: Request, pk: str) -> Response:
         """Return the run's node rows and every node's color, from one SELECT of its rows."""
         run = self.get_object()
-        fields = ("node", "status", "execution_id", "result", "attempt")
-        rows = {
-            node: NodeRow(node, RowStatus(status), execution_id, result, attempt)
-            for node, status, execution_id, result, attempt in NodeState.objects.filter(
-                run=run
-            ).values_list(*fields)
-        }
+        rows = DjangoStore().rows(str(run.pk))
         graphs = {key: Graph.from_json(doc) for key, doc in run.graphs.items()}
         return Response({
             "run": str(run.pk), "status": run.status,
@@ -161,7 +155,7 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
         return self.get_paginated_response(body)
 
     @extend_schema(request=CancelSerializer, responses={202: RunSerializer})
-    @action(detail=True, methods=["post"], permission_classes=[IsAdminForCancel])
+    @action(detail=True, methods=["post"], permission_classes=[IsAdmin])
     def cancel(self, request: Request, pk: str) -> Response:
         """Cancel a run: every frame stops; the cancel is recorded with who asked."""
         run = self.get_object()
@@ -175,7 +169,7 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
         return Response(RunSerializer(run).data, status=status.HTTP_202_ACCEPTED)
 
     @extend_schema(request=None, responses={202: RunSerializer})
-    @action(detail=True, methods=["post"], permission_classes=[IsAdminForCancel])
+    @action(detail=True, methods=["post"], permission_classes=[IsAdmin])
     def retry(self, request: Request, pk: str) -> Response:
         """Retry a run an action's failure ended: only that action runs again."""
         run = self.get_object()
