@@ -41,7 +41,7 @@ run-scaled: install
 	@test -n "$$DATABASE_URL" -a -n "$$REDIS_URL" || { echo "set DATABASE_URL and REDIS_URL" >&2; exit 1; }
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py braid demo
-	$(VENV)/bin/honcho -f Procfile start
+	$(PY) -m braid.supervise Procfile
 
 test: install
 	cd frontend && npm test --silent

@@ -1,0 +1,138 @@
+"""`python -m braid.supervise Procfile`: run every process of a Procfile and keep them up.
+
+`make run-scaled` uses it instead of a plain Procfile runner, which ends every process as
+soon as one exits: a worker killed by the OOM killer or by hand would take Daphne and the
+other worker with it. Here a process that exits is restarted (after 1 s, doubling up to
+30 s while it keeps dying young), its leftover process group is killed first, and Ctrl-C
+or SIGTERM stops them all. Each output line is prefixed with the process's name.
+"""
+
+import os
+import shlex
+import signal
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+FIRST_DELAY_S = 1.0
+MAX_DELAY_S = 30.0
+HEALTHY_AFTER_S = 60.0
+STOP_GRACE_S = 15.0
+
+
+def read_procfile(path: Path) -> dict[str, str]:
+    """Return the `name: command` lines of a Procfile, in order."""
+    entries: dict[str, str] = {}
+    for number, line in enumerate(path.read_text().splitlines(), start=1):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        name, separator, command = line.partition(":")
+        if not separator or not name.strip() or not command.strip():
+            raise SystemExit(f"{path}:{number}: expected 'name: command', got {line!r}")
+        entries[name.strip()] = command.strip()
+    return entries
+
+
+@dataclass
+class Supervised:
+    """One Procfile entry and the process currently running it."""
+
+    name: str
+    command: str
+    width: int
+    process: subprocess.Popen[bytes] | None = None
+    started: float = 0.0
+    delay: float = FIRST_DELAY_S / 2  # doubled before the first restart
+    restart_at: float | None = None
+
+    def say(self, text: str) -> None:
+        """Print one line under this process's name."""
+        sys.stdout.write(f"{self.name:<{self.width}} | {text}\n")
+        sys.stdout.flush()
+
+    def start(self) -> None:
+        """Start the command in its own process group and relay its output."""
+        self.process = subprocess.Popen(
+            shlex.split(self.command), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )  # fmt: skip
+        self.started = time.monotonic()
+        self.say(f"started (pid {self.process.pid}): {self.command}")
+        threading.Thread(target=self.relay, args=(self.process,), daemon=True).start()
+
+    def relay(self, process: subprocess.Popen[bytes]) -> None:
+        """Copy the process's output lines to ours."""
+        assert process.stdout is not None
+        for raw in process.stdout:
+            self.say(raw.decode(errors="replace").rstrip("\n"))
+
+    def check(self) -> None:
+        """Schedule a restart when the process has ended; start it again when due."""
+        if self.process is None:
+            return
+        now = time.monotonic()
+        if self.restart_at is None and self.process.poll() is not None:
+            # Pool processes of a killed worker would live on, holding their messages.
+            kill_group(self.process.pid, signal.SIGKILL)
+            young = now - self.started < HEALTHY_AFTER_S
+            self.delay = min(self.delay * 2, MAX_DELAY_S) if young else FIRST_DELAY_S
+            self.restart_at = now + self.delay
+            self.say(f"exited with {self.process.returncode}; restarting in {self.delay:g} s")
+        elif self.restart_at is not None and now >= self.restart_at:
+            self.restart_at = None
+            self.start()
+
+
+def kill_group(pid: int, sig: int) -> None:
+    """Signal a process group, ignoring one that is already gone."""
+    try:
+        os.killpg(pid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def stop_all(entries: list[Supervised]) -> None:
+    """SIGTERM every process group, then SIGKILL what is left after the grace period."""
+    for entry in entries:
+        if entry.process and entry.process.poll() is None:
+            entry.say("stopping")
+            kill_group(entry.process.pid, signal.SIGTERM)
+    deadline = time.monotonic() + STOP_GRACE_S
+    for entry in entries:
+        if entry.process is None:
+            continue
+        try:
+            entry.process.wait(timeout=max(0.1, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            pass
+        kill_group(entry.process.pid, signal.SIGKILL)
+
+
+def supervise(procfile: Path) -> int:
+    """Run and restart the Procfile's processes until Ctrl-C or SIGTERM; return 0."""
+    commands = read_procfile(procfile)
+    width = max(len(name) for name in commands) if commands else 0
+    entries = [Supervised(name, command, width) for name, command in commands.items()]
+    stopping = threading.Event()
+
+    def request_stop(signum: int, _frame: object) -> None:
+        stopping.set()
+
+    signal.signal(signal.SIGINT, request_stop)
+    signal.signal(signal.SIGTERM, request_stop)
+    for entry in entries:
+        entry.start()
+    while not stopping.wait(0.5):
+        for entry in entries:
+            entry.check()
+    stop_all(entries)
+    return 0
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2:
+        raise SystemExit("usage: python -m braid.supervise PROCFILE")
+    sys.exit(supervise(Path(sys.argv[1])))

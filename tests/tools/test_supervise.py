@@ -1,0 +1,92 @@
+"""`python -m braid.supervise`: the process runner of `make run-scaled` restarts what dies."""
+
+import os
+import queue
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from braid.supervise import read_procfile
+from tests.processes import ROOT
+
+SLEEPER = f"{sys.executable} -c 'import time; time.sleep(120)'"
+
+
+class Lines:
+    """The supervisor's output, read in a thread so that waits can time out."""
+
+    def __init__(self, process: subprocess.Popen[bytes]) -> None:
+        self.queue: queue.Queue[str] = queue.Queue()
+        self.seen: list[str] = []
+        assert process.stdout is not None
+        stream = process.stdout
+        threading.Thread(target=lambda: [self.queue.put(b.decode()) for b in stream],
+                         daemon=True).start()  # fmt: skip
+
+    def wait_for(self, pattern: str, seconds: float = 20) -> re.Match[str]:
+        """Return the first new line matching the pattern; fail after `seconds`."""
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            try:
+                line = self.queue.get(timeout=0.2)
+            except queue.Empty:
+                continue
+            self.seen.append(line)
+            found = re.search(pattern, line)
+            if found:
+                return found
+        raise AssertionError(f"no line matched {pattern!r}:\n{''.join(self.seen)}")
+
+    def rest(self) -> list[str]:
+        """Return every line seen, after taking in what is still queued."""
+        while not self.queue.empty():
+            self.seen.append(self.queue.get())
+        return self.seen
+
+
+def alive(pid: int) -> bool:
+    """Return whether a process with this id exists (and is not a zombie of ours)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    status = (
+        Path(f"/proc/{pid}/stat").read_text().split()[2] if Path(f"/proc/{pid}").exists() else "X"
+    )
+    return status != "Z"
+
+
+def test_a_killed_process_is_restarted_and_the_others_keep_running(tmp_path: Path) -> None:
+    procfile = tmp_path / "Procfile"
+    procfile.write_text(f"# two sleepers\nweb: {SLEEPER}\nworker: {SLEEPER}\n")
+    supervisor = subprocess.Popen([sys.executable, "-m", "braid.supervise", str(procfile)],
+                                  cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)  # fmt: skip
+    lines = Lines(supervisor)
+    try:
+        web = int(lines.wait_for(r"^web +\| started \(pid (\d+)\)")[1])
+        worker = int(lines.wait_for(r"^worker \| started \(pid (\d+)\)")[1])
+        os.kill(worker, signal.SIGKILL)
+        lines.wait_for(r"^worker \| exited with -9; restarting in 1 s")
+        again = int(lines.wait_for(r"^worker \| started \(pid (\d+)\)")[1])
+        assert again != worker and alive(again) and alive(web)
+        supervisor.send_signal(signal.SIGTERM)
+        assert supervisor.wait(timeout=30) == 0
+    finally:
+        supervisor.kill()
+    assert not alive(web) and not alive(again)
+    web_lines = [line.split("|")[1].split()[0] for line in lines.rest() if line.startswith("web ")]
+    assert web_lines == ["started", "stopping"]
+
+
+def test_a_malformed_procfile_line_is_refused_with_its_line_number(tmp_path: Path) -> None:
+    procfile = tmp_path / "Procfile"
+    procfile.write_text("web: daphne\njust words\n")
+    with pytest.raises(SystemExit, match=r"Procfile:2: expected 'name: command'"):
+        read_procfile(procfile)
+    assert read_procfile(ROOT / "Procfile").keys() == {"web", "worker1", "worker2"}
