@@ -24,15 +24,10 @@ from engine.models import RowStatus as RowChoices
 TERMINAL = (RowChoices.COMPLETED.value, RowChoices.FAILED.value)
 
 
-def fenced_upsert_sql(count: int) -> str:
-    """Return the fenced upsert of `count` rows (byte order for ids on PostgreSQL)."""
-    table = NodeState._meta.db_table
-    collate = ' COLLATE "C"' if connection.vendor == "postgresql" else ""
+def fence_condition(table: str, collate: str) -> str:
+    """Return the ON CONFLICT ... WHERE of the fence (byte order for ids on PostgreSQL)."""
     new, old = f"excluded.status_detail{collate}", f"{table}.status_detail{collate}"
     return f"""
-        INSERT INTO {table} (run_id, node, status, status_detail, execution_id, result, attempt,
-                             updated_at)
-        VALUES {{values}}
         ON CONFLICT (run_id, node) DO UPDATE SET
             status = excluded.status, status_detail = excluded.status_detail,
             execution_id = excluded.execution_id, result = excluded.result,
@@ -41,7 +36,33 @@ def fenced_upsert_sql(count: int) -> str:
            OR ({new} = {old} AND (excluded.attempt > {table}.attempt
                OR (excluded.attempt = {table}.attempt
                    AND {table}.status NOT IN ('{TERMINAL[0]}', '{TERMINAL[1]}'))))
-    """.replace("{values}", ", ".join(["(%s, %s, %s, %s, %s, %s, %s, %s)"] * count))
+    """
+
+
+COLUMNS = "run_id, node, status, status_detail, execution_id, result, attempt, updated_at"
+
+
+def fenced_upsert_sql(count: int) -> str:
+    """Return the fenced upsert of `count` rows as one VALUES list (SQLite's form)."""
+    table = NodeState._meta.db_table
+    collate = ' COLLATE "C"' if connection.vendor == "postgresql" else ""
+    values = ", ".join(["(%s, %s, %s, %s, %s, %s, %s, %s)"] * count)
+    return f"INSERT INTO {table} ({COLUMNS}) VALUES {values}" + fence_condition(table, collate)
+
+
+def fenced_unnest_sql() -> str:
+    """Return PostgreSQL's fenced upsert of any number of rows: six arrays, one per column.
+
+    Its text is the same for every batch size, and the arrays travel as six bound
+    parameters, not as eight placeholders per row quoted one by one.
+    """
+    table = NodeState._meta.db_table
+    return (
+        f"INSERT INTO {table} ({COLUMNS}) "
+        "SELECT %s::uuid, u.node, u.status, u.detail, u.eid, u.result::jsonb, u.attempt, %s "
+        "FROM unnest(%s::text[], %s::text[], %s::text[], %s::text[], %s::text[], %s::int[]) "
+        "AS u(node, status, detail, eid, result, attempt)"
+    ) + fence_condition(table, ' COLLATE "C"')
 
 
 ROWS_PER_STATEMENT = 500
@@ -60,12 +81,15 @@ def collapse(rows: Sequence[WriteRow]) -> list[NodeRow]:
 
 
 def write_rows(run_id: str, rows: Sequence[WriteRow]) -> None:
-    """Apply fenced writes: one multi-row upsert per 500 nodes, no read before."""
+    """Apply fenced writes as one statement (PostgreSQL) or one per 500 nodes; no read before."""
     if not rows:
         return
-    now = timezone.now()
-    key = str(run_id).replace("-", "") if connection.vendor == "sqlite" else str(run_id)
     batch = collapse(rows)
+    if connection.vendor == "postgresql":
+        write_rows_postgresql(str(run_id), batch)
+        return
+    now = timezone.now()
+    key = str(run_id).replace("-", "")
     with connection.cursor() as cursor:
         for start in range(0, len(batch), ROWS_PER_STATEMENT):
             chunk = batch[start : start + ROWS_PER_STATEMENT]
@@ -76,6 +100,37 @@ def write_rows(run_id: str, rows: Sequence[WriteRow]) -> None:
                               row.execution_id, json.dumps(row.result), row.attempt, now)
             ]  # fmt: skip
             cursor.execute(fenced_upsert_sql(len(chunk)), params)
+
+
+def write_rows_postgresql(run_id: str, batch: Sequence[NodeRow]) -> None:
+    """Run the unnest upsert with server-side binding (Django binds on the client)."""
+    params = [
+        run_id,
+        timezone.now(),
+        [row.node for row in batch],
+        [row.status.value for row in batch],
+        [row.status_detail for row in batch],
+        [row.execution_id for row in batch],
+        [json.dumps(row.result) for row in batch],
+        [row.attempt for row in batch],
+    ]
+    with server_side_cursor() as cursor:
+        cursor.execute(fenced_unnest_sql(), params)
+
+
+def server_side_cursor() -> Any:
+    """Return a cursor on Django's PostgreSQL connection that binds parameters on the server.
+
+    It shares the connection and so the surrounding transaction, and goes through Django's
+    cursor wrapper, so query logging and execute wrappers still see the statement.
+    """
+    import psycopg
+
+    connection.ensure_connection()
+    raw = psycopg.Cursor(connection.connection)
+    if connection.queries_logged:
+        return connection.make_debug_cursor(raw)
+    return connection.make_cursor(raw)
 
 
 class DjangoStore:
@@ -99,7 +154,7 @@ class DjangoStore:
         self, run_id: str, status: RunStatus, snapshot: dict[str, Any],
         rows: Sequence[WriteRow], trace: Sequence[Trace], error: str | None = None,
     ) -> None:  # fmt: skip
-        run = Run.objects.select_for_update().only("trace_length").get(pk=run_id)
+        run = Run.objects.select_for_update(no_key=True).only("trace_length").get(pk=run_id)
         first = run.trace_length
         TraceEvent.objects.bulk_create(
             TraceEvent(run_id=run_id, seq=first + i, event=t.event, execution_id=t.execution_id,
