@@ -7,6 +7,7 @@ other worker with it. Here a process that exits is restarted (after 1 s, doublin
 or SIGTERM stops them all. Each output line is prefixed with the process's name.
 """
 
+import contextlib
 import os
 import shlex
 import signal
@@ -88,10 +89,8 @@ class Supervised:
 
 def kill_group(pid: int, sig: int) -> None:
     """Signal a process group, ignoring one that is already gone."""
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pid, sig)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 def stop_all(entries: list[Supervised]) -> None:
@@ -104,10 +103,8 @@ def stop_all(entries: list[Supervised]) -> None:
     for entry in entries:
         if entry.process is None:
             continue
-        try:
+        with contextlib.suppress(subprocess.TimeoutExpired):
             entry.process.wait(timeout=max(0.1, deadline - time.monotonic()))
-        except subprocess.TimeoutExpired:
-            pass
         kill_group(entry.process.pid, signal.SIGKILL)
 
 

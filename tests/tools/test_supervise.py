@@ -65,8 +65,10 @@ def alive(pid: int) -> bool:
 def test_a_killed_process_is_restarted_and_the_others_keep_running(tmp_path: Path) -> None:
     procfile = tmp_path / "Procfile"
     procfile.write_text(f"# two sleepers\nweb: {SLEEPER}\nworker: {SLEEPER}\n")
-    supervisor = subprocess.Popen([sys.executable, "-m", "braid.supervise", str(procfile)],
-                                  cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)  # fmt: skip
+    command = [sys.executable, "-m", "braid.supervise", str(procfile)]
+    supervisor = subprocess.Popen(
+        command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+    )
     lines = Lines(supervisor)
     try:
         web = int(lines.wait_for(r"^web +\| started \(pid (\d+)\)")[1])
