@@ -1,8 +1,10 @@
 """The Celery app: `celery -A braid worker` in scaled mode, an embedded thread otherwise."""
 
 import os
+from typing import Any
 
 from celery import Celery
+from celery.signals import task_postrun, task_prerun
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "braid.settings")
 
@@ -12,3 +14,22 @@ app = Celery("braid")
 # the surrounding transaction commits.
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+
+
+@task_prerun.connect
+def before_task(**_: Any) -> None:
+    """Drop broken or expired connections, and make sure this process beats its lease."""
+    from django.db import close_old_connections
+
+    from engine import leases
+
+    close_old_connections()
+    leases.start_beating()
+
+
+@task_postrun.connect
+def after_task(**_: Any) -> None:
+    """Keep the connection for the next task unless it broke or expired (CONN_MAX_AGE)."""
+    from django.db import close_old_connections
+
+    close_old_connections()

@@ -86,9 +86,13 @@ TEMPLATES = [
 ]
 
 # SQLite by default; DATABASE_URL (e.g. postgres://host/db) selects PostgreSQL for scaled mode.
+# Connections are kept for a minute and checked before reuse: a fork of 1,000 opened 2,006
+# PostgreSQL sessions when every task connected anew (see braid/celery.py for workers).
 DATABASES = {
     "default": dj_database_url.config(
-        default=f"sqlite:///{VAR_DIR / 'braid.sqlite3'}", conn_max_age=0
+        default=f"sqlite:///{VAR_DIR / 'braid.sqlite3'}",
+        conn_max_age=int(os.environ.get("BRAID_DB_CONN_MAX_AGE", "60")),
+        conn_health_checks=True,
     )
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
@@ -183,6 +187,9 @@ CELERY_TASK_REJECT_ON_WORKER_LOST = True
 # A worker reserves one message at a time: a long action must not hold ready runs hostage
 # in its prefetch buffer while other workers sit idle.
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# ...and over Redis holds no more messages than it has pool processes free to run them: a
+# message held unstarted by a worker that is then killed waits for BRAID_SWEEP_STALE_S.
+CELERY_WORKER_DISABLE_PREFETCH = bool(REDIS_URL)
 # Redis redelivers an unacknowledged message after the visibility timeout; it must be
 # longer than any task (hard limit below) or a slow task would run twice concurrently.
 CELERY_TASK_TIME_LIMIT = BRAID_TASK_TIME_LIMIT_S
@@ -197,13 +204,28 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # so no ETA ever outlives the visibility timeout (Redis would redeliver it meanwhile).
 BRAID_TIMER_ETA_LIMIT_S = min(300, BRAID_TASK_TIME_LIMIT_S)
 BRAID_SWEEP_INTERVAL_S = float(os.environ.get("BRAID_SWEEP_INTERVAL_S", "5"))
-# An action not completed this long after it was sent is sent again (at-least-once).
-BRAID_SWEEP_STALE_S = float(os.environ.get("BRAID_SWEEP_STALE_S", "120"))
+# An action that no worker claimed this long after it was sent is sent again: its message
+# vanished with a worker that had reserved it (at-least-once; a backlog only costs a
+# duplicate message that finds the action done).
+BRAID_SWEEP_STALE_S = float(os.environ.get("BRAID_SWEEP_STALE_S", "30"))
+# Each process that runs actions beats its lease this often; an action claimed by a
+# process silent for BRAID_LEASE_DEAD_S is sent again at the next sweep (engine/leases.py).
+BRAID_LEASE_BEAT_S = float(os.environ.get("BRAID_LEASE_BEAT_S", "2"))
+BRAID_LEASE_DEAD_S = float(os.environ.get("BRAID_LEASE_DEAD_S", "8"))
+# A step's actions leave as at most this many messages: one each for a narrow fan-out,
+# contiguous chunks for a wide one (a broker round trip per action dominated a fork of
+# 1,000). Keep it above the total worker concurrency so no slot idles.
+BRAID_DISPATCH_STREAMS = int(os.environ.get("BRAID_DISPATCH_STREAMS", "32"))
+# A chunk's results are recorded together, at least this often, in one transaction.
+BRAID_RESULT_FLUSH_S = float(os.environ.get("BRAID_RESULT_FLUSH_S", "0.05"))
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 CELERY_BEAT_SCHEDULE = {
     "sweep": {"task": "braid.sweep", "schedule": BRAID_SWEEP_INTERVAL_S},
 }
 CELERY_TASK_IGNORE_RESULT = True
+# Celery's Django fix-up would close every database connection around every task; reuse
+# them instead, closing only broken or expired ones (braid/celery.py, CONN_MAX_AGE above).
+CELERY_DB_REUSE_MAX = 1_000_000
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 # Tasks are published with delay_on_commit() (see braid/celery.py), so a worker never
 # receives a message about rows its producer has not committed yet.

@@ -9,8 +9,11 @@ between commit and publish is re-sent by the sweeper.
 """
 
 import datetime as dt
+import functools
+import time
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
+from itertools import groupby
 from typing import Any
 
 from django.conf import settings
@@ -20,6 +23,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from designer.models import FlowVersion
+from engine import leases
 from engine.core.events import (
     ActionFailed,
     CancelTimer,
@@ -74,18 +78,59 @@ def submit(run_id: str, key: str, event: Event) -> None:
     advance_run.delay_on_commit(str(run_id))
 
 
+@functools.lru_cache(maxsize=256)
+def run_graphs(run_id: str) -> Mapping[str, Graph]:
+    """Return a run's decoded graphs, cached per process: a run's graphs never change.
+
+    Decoding a 1,000-node graph takes tens of milliseconds, which every step would pay.
+    """
+    documents = Run.objects.values_list("graphs", flat=True).get(pk=run_id)
+    return {key: Graph.from_json(document) for key, document in documents.items()}
+
+
 def load_state(run: Run) -> RunState:
     """Rebuild a run's state from its snapshot (a fresh one before the first step)."""
-    graphs = {key: Graph.from_json(document) for key, document in run.graphs.items()}
+    graphs = run_graphs(str(run.pk))
     if not run.snapshot:
         return RunState(run_id=str(run.pk), graphs=graphs)
     return RunState.from_json(run.snapshot, graphs)
 
 
 def advance(run_id: str) -> int:
-    """Apply every pending event of a run under its lock; return how many were applied."""
+    """Apply a run's pending events until none is left; return how many were applied.
+
+    A run that another worker is advancing right now is skipped: that worker looks for
+    new events again after its commit, so no worker waits on the run's lock and no event
+    is left behind.
+    """
+    applied = 0
+    while True:
+        count = advance_once(run_id)
+        applied += count or 0
+        if not count or not has_pending(run_id):
+            return applied
+
+
+def has_pending(run_id: str) -> bool:
+    """Return whether the run's inbox holds an event not applied yet."""
+    return PendingEvent.objects.filter(run_id=run_id, applied_at=None).exists()
+
+
+def advance_once(run_id: str) -> int | None:
+    """Apply the pending events in one transaction; None when another worker holds the run.
+
+    The lock is FOR NO KEY UPDATE: it does not block the key-share lock that recording an
+    event or a dispatch takes on the run row for its foreign key.
+    """
     with transaction.atomic():
-        run = Run.objects.select_for_update().get(pk=run_id)
+        run = (
+            Run.objects.select_for_update(no_key=True, skip_locked=True)
+            .only("id", "snapshot")
+            .filter(pk=run_id)
+            .first()
+        )
+        if run is None:
+            return None
         pending = list(run.pending_events.filter(applied_at=None).order_by("id"))
         if not pending:
             return 0
@@ -98,8 +143,8 @@ def advance(run_id: str) -> int:
             state, produced = step(state, event)
             commands.extend(produced)
             if before is not None and state.status is RunStatus.FAILED:
-                run.redrive = {"snapshot": before, "key": event.key}  # type: ignore[attr-defined]
-                Run.objects.filter(pk=run.pk).update(redrive=run.redrive)
+                redrive = {"snapshot": before, "key": event.key}  # type: ignore[attr-defined]
+                Run.objects.filter(pk=run.pk).update(redrive=redrive)
         PendingEvent.objects.filter(pk__in=[row.pk for row in pending]).update(
             applied_at=timezone.now()
         )
@@ -128,7 +173,9 @@ def record_dispatches(run: Run, actions: Iterable[RunAction]) -> list[int]:
     Dispatch.objects.bulk_create(rows, ignore_conflicts=True)
     keys = [row.key for row in rows]
     return list(
-        Dispatch.objects.filter(key__in=keys, completed_at=None).values_list("pk", flat=True)
+        Dispatch.objects.filter(key__in=keys, completed_at=None)
+        .order_by("pk")
+        .values_list("pk", flat=True)
     )
 
 
@@ -158,19 +205,83 @@ def schedule_soon(run_id: str, timers: list[Timer]) -> None:
         fire_timer.apply_async((run_id, timer.key), countdown=delay)
 
 
-def publish(dispatch_ids: list[int]) -> None:
-    """Send one run_action message per dispatch and note when it left."""
-    from engine.tasks import run_action
+def publish(dispatch_ids: Sequence[int]) -> None:
+    """Send the dispatches as at most BRAID_DISPATCH_STREAMS messages; note when they left.
 
-    for dispatch_id in dispatch_ids:
-        run_action.delay(dispatch_id)
+    A narrow fan-out sends one message per action, so each runs in parallel; a wide one
+    sends contiguous chunks, so a fork of 1,000 costs dozens of messages, not 1,000.
+    """
+    from engine.tasks import run_actions
+
+    for chunk in streams(list(dispatch_ids), settings.BRAID_DISPATCH_STREAMS):
+        run_actions.delay(chunk)
     Dispatch.objects.filter(pk__in=dispatch_ids).update(published_at=timezone.now())
+
+
+def streams(items: list[int], count: int) -> list[list[int]]:
+    """Split items into at most `count` contiguous chunks of nearly equal size."""
+    if not items:
+        return []
+    count = max(1, min(count, len(items)))
+    size, extra = divmod(len(items), count)
+    chunks, start = [], 0
+    for index in range(count):
+        stop = start + size + (1 if index < extra else 0)
+        chunks.append(items[start:stop])
+        start = stop
+    return chunks
 
 
 def action_command(data: dict[str, Any]) -> RunAction:
     """Rebuild a RunAction command from its JSON in the outbox."""
     fields = {k: v for k, v in data.items() if k != "kind"}
     return RunAction(**fields)
+
+
+class Results:
+    """Action results of one task, recorded together at least every `flush_after_s`.
+
+    Each flush is one transaction: the results go into their runs' inboxes (once per
+    idempotency key) and their dispatches are marked done; each run gets one advance
+    message after the commit. A worker killed before a flush loses only those results,
+    and their actions run again.
+    """
+
+    def __init__(self, flush_after_s: float) -> None:
+        self.flush_after_s = flush_after_s
+        self.waiting: list[tuple[Dispatch, Event]] = []
+        self.since = time.monotonic()
+
+    def add(self, dispatch: Dispatch, event: Event) -> None:
+        """Keep a result; flush when the oldest kept one has waited long enough."""
+        self.waiting.append((dispatch, event))
+        if time.monotonic() - self.since >= self.flush_after_s:
+            self.flush()
+
+    def flush(self) -> None:
+        """Record every kept result in one transaction."""
+        if self.waiting:
+            record_results(self.waiting)
+        self.waiting = []
+        self.since = time.monotonic()
+
+
+def record_results(results: Sequence[tuple[Dispatch, Event]]) -> None:
+    """Insert action results into their runs' inboxes and close their dispatches."""
+    from engine.tasks import advance_run
+
+    with transaction.atomic():
+        PendingEvent.objects.bulk_create(
+            [PendingEvent(run_id=d.run_id, key=e.key, event=e.to_json())  # type: ignore[attr-defined]
+             for d, e in results],
+            ignore_conflicts=True,
+        )  # fmt: skip
+        Dispatch.objects.filter(pk__in=[d.pk for d, _ in results]).update(
+            completed_at=timezone.now()
+        )
+        ordered = sorted(str(d.run_id) for d, _ in results)
+        for run_id, _ in groupby(ordered):
+            advance_run.delay_on_commit(run_id)
 
 
 def fire(run_id: str, key: str) -> bool:
@@ -222,23 +333,23 @@ def retry(run_id: str, by: str) -> None:
 def sweep(stale_after_s: float | None = None) -> dict[str, int]:
     """Fire due timers, re-send lost actions and advance runs with unapplied events.
 
-    An action counts as lost when it has not completed `stale_after_s` after it was sent
-    (BRAID_SWEEP_STALE_S): its worker died, or the message vanished. Re-sending it is safe,
-    since actions run at least once and their results are recorded once per key.
+    An action counts as lost when the process that claimed it stopped beating (its lease
+    is older than BRAID_LEASE_DEAD_S), or when nobody claimed it `stale_after_s` after it
+    was sent (BRAID_SWEEP_STALE_S: the message vanished with a worker that had reserved
+    it). Re-sending is safe: actions run at least once, results count once per key.
     """
     stale_after_s = settings.BRAID_SWEEP_STALE_S if stale_after_s is None else stale_after_s
     now = timezone.now()
     fired = sum(fire(str(t.run_id), t.key) for t in Timer.objects.filter(due_at__lte=now)[:500])
-    stale = now - dt.timedelta(seconds=stale_after_s)
-    lost = list(
-        Dispatch.objects.filter(completed_at=None)
-        .filter(Q(published_at=None, created_at__lte=stale) | Q(published_at__lte=stale))
-        .values_list("pk", flat=True)[:500]
-    )
+    # Publishing follows the commit at once, and applying events is quick and harmless to
+    # repeat: what is still unsent, or unapplied, two sweeps later was dropped by a process
+    # that died between commit and publish.
+    late = now - dt.timedelta(seconds=2 * settings.BRAID_SWEEP_INTERVAL_S)
+    lost = lost_dispatches(late, now - dt.timedelta(seconds=stale_after_s))
     if lost:
         publish(lost)
     waiting = set(
-        PendingEvent.objects.filter(applied_at=None, created_at__lte=stale).values_list(
+        PendingEvent.objects.filter(applied_at=None, created_at__lte=late).values_list(
             "run_id", flat=True
         )[:500]
     )
@@ -246,4 +357,17 @@ def sweep(stale_after_s: float | None = None) -> dict[str, int]:
 
     for run_id in waiting:
         advance_run.delay(str(run_id))
+    leases.forget_dead()
     return {"timers": fired, "actions": len(lost), "runs": len(waiting)}
+
+
+def lost_dispatches(unsent_since: dt.datetime, unclaimed_since: dt.datetime) -> list[int]:
+    """Return open dispatches never sent, sent but never claimed, or whose claimer died."""
+    open_ones = Dispatch.objects.filter(completed_at=None)
+    unclaimed = Q(claimed_by="") & (
+        Q(published_at=None, created_at__lte=unsent_since) | Q(published_at__lte=unclaimed_since)
+    )
+    orphaned = open_ones.exclude(claimed_by="").exclude(claimed_by__in=leases.alive_names())
+    ids = set(open_ones.filter(unclaimed).values_list("pk", flat=True)[:500])
+    ids.update(orphaned.values_list("pk", flat=True)[:500])
+    return sorted(ids)

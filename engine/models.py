@@ -127,10 +127,28 @@ class Dispatch(models.Model):
     command = models.JSONField()
     created_at = models.DateTimeField(auto_now_add=True)
     published_at = models.DateTimeField(null=True, blank=True)
+    claimed_by = models.CharField(
+        max_length=300, blank=True, default="", help_text="the worker process running it"
+    )
+    claimed_at = models.DateTimeField(null=True, blank=True)
     completed_at = models.DateTimeField(null=True, blank=True, db_index=True)
 
     def __str__(self) -> str:
         return self.key
+
+
+class WorkerLease(models.Model):
+    """A worker process that runs actions, and when it last said it was alive.
+
+    The sweeper re-sends an action claimed by a process that stopped beating (killed, or
+    stopped) at once, instead of waiting for a time-out as long as the slowest action.
+    """
+
+    name = models.CharField(max_length=300, primary_key=True, help_text="host:pid")
+    beat_at = models.DateTimeField(db_index=True)
+
+    def __str__(self) -> str:
+        return f"{self.name} at {self.beat_at}"
 
 
 class Timer(models.Model):

@@ -1,10 +1,10 @@
 """Celery tasks: thin edges that load, call the engine, save and publish."""
 
 from celery import shared_task
-from django.db import transaction
+from django.conf import settings
 from django.utils import timezone
 
-from engine import durable
+from engine import durable, leases
 from engine.actions import ACTIONS
 from engine.core.runtime import perform
 from engine.faults import crash_point
@@ -17,19 +17,31 @@ def advance_run(run_id: str) -> int:
     return durable.advance(run_id)
 
 
+@shared_task(name="braid.run_actions")
+def run_actions(dispatch_ids: list[int]) -> int:
+    """Claim dispatched actions, run them one after another and record their results.
+
+    A dispatch whose result is already recorded (a duplicate delivery) is skipped.
+    """
+    open_ones = Dispatch.objects.filter(pk__in=dispatch_ids, completed_at=None)
+    open_ones.update(claimed_by=leases.current(), claimed_at=timezone.now())
+    results = durable.Results(settings.BRAID_RESULT_FLUSH_S)
+    count = 0
+    for dispatch in open_ones.order_by("id"):
+        command = durable.action_command(dispatch.command)
+        crash_point("action.started")
+        event = perform(ACTIONS, command, str(dispatch.run_id), durable.now_text)
+        crash_point("action.done")
+        results.add(dispatch, event)
+        count += 1
+    results.flush()
+    return count
+
+
 @shared_task(name="braid.run_action")
-def run_action(dispatch_id: int) -> None:
-    """Run one dispatched action and record its result once, keyed by its idempotency key."""
-    dispatch = Dispatch.objects.filter(pk=dispatch_id, completed_at=None).first()
-    if dispatch is None:
-        return  # a duplicate delivery of an action whose result is already recorded
-    command = durable.action_command(dispatch.command)
-    crash_point("action.started")
-    event = perform(ACTIONS, command, str(dispatch.run_id), durable.now_text)
-    crash_point("action.done")
-    with transaction.atomic():
-        durable.submit(str(dispatch.run_id), command.key, event)
-        Dispatch.objects.filter(pk=dispatch_id).update(completed_at=timezone.now())
+def run_action(dispatch_id: int) -> int:
+    """Run one dispatched action (the message of earlier releases, still honoured)."""
+    return run_actions([dispatch_id])
 
 
 @shared_task(name="braid.fire_timer")

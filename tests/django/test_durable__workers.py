@@ -69,8 +69,11 @@ def cluster(tmp_path: Path, settings) -> Iterator[dict[str, Any]]:  # type: igno
     redis.Redis.from_url(redis_url).flushdb()
     db = connection.settings_dict
     database_url = f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}"
+    # A killed or stopped worker's claimed actions come back through its lease (3 s); one it
+    # held without starting it, after the stale time (10 s).
     env = base_env(DATABASE_URL=database_url, REDIS_URL=redis_url, BRAID_VAR_DIR=str(tmp_path),
-                   BRAID_SWEEP_INTERVAL_S="0.5", BRAID_SWEEP_STALE_S="3")  # fmt: skip
+                   BRAID_SWEEP_INTERVAL_S="0.5", BRAID_SWEEP_STALE_S="10",
+                   BRAID_LEASE_BEAT_S="0.5", BRAID_LEASE_DEAD_S="3")  # fmt: skip
     # Daphne checks passwords with the real hashers, not the tests' fast one.
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.PBKDF2PasswordHasher"]
     create_demo_users()
@@ -271,7 +274,7 @@ def test_every_message_delivered_twice_changes_no_result(cluster) -> None:  # ty
             run.status == "completed" for run in Run.objects.filter(pk__in=list(ids))
         ):
             for dispatch_id in Dispatch.objects.exclude(pk__in=resent).values_list("pk", flat=True):
-                echo.send_task("braid.run_action", args=[dispatch_id])
+                echo.send_task("braid.run_actions", args=[[dispatch_id]])
                 resent.add(dispatch_id)
             for run_id in ids:
                 echo.send_task("braid.advance_run", args=[run_id])

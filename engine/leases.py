@@ -1,0 +1,74 @@
+"""Worker leases: every process that runs actions says it is alive every few seconds.
+
+An action's dispatch row names the process that claimed it. The sweeper re-sends the
+actions of a process whose lease stopped beating (killed, or stopped), within seconds,
+and leaves alone those of live processes, however long their actions take.
+"""
+
+import datetime as dt
+import logging
+import os
+import socket
+import threading
+import time
+import uuid
+
+from django.conf import settings
+from django.db import close_old_connections
+from django.db.models import QuerySet
+from django.utils import timezone
+
+from engine.models import WorkerLease
+
+logger = logging.getLogger(__name__)
+_lock = threading.Lock()
+_name: str = ""
+_pid: int | None = None
+
+
+def start_beating() -> str:
+    """Start this process's heartbeat thread (once per process); return its lease name."""
+    global _name, _pid
+    with _lock:
+        if _pid != os.getpid():
+            _pid = os.getpid()
+            _name = f"{socket.gethostname()}:{_pid}:{uuid.uuid4().hex[:8]}"
+            beat(_name)
+            threading.Thread(
+                target=beat_forever, args=(_name, _pid), name="braid-lease", daemon=True
+            ).start()
+    return _name
+
+
+def current() -> str:
+    """Return this process's lease name, or "" where nothing beats (tests, the CLI)."""
+    return _name if _pid == os.getpid() else ""
+
+
+def beat(name: str) -> None:
+    """Say that the process is alive now."""
+    WorkerLease.objects.update_or_create(name=name, defaults={"beat_at": timezone.now()})
+
+
+def beat_forever(name: str, pid: int) -> None:
+    """Beat every BRAID_LEASE_BEAT_S until the process ends (or forks away)."""
+    while os.getpid() == pid:
+        time.sleep(settings.BRAID_LEASE_BEAT_S)
+        try:
+            beat(name)
+        except Exception:  # a missed beat must not end beating; the next one retries
+            logger.exception("the worker lease could not beat")
+        finally:
+            close_old_connections()
+
+
+def alive_names() -> QuerySet[WorkerLease]:
+    """Return a subquery of the leases that beat recently enough to count as alive."""
+    since = timezone.now() - dt.timedelta(seconds=settings.BRAID_LEASE_DEAD_S)
+    return WorkerLease.objects.filter(beat_at__gte=since).values("name")
+
+
+def forget_dead(older_than_s: float = 3600) -> int:
+    """Delete leases silent for an hour; return how many."""
+    since = timezone.now() - dt.timedelta(seconds=older_than_s)
+    return WorkerLease.objects.filter(beat_at__lt=since).delete()[0]

@@ -1,0 +1,160 @@
+"""Sending actions: chunked messages for wide fan-outs, batched results, worker leases."""
+
+import datetime as dt
+
+import pytest
+from celery.signals import before_task_publish
+from django.utils import timezone
+
+from engine import durable, leases, tasks
+from engine.core.events import ActionCompleted
+from engine.models import Dispatch, PendingEvent, Run, WorkerLease
+from engine.services import resolve_graphs
+from tests.django.durable_driver import drain
+
+
+def fork_of(n: int) -> dict[str, object]:
+    """A fork of n noop tasks gathered into one continuation."""
+    slots = [f"b{i}" for i in range(n)]
+    return {
+        "format": "braid.graph/1",
+        "name": f"Fork of {n}",
+        "state": {"hits": {"reducer": "sum"}},
+        "nodes": [
+            {"id": "start", "type": "start"},
+            {"id": "split", "type": "fork", "branches": slots},
+            *[{"id": f"t{i}", "type": "task", "action": "noop", "params": {"value": 1},
+               "output": "hits"} for i in range(n)],
+            {"id": "join", "type": "gather", "slots": slots},
+            {"id": "done", "type": "end"},
+        ],
+        "edges": [
+            {"source": "start", "target": "split"},
+            *[{"source": "split", "branch": s, "target": f"t{i}"} for i, s in enumerate(slots)],
+            *[{"source": f"t{i}", "target": "join", "slot": s} for i, s in enumerate(slots)],
+            {"source": "join", "target": "done"},
+        ],
+    }  # fmt: skip
+
+
+def test_streams_split_items_into_contiguous_chunks_of_nearly_equal_size() -> None:
+    assert durable.streams([], 4) == []
+    assert durable.streams([1, 2, 3], 4) == [[1], [2], [3]]
+    assert durable.streams(list(range(10)), 4) == [[0, 1, 2], [3, 4, 5], [6, 7], [8, 9]]
+    assert durable.streams(list(range(5)), 0) == [[0, 1, 2, 3, 4]]
+
+
+@pytest.fixture
+def published() -> list[tuple[str, object]]:
+    """Record (task name, args) of every message published during the test."""
+    sent: list[tuple[str, object]] = []
+
+    def record(sender: str, body: object, **_: object) -> None:
+        sent.append((sender, body[0] if isinstance(body, tuple) else body))
+
+    before_task_publish.connect(record, weak=False)
+    yield sent
+    before_task_publish.disconnect(record)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_fork_of_100_sends_its_actions_as_32_messages_and_completes(published, settings) -> None:  # type: ignore[no-untyped-def]
+    settings.BRAID_DISPATCH_STREAMS = 32
+    run = durable.create_run(resolve_graphs(fork_of(100)), "fork", {})
+    durable.advance(str(run.pk))
+    chunks = [args[0] for name, args in published if name == "braid.run_actions"]
+    assert [len(c) for c in chunks] == [4] * 4 + [3] * 28
+    assert sorted(i for c in chunks for i in c) == sorted(
+        Dispatch.objects.filter(run=run).values_list("pk", flat=True)
+    )
+    for chunk in chunks:
+        assert tasks.run_actions(chunk) == len(chunk)
+    run = drain(run)
+    assert (run.status, run.state) == ("completed", {"hits": 100})
+
+
+@pytest.mark.django_db
+def test_a_duplicate_chunk_runs_nothing_again_and_records_nothing_twice() -> None:
+    run = durable.create_run(resolve_graphs(fork_of(3)), "fork", {})
+    durable.advance(str(run.pk))
+    ids = list(Dispatch.objects.filter(run=run).order_by("pk").values_list("pk", flat=True))
+    assert tasks.run_actions(ids) == 3
+    assert tasks.run_actions(ids) == 0
+    assert PendingEvent.objects.filter(run=run, applied_at=None).count() == 3
+    assert drain(run).state == {"hits": 3}
+
+
+@pytest.mark.django_db
+def test_results_are_recorded_together_once_the_flush_time_passed() -> None:
+    run = durable.create_run(resolve_graphs(fork_of(3)), "fork", {})
+    durable.advance(str(run.pk))
+    dispatches = list(Dispatch.objects.filter(run=run).order_by("pk"))
+    results = durable.Results(flush_after_s=3600)
+    for dispatch in dispatches[:2]:
+        results.add(dispatch, ActionCompleted(at=durable.now_text(), key=dispatch.key, output=1))
+    assert PendingEvent.objects.filter(run=run, applied_at=None).count() == 0
+    results.flush()
+    assert PendingEvent.objects.filter(run=run, applied_at=None).count() == 2
+    assert Dispatch.objects.filter(run=run, completed_at=None).count() == 1
+    at_once = durable.Results(flush_after_s=0)
+    last = dispatches[2]
+    at_once.add(last, ActionCompleted(at=durable.now_text(), key=last.key, output=1))
+    assert Dispatch.objects.filter(run=run, completed_at=None).count() == 0
+
+
+def claimed(run: Run, by: str, minutes_ago: float) -> Dispatch:
+    """Mark the run's first dispatch as sent and claimed by `by` some minutes ago."""
+    dispatch = Dispatch.objects.filter(run=run).order_by("pk").first()
+    assert dispatch is not None
+    moment = timezone.now() - dt.timedelta(minutes=minutes_ago)
+    Dispatch.objects.filter(pk=dispatch.pk).update(
+        published_at=moment, claimed_by=by, claimed_at=moment
+    )
+    return dispatch
+
+
+@pytest.mark.django_db
+def test_an_action_of_a_live_worker_is_left_alone_however_long_it_takes(settings) -> None:  # type: ignore[no-untyped-def]
+    settings.BRAID_LEASE_DEAD_S = 10
+    run = durable.create_run(resolve_graphs(fork_of(1)), "fork", {})
+    durable.advance(str(run.pk))
+    WorkerLease.objects.create(name="host:1:alive", beat_at=timezone.now())
+    claimed(run, "host:1:alive", minutes_ago=60)
+    assert durable.lost_dispatches(timezone.now(), timezone.now()) == []
+
+
+@pytest.mark.django_db
+def test_an_action_of_a_worker_whose_lease_stopped_beating_is_sent_again(settings) -> None:  # type: ignore[no-untyped-def]
+    settings.BRAID_LEASE_DEAD_S = 10
+    run = durable.create_run(resolve_graphs(fork_of(1)), "fork", {})
+    durable.advance(str(run.pk))
+    silent = timezone.now() - dt.timedelta(seconds=11)
+    WorkerLease.objects.create(name="host:2:dead", beat_at=silent)
+    dispatch = claimed(run, "host:2:dead", minutes_ago=0.2)
+    stale = timezone.now() - dt.timedelta(hours=1)  # far longer than it has been out
+    assert durable.lost_dispatches(stale, stale) == [dispatch.pk]
+    assert durable.sweep(stale_after_s=3600)["actions"] == 1
+    assert drain(run).state == {"hits": 1}
+
+
+@pytest.mark.django_db
+def test_an_unclaimed_message_counts_as_lost_only_after_the_stale_time() -> None:
+    run = durable.create_run(resolve_graphs(fork_of(1)), "fork", {})
+    durable.advance(str(run.pk))
+    dispatch = claimed(run, "", minutes_ago=1)
+    now = timezone.now()
+    assert durable.lost_dispatches(now, now - dt.timedelta(minutes=2)) == []
+    assert durable.lost_dispatches(now, now - dt.timedelta(seconds=30)) == [dispatch.pk]
+
+
+@pytest.mark.django_db
+def test_a_lease_beats_and_names_this_process(settings, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    settings.BRAID_LEASE_BEAT_S = 3600  # only the first, synchronous beat happens here
+    monkeypatch.setattr(leases, "_pid", None)  # restored after: later tests claim nothing
+    monkeypatch.setattr(leases, "_name", "")
+    name = leases.start_beating()
+    assert leases.current() == name
+    assert leases.start_beating() == name
+    assert list(leases.alive_names().values_list("name", flat=True)) == [name]
+    WorkerLease.objects.filter(name=name).update(beat_at=timezone.now() - dt.timedelta(hours=2))
+    assert leases.forget_dead() == 1
