@@ -41,7 +41,7 @@ from engine.core.runtime import parse_time
 from engine.core.scheduler import step
 from engine.core.state import RunState
 from engine.faults import crash_point
-from engine.models import Dispatch, PendingEvent, Run, Timer
+from engine.models import Dispatch, PendingEvent, Run, Runtime, Timer
 from engine.store import DjangoStore
 
 
@@ -57,7 +57,7 @@ def create_run(
     """Store a new run with its Start event; a worker advances it after the commit."""
     run_id = str(uuid.uuid4())
     with transaction.atomic():
-        DjangoStore(flow_version, started_by).create(
+        DjangoStore(flow_version, started_by, Runtime.DURABLE).create(
             run_id, label, input_value, {key: g.to_json() for key, g in graphs.items()}
         )
         submit(run_id, "start", Start(at=now_text(), input=input_value))

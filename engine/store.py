@@ -18,7 +18,7 @@ from engine.core.events import RowStatus as CoreRowStatus
 from engine.core.events import RunStatus, Trace, WriteRow
 from engine.core.rows import NodeRow, apply_write
 from engine.core.store import StoredRun, UnknownRun
-from engine.models import NodeState, Run, TraceEvent
+from engine.models import NodeState, Run, Runtime, TraceEvent
 from engine.models import RowStatus as RowChoices
 
 TERMINAL = (RowChoices.COMPLETED.value, RowChoices.FAILED.value)
@@ -81,9 +81,13 @@ def write_rows(run_id: str, rows: Sequence[WriteRow]) -> None:
 class DjangoStore:
     """The ExecutionStore protocol on the project's database."""
 
-    def __init__(self, flow_version: Any = None, started_by: Any = None) -> None:
+    def __init__(
+        self, flow_version: Any = None, started_by: Any = None,
+        runtime: Runtime = Runtime.IN_PROCESS,
+    ) -> None:  # fmt: skip
         self.flow_version = flow_version
         self.started_by = started_by
+        self.runtime = runtime
 
     def create(self, run_id: str, flow: str, input_value: Any, graphs: dict[str, Any]) -> None:
         if Run.objects.filter(pk=run_id).exists():
@@ -91,7 +95,7 @@ class DjangoStore:
         Run.objects.create(
             pk=run_id, label=flow, graphs=graphs, input=input_value,
             status=RunStatus.RUNNING.value, flow_version=self.flow_version,
-            started_by=self.started_by,
+            started_by=self.started_by, runtime=self.runtime,
         )  # fmt: skip
 
     @transaction.atomic

@@ -60,7 +60,11 @@ def test_the_batch_example_waits_on_line_two_and_completes_after_finance_approve
     assert set(done["colors"].values()) == {"completed"}
     assert run_json("show", run_id) == done
     run = Run.objects.get(pk=run_id)
-    assert (run.status, run.label) == ("completed", "batch-line-approval.json")
+    assert (run.status, run.label, run.runtime) == (
+        "completed",
+        "batch-line-approval.json",
+        "in_process",
+    )
     assert NodeState.objects.filter(run=run).count() == 7
     assert TraceEvent.objects.filter(run=run, event="node.completed", node="review").count() == 1
 
