@@ -23,9 +23,11 @@ from designer.models import FlowVersion
 from engine.core.events import (
     ActionFailed,
     CancelTimer,
+    CloseApproval,
     Command,
     Event,
     Redrive,
+    RequestApproval,
     RunAction,
     RunStatus,
     SetTimer,
@@ -112,8 +114,11 @@ def commit_step(run: Run, state: RunState, commands: list[Command]) -> None:
     """Save the step and its side effects; publish new dispatches after the commit."""
     rows = [c for c in commands if isinstance(c, WriteRow)]
     trace = [c for c in commands if isinstance(c, Trace)]
+    approvals = [c for c in commands if isinstance(c, (RequestApproval, CloseApproval))]
     status = state.status if state.started else RunStatus.RUNNING
-    DjangoStore().commit(str(run.pk), status, state.to_json(), rows, trace, state.error)
+    DjangoStore().commit(
+        str(run.pk), status, state.to_json(), rows, trace, state.error, approvals=approvals
+    )
     Run.objects.filter(pk=run.pk).update(state=state.current_view())
     dispatches = record_dispatches(run, [c for c in commands if isinstance(c, RunAction)])
     record_timers(run, commands)

@@ -20,10 +20,12 @@ from engine.core.events import (
     ActionCompleted,
     ActionFailed,
     ApprovalDecided,
+    CloseApproval,
     Command,
     Decision,
     Event,
     Refused,
+    RequestApproval,
     RunAction,
     RunStatus,
     Start,
@@ -177,13 +179,16 @@ class InProcessRuntime:
         return state
 
     def commit(self, state: RunState, commands: list[Command]) -> None:
-        """Save the state with the rows and trace of the commands (and any held back)."""
+        """Save the state with the rows, trace and approvals of the commands (and held ones)."""
         everything = [*self.pending, *commands]
         self.pending.clear()
         rows = [c for c in everything if isinstance(c, WriteRow)]
         trace = [c for c in everything if isinstance(c, Trace)]
+        approvals = [c for c in everything if isinstance(c, (RequestApproval, CloseApproval))]
         status = state.status if state.started else RunStatus.RUNNING
-        self.store.commit(state.run_id, status, state.to_json(), rows, trace, state.error)
+        self.store.commit(
+            state.run_id, status, state.to_json(), rows, trace, state.error, approvals=approvals
+        )
 
     def run_action(self, command: RunAction, run_id: str) -> Event:
         """Call an action and turn its result or exception into an event."""
