@@ -199,6 +199,8 @@ BRAID_TIMER_ETA_LIMIT_S = min(300, BRAID_TASK_TIME_LIMIT_S)
 BRAID_SWEEP_INTERVAL_S = float(os.environ.get("BRAID_SWEEP_INTERVAL_S", "5"))
 # An action not completed this long after it was sent is sent again (at-least-once).
 BRAID_SWEEP_STALE_S = float(os.environ.get("BRAID_SWEEP_STALE_S", "120"))
+# `braid decide` on a durable run waits this long for a worker to apply the decision.
+BRAID_DECIDE_WAIT_S = float(os.environ.get("BRAID_DECIDE_WAIT_S", "5"))
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 CELERY_BEAT_SCHEDULE = {
     "sweep": {"task": "braid.sweep", "schedule": BRAID_SWEEP_INTERVAL_S},

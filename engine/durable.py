@@ -252,3 +252,28 @@ def sweep(stale_after_s: float | None = None) -> dict[str, int]:
     for run_id in waiting:
         advance_run.delay(str(run_id))
     return {"timers": fired, "actions": len(lost), "runs": len(waiting)}
+
+
+def drive(run_id: str, max_rounds: int = 10_000) -> int:
+    """Drive a run in this process up to the next person or timer; return events applied.
+
+    It advances the run and runs its open actions (with the task's own code) until neither
+    finds work. For a process with no worker of its own: `braid decide` under `make run`,
+    whose embedded worker lives in the server process.
+    """
+    from engine.tasks import run_action
+
+    applied = 0
+    for _ in range(max_rounds):
+        advanced = advance(run_id)
+        open_ids = list(
+            Dispatch.objects.filter(run_id=run_id, completed_at=None)
+            .order_by("id")
+            .values_list("pk", flat=True)
+        )
+        for dispatch_id in open_ids:
+            run_action(dispatch_id)
+        applied += advanced
+        if not advanced and not open_ids:
+            break
+    return applied
