@@ -19,6 +19,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from approvals.models import ApprovalRequest, ApprovalStatus
 from designer.models import FlowVersion
 from engine.core.events import (
     ActionFailed,
@@ -204,8 +205,9 @@ def retry(run_id: str, by: str) -> None:
     """Re-run the failed action of a failed run from the state just before it failed.
 
     What had completed stays completed; the action gets the next attempt. Results that
-    arrived for the run's other actions after the failure are applied again, and timers
-    the failure cancelled are set again.
+    arrived for the run's other actions after the failure are applied again, timers the
+    failure cancelled are set again, and approval requests it closed open again (with
+    the decisions recorded for them, which the failed run refused, applied again).
     """
     with transaction.atomic():
         run = Run.objects.select_for_update().get(pk=run_id)
@@ -217,11 +219,29 @@ def retry(run_id: str, by: str) -> None:
         run.pending_events.filter(key__in=waited).exclude(key=key).update(applied_at=None)
         due = [Timer(run=run, key=k, due_at=parse_time(d)) for d, k in state.timers()]
         Timer.objects.bulk_create(due, ignore_conflicts=True)
+        reopen_approvals(run, [k for k, _ in state.approvals()])
         Run.objects.filter(pk=run.pk).update(
             snapshot=snapshot, status=state.status.value, error="", redrive=None
         )
         submit(str(run.pk), f"redrive|{key}|{timezone.now().isoformat()}",
                Redrive(at=now_text(), key=key, by=by))  # fmt: skip
+
+
+def reopen_approvals(run: Run, keys: list[str]) -> None:
+    """Open these requests again and re-apply the decisions recorded for them.
+
+    A decision's inbox key is `<approval key>|<user>`; one already counted in the
+    restored state is refused again as a second vote, and leaves no trace.
+    """
+    if not keys:
+        return
+    ApprovalRequest.objects.filter(run=run, key__in=keys).update(
+        status=ApprovalStatus.OPEN, outcome="", closed_at=None
+    )
+    wanted = set(keys)
+    decisions = [pk for pk, inbox_key in run.pending_events.values_list("pk", "key")
+                 if inbox_key.rpartition("|")[0] in wanted]  # fmt: skip
+    run.pending_events.filter(pk__in=decisions).update(applied_at=None)
 
 
 def sweep(stale_after_s: float | None = None) -> dict[str, int]:
