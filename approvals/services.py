@@ -19,20 +19,34 @@ from engine.models import Run, Runtime
 User = AbstractBaseUser | AnonymousUser
 
 
-class NotAnApprover(EventRefused):
+class DecisionRefused(EventRefused):
+    """A decision that was not recorded; `code` says why, for machines."""
+
+    code = "approval.refused"
+
+
+class NotAnApprover(DecisionRefused):
     """The person is in none of the request's groups."""
 
+    code = "approval.not_an_approver"
 
-class ApprovalClosed(EventRefused):
+
+class ApprovalClosed(DecisionRefused):
     """The request was decided, or its step was cancelled."""
 
+    code = "approval.closed"
 
-class AlreadyDecided(EventRefused):
+
+class AlreadyDecided(DecisionRefused):
     """The person's decision on this request is already recorded."""
 
+    code = "approval.already_decided"
 
-class DecidedInProcess(EventRefused):
+
+class DecidedInProcess(DecisionRefused):
     """The run is driven by `braid run` in one process: only `braid decide` can resume it."""
+
+    code = "approval.in_process"
 
 
 def visible_requests(user: User) -> QuerySet[ApprovalRequest]:
