@@ -7,7 +7,7 @@ these rows are what the approvers' inbox lists.
 
 from typing import Any
 
-from django.db import models
+from django.db import NotSupportedError, models
 from django.db.models import Lookup
 
 
@@ -30,6 +30,9 @@ class Overlaps(Lookup):
     prepare_rhs = False
 
     def as_sql(self, compiler: Any, connection: Any) -> tuple[str, list[Any]]:
+        raise NotSupportedError("groups__overlaps runs on SQLite and PostgreSQL only")
+
+    def as_sqlite(self, compiler: Any, connection: Any) -> tuple[str, list[Any]]:
         lhs, params = self.process_lhs(compiler, connection)
         names = [str(name) for name in self.rhs]
         if not names:

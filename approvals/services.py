@@ -43,7 +43,7 @@ class AlreadyDecided(DecisionRefused):
     code = "approval.already_decided"
 
 
-class DecidedInProcess(DecisionRefused):
+class RunsInProcess(DecisionRefused):
     """The run is driven by `braid run` in one process: only `braid decide` can resume it."""
 
     code = "approval.in_process"
@@ -84,7 +84,7 @@ def decide_request(
     with transaction.atomic():
         run = Run.objects.select_for_update().only("runtime").get(pk=approval.run_id)
         if run.runtime != Runtime.DURABLE:
-            raise DecidedInProcess(
+            raise RunsInProcess(
                 f"run {run.pk} runs in-process (braid run): decide it with braid decide"
             )
         approval.refresh_from_db()
