@@ -566,7 +566,7 @@ def drive(run_id: str) -> dict[str, Any]:
         idle += not applied
         for dispatch_id in open_ids:
             with counting(actions):
-                tasks.run_action(dispatch_id)
+                tasks.run_actions([dispatch_id])
             step = QueryCount()
             with counting(step):
                 durable.advance(run_id)
@@ -1605,7 +1605,7 @@ METHODS: dict[str, list[str]] = {
     "round_trips": [
         "",
         "Method: each run is created and driven in this process with the tasks' own code "
-        "(`engine.durable.advance`, `engine.tasks.run_action`), one event per step, before "
+        "(`engine.durable.advance`, `engine.tasks.run_actions`), one event per step, before "
         "any worker runs. `connection.execute_wrapper` counts statements (an executemany "
         "counts once: psycopg 3 pipelines it), a wrapper on the connection's commit counts "
         "transactions, and each transaction adds BEGIN and COMMIT (psycopg sends BEGIN as "

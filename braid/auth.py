@@ -36,6 +36,13 @@ def has_role(user: AbstractBaseUser | AnonymousUser, role: Role) -> bool:
     return user.groups.filter(name=role.value).exists()  # type: ignore[union-attr]
 
 
+def group_names(user: AbstractBaseUser | AnonymousUser) -> tuple[str, ...]:
+    """Return the names of the user's groups, sorted (none for an anonymous user)."""
+    if not user.is_authenticated:
+        return ()
+    return tuple(sorted(user.groups.values_list("name", flat=True)))  # type: ignore[union-attr]
+
+
 class EditorOrReadOnly(BasePermission):
     """Anyone logged in may read; only analysts and admins may write."""
 

@@ -1,16 +1,17 @@
-"""`braid run`, `braid show` and `braid decide` on the in-process runtime."""
+"""`braid run`, `braid show` and `braid decide`: runs of both runtimes, from a terminal."""
 
 import json
 from pathlib import Path
 from typing import Any, TextIO
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 
 from designer.cli import print_lines, read_document
 from designer.documents import DocumentError
 from engine import services
 from engine.core.events import Decision
-from engine.core.runtime import EventRefused, NoSuchApproval
+from engine.core.runtime import AmbiguousApproval, EventRefused, NoSuchApproval
 from engine.core.store import UnknownRun
 
 
@@ -66,20 +67,32 @@ def show_command(run_id: str, as_json: bool, out: TextIO) -> int:
     return 0
 
 
-def decide_command(run_id: str, node: str, username: str, decision: str, comment: str,
-                   as_json: bool, out: TextIO) -> int:  # fmt: skip
-    """Decide an open approval as a user; return the exit status."""
+def decide_command(
+    run_id: str, node: str, username: str, decision: str, comment: str, as_json: bool,
+    out: TextIO, execution_id: str | None = None,
+) -> int:  # fmt: skip
+    """Decide an open approval as a user, let it take effect, print the run; return the status."""
     user = get_user_model().objects.filter(username=username).first()
     if user is None:
         out.write(f"no user named {username!r}\n")
         return 1
     try:
-        services.decide(run_id, node, user, Decision(decision), comment)
+        decided = services.decide(
+            run_id, node, user, Decision(decision), comment, execution_id=execution_id
+        )
     except UnknownRun:
         out.write(f"no run has the id {run_id!r}\n")
+        return 1
+    except AmbiguousApproval as error:
+        out.write(f"{error} (braid decide --execution EID)\n")
         return 1
     except (NoSuchApproval, EventRefused) as error:
         out.write(f"{error}\n")
         return 1
+    if not services.follow(decided) and not as_json:
+        waited = settings.BRAID_DECIDE_WAIT_S
+        out.write(
+            f"recorded; no worker applied it within {waited:g} s, so the run may not show it\n"
+        )
     print_report(services.report(run_id), as_json, out)
     return 0

@@ -22,14 +22,17 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from approvals.models import ApprovalRequest, ApprovalStatus
 from designer.models import FlowVersion
 from engine import leases
 from engine.core.events import (
     ActionFailed,
     CancelTimer,
+    CloseApproval,
     Command,
     Event,
     Redrive,
+    RequestApproval,
     RunAction,
     RunStatus,
     SetTimer,
@@ -45,7 +48,7 @@ from engine.core.runtime import parse_time
 from engine.core.scheduler import step
 from engine.core.state import RunState
 from engine.faults import crash_point
-from engine.models import Dispatch, PendingEvent, Run, Timer
+from engine.models import Dispatch, PendingEvent, Run, Runtime, Timer
 from engine.store import DjangoStore
 
 
@@ -61,7 +64,7 @@ def create_run(
     """Store a new run with its Start event; a worker advances it after the commit."""
     run_id = str(uuid.uuid4())
     with transaction.atomic():
-        DjangoStore(flow_version, started_by).create(
+        DjangoStore(flow_version, started_by, Runtime.DURABLE).create(
             run_id, label, input_value, {key: g.to_json() for key, g in graphs.items()}
         )
         submit(run_id, "start", Start(at=now_text(), input=input_value))
@@ -157,8 +160,11 @@ def commit_step(run: Run, state: RunState, commands: list[Command]) -> None:
     """Save the step and its side effects; publish new dispatches after the commit."""
     rows = [c for c in commands if isinstance(c, WriteRow)]
     trace = [c for c in commands if isinstance(c, Trace)]
+    approvals = [c for c in commands if isinstance(c, (RequestApproval, CloseApproval))]
     status = state.status if state.started else RunStatus.RUNNING
-    DjangoStore().commit(str(run.pk), status, state.to_json(), rows, trace, state.error)
+    DjangoStore().commit(
+        str(run.pk), status, state.to_json(), rows, trace, state.error, approvals=approvals
+    )
     Run.objects.filter(pk=run.pk).update(state=state.current_view())
     dispatches = record_dispatches(run, [c for c in commands if isinstance(c, RunAction)])
     record_timers(run, commands)
@@ -310,8 +316,9 @@ def retry(run_id: str, by: str) -> None:
     """Re-run the failed action of a failed run from the state just before it failed.
 
     What had completed stays completed; the action gets the next attempt. Results that
-    arrived for the run's other actions after the failure are applied again, and timers
-    the failure cancelled are set again.
+    arrived for the run's other actions after the failure are applied again, timers the
+    failure cancelled are set again, and approval requests it closed open again (with
+    the decisions recorded for them, which the failed run refused, applied again).
     """
     with transaction.atomic():
         run = Run.objects.select_for_update().get(pk=run_id)
@@ -323,11 +330,29 @@ def retry(run_id: str, by: str) -> None:
         run.pending_events.filter(key__in=waited).exclude(key=key).update(applied_at=None)
         due = [Timer(run=run, key=k, due_at=parse_time(d)) for d, k in state.timers()]
         Timer.objects.bulk_create(due, ignore_conflicts=True)
+        reopen_approvals(run, [k for k, _ in state.approvals()])
         Run.objects.filter(pk=run.pk).update(
             snapshot=snapshot, status=state.status.value, error="", redrive=None
         )
         submit(str(run.pk), f"redrive|{key}|{timezone.now().isoformat()}",
                Redrive(at=now_text(), key=key, by=by))  # fmt: skip
+
+
+def reopen_approvals(run: Run, keys: list[str]) -> None:
+    """Open these requests again and re-apply the decisions recorded for them.
+
+    A decision's inbox key is `<approval key>|<user>`; one already counted in the
+    restored state is refused again as a second vote, and leaves no trace.
+    """
+    if not keys:
+        return
+    ApprovalRequest.objects.filter(run=run, key__in=keys).update(
+        status=ApprovalStatus.OPEN, outcome="", closed_at=None
+    )
+    wanted = set(keys)
+    decisions = [pk for pk, inbox_key in run.pending_events.values_list("pk", "key")
+                 if inbox_key.rpartition("|")[0] in wanted]  # fmt: skip
+    run.pending_events.filter(pk__in=decisions).update(applied_at=None)
 
 
 def sweep(stale_after_s: float | None = None) -> dict[str, int]:
@@ -371,3 +396,28 @@ def lost_dispatches(unsent_since: dt.datetime, unclaimed_since: dt.datetime) -> 
     ids = set(open_ones.filter(unclaimed).values_list("pk", flat=True)[:500])
     ids.update(orphaned.values_list("pk", flat=True)[:500])
     return sorted(ids)
+
+
+def drive(run_id: str, max_rounds: int = 10_000) -> int:
+    """Drive a run in this process up to the next person or timer; return events applied.
+
+    It advances the run and runs its open actions (with the task's own code) until neither
+    finds work. For a process with no worker of its own: `braid decide` under `make run`,
+    whose embedded worker lives in the server process.
+    """
+    from engine.tasks import run_actions
+
+    applied = 0
+    for _ in range(max_rounds):
+        advanced = advance(run_id)
+        open_ids = list(
+            Dispatch.objects.filter(run_id=run_id, completed_at=None)
+            .order_by("id")
+            .values_list("pk", flat=True)
+        )
+        if open_ids:
+            run_actions(open_ids)
+        applied += advanced
+        if not advanced and not open_ids:
+            break
+    return applied

@@ -28,6 +28,13 @@ class RowStatus(models.TextChoices):
     FAILED = CoreRowStatus.FAILED.value, "Failed"
 
 
+class Runtime(models.TextChoices):
+    """Which runtime drives a run: `braid run` in one process, or workers over the database."""
+
+    IN_PROCESS = "in_process", "In process"
+    DURABLE = "durable", "Durable"
+
+
 class Run(models.Model):
     """One execution of a flow version (or of a graph file run from the command line)."""
 
@@ -48,6 +55,7 @@ class Run(models.Model):
         help_text="a failed action's key and the snapshot from just before it",
     )
     trace_length = models.PositiveIntegerField(default=0)
+    runtime = models.CharField(max_length=16, choices=Runtime.choices, default=Runtime.IN_PROCESS)
     started_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True
     )

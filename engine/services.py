@@ -1,19 +1,27 @@
 """Starting runs, deciding approvals and reporting runs: what the CLI and API call."""
 
+import time
 import uuid
+from dataclasses import dataclass
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 
+from approvals.services import decide_request, open_request_at
+from braid.auth import group_names
 from designer.models import Flow, FlowVersion
 from designer.services import check_graph
+from engine import durable
 from engine.actions import ACTIONS
 from engine.core.colors import colors
 from engine.core.events import Decision
 from engine.core.graph import Graph, SubflowNode
 from engine.core.runtime import Clock, InProcessRuntime, RealClock
 from engine.core.state import MAIN, RunState, subflow_key
+from engine.core.store import UnknownRun
 from engine.core.validation import Report
+from engine.models import PendingEvent, Run, Runtime
 from engine.store import DjangoStore
 
 MAX_SUBFLOW_DEPTH = 16
@@ -82,13 +90,71 @@ def start_run(
     return engine.start(str(uuid.uuid4()), graphs, label, input_value)
 
 
-def decide(run_id: str, node: str, user: AbstractBaseUser, decision: Decision,
-           comment: str = "", clock: Clock | None = None) -> RunState:  # fmt: skip
-    """Deliver a user's decision on the open approval at a node, and run on."""
+@dataclass(frozen=True, slots=True)
+class Decided:
+    """A decision taken: on which run and runtime, and (durable) under which inbox key."""
+
+    run_id: str
+    runtime: Runtime
+    inbox_key: str = ""
+
+
+def runtime_of(run_id: str) -> Runtime:
+    """Return which runtime drives a run; raise UnknownRun."""
+    try:
+        found = Run.objects.filter(pk=uuid.UUID(str(run_id))).values_list("runtime", flat=True)
+        value = found.first()
+    except ValueError:
+        value = None
+    if value is None:
+        raise UnknownRun(run_id)
+    return Runtime(value)
+
+
+def decide(
+    run_id: str, node: str, user: AbstractBaseUser, decision: Decision, comment: str = "",
+    clock: Clock | None = None, execution_id: str | None = None,
+) -> Decided:  # fmt: skip
+    """Take a user's decision on the open approval at a node path (and execution).
+
+    An in-process run applies it here and runs on to its next pause. A durable run gets it
+    in its inbox, for a worker (or `follow`) to apply.
+    """
+    if runtime_of(run_id) is Runtime.DURABLE:
+        approval = open_request_at(run_id, node, execution_id)
+        return Decided(run_id, Runtime.DURABLE, decide_request(approval, user, decision, comment))
     engine = runtime(clock)
     state = engine.load(run_id)
-    groups = tuple(user.groups.values_list("name", flat=True))  # type: ignore[attr-defined]
-    return engine.decide(state, node, user.get_username(), groups, decision, comment)
+    username, groups = user.get_username(), group_names(user)
+    engine.decide(state, node, username, groups, decision, comment, execution_id)
+    return Decided(run_id, Runtime.IN_PROCESS)
+
+
+def follow(decided: Decided, wait_s: float | None = None) -> bool:
+    """Let a decision take effect; return whether it has been applied.
+
+    With the embedded worker (no REDIS_URL) this process has no worker of its own, so it
+    drives the run itself up to the next person or timer. With workers, it waits up to
+    `wait_s` (BRAID_DECIDE_WAIT_S) for one of them to apply the decision.
+    """
+    if decided.runtime is Runtime.IN_PROCESS:
+        return True
+    if settings.BRAID_EMBEDDED_WORKER:
+        durable.drive(decided.run_id)
+        return True
+    wait_s = settings.BRAID_DECIDE_WAIT_S if wait_s is None else wait_s
+    return applied_within(decided.run_id, decided.inbox_key, wait_s)
+
+
+def applied_within(run_id: str, inbox_key: str, wait_s: float, poll_s: float = 0.05) -> bool:
+    """Return whether the run's inbox row of this key is applied, polling up to wait_s."""
+    deadline = time.monotonic() + wait_s
+    applied = PendingEvent.objects.filter(run_id=run_id, key=inbox_key, applied_at__isnull=False)
+    while not applied.exists():
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(poll_s)
+    return True
 
 
 def report(run_id: str) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""The Django store: ExecutionStore over Run, NodeState and TraceEvent.
+"""The Django store: ExecutionStore over Run, NodeState, TraceEvent and ApprovalRequest.
 
 Each node-row write is one fenced upsert (`INSERT ... ON CONFLICT DO UPDATE ... WHERE`),
 the same statement on SQLite and PostgreSQL: it lands only when the incoming execution id
@@ -12,13 +12,15 @@ from collections.abc import Sequence
 from typing import Any
 
 from django.db import connection, transaction
+from django.db.models import Case, Value, When
 from django.utils import timezone
 
+from approvals.models import ApprovalRequest, ApprovalStatus
+from engine.core.events import CloseApproval, RequestApproval, RunStatus, Trace, WriteRow
 from engine.core.events import RowStatus as CoreRowStatus
-from engine.core.events import RunStatus, Trace, WriteRow
 from engine.core.rows import NodeRow, apply_write
-from engine.core.store import StoredRun, UnknownRun
-from engine.models import NodeState, Run, TraceEvent
+from engine.core.store import ApprovalCommand, StoredRun, UnknownRun
+from engine.models import NodeState, Run, Runtime, TraceEvent
 from engine.models import RowStatus as RowChoices
 
 TERMINAL = (RowChoices.COMPLETED.value, RowChoices.FAILED.value)
@@ -133,12 +135,49 @@ def server_side_cursor() -> Any:
     return connection.make_cursor(raw)
 
 
+def open_requests(run_id: str, requests: Sequence[RequestApproval]) -> None:
+    """Insert approval requests; a key already stored (open or closed) is left as it is."""
+    ApprovalRequest.objects.bulk_create(
+        [ApprovalRequest(run_id=run_id, key=r.key, node=r.node, execution_id=r.execution_id,
+                         groups=list(r.groups), policy=r.policy, title=r.title,
+                         instructions=r.instructions) for r in requests],
+        ignore_conflicts=True,
+    )  # fmt: skip
+
+
+def close_requests(run_id: str, reasons: dict[str, str]) -> None:
+    """Close open requests with their reasons: one UPDATE per 500 keys."""
+    now, keys = timezone.now(), list(reasons)
+    for start in range(0, len(keys), ROWS_PER_STATEMENT):
+        chunk = keys[start : start + ROWS_PER_STATEMENT]
+        outcome = Case(*(When(key=key, then=Value(reasons[key])) for key in chunk))
+        still_open = ApprovalRequest.objects.filter(
+            run_id=run_id, key__in=chunk, status=ApprovalStatus.OPEN
+        )
+        still_open.update(status=ApprovalStatus.CLOSED, outcome=outcome, closed_at=now)
+
+
+def record_approvals(run_id: str, approvals: Sequence[ApprovalCommand]) -> None:
+    """Open the step's requests, then close what it closed (the first reason counts)."""
+    open_requests(run_id, [c for c in approvals if isinstance(c, RequestApproval)])
+    reasons: dict[str, str] = {}
+    for command in approvals:
+        if isinstance(command, CloseApproval):
+            reasons.setdefault(command.key, command.reason)
+    if reasons:
+        close_requests(run_id, reasons)
+
+
 class DjangoStore:
     """The ExecutionStore protocol on the project's database."""
 
-    def __init__(self, flow_version: Any = None, started_by: Any = None) -> None:
+    def __init__(
+        self, flow_version: Any = None, started_by: Any = None,
+        runtime: Runtime = Runtime.IN_PROCESS,
+    ) -> None:  # fmt: skip
         self.flow_version = flow_version
         self.started_by = started_by
+        self.runtime = runtime
 
     def create(self, run_id: str, flow: str, input_value: Any, graphs: dict[str, Any]) -> None:
         if Run.objects.filter(pk=run_id).exists():
@@ -146,13 +185,14 @@ class DjangoStore:
         Run.objects.create(
             pk=run_id, label=flow, graphs=graphs, input=input_value,
             status=RunStatus.RUNNING.value, flow_version=self.flow_version,
-            started_by=self.started_by,
+            started_by=self.started_by, runtime=self.runtime,
         )  # fmt: skip
 
     @transaction.atomic
     def commit(
         self, run_id: str, status: RunStatus, snapshot: dict[str, Any],
         rows: Sequence[WriteRow], trace: Sequence[Trace], error: str | None = None,
+        approvals: Sequence[ApprovalCommand] = (),
     ) -> None:  # fmt: skip
         run = Run.objects.select_for_update(no_key=True).only("trace_length").get(pk=run_id)
         first = run.trace_length
@@ -162,6 +202,8 @@ class DjangoStore:
             for i, t in enumerate(trace)
         )  # fmt: skip
         write_rows(run_id, rows)
+        if approvals:
+            record_approvals(run_id, approvals)
         Run.objects.filter(pk=run_id).update(
             status=status.value, snapshot=snapshot, error=error or "",
             trace_length=first + len(trace), updated_at=timezone.now(),
@@ -196,3 +238,13 @@ class DjangoStore:
             )
             for t in TraceEvent.objects.filter(run_id=run_id).order_by("seq")
         ]
+
+    def approvals(self, run_id: str) -> list[RequestApproval]:
+        self.load(run_id)
+        return [
+            RequestApproval(key=r.key, node=r.node, execution_id=r.execution_id,
+                            groups=tuple(r.groups), policy=r.policy, title=r.title,
+                            instructions=r.instructions)
+            for r in ApprovalRequest.objects.filter(run_id=run_id, status=ApprovalStatus.OPEN)
+            .order_by("id")
+        ]  # fmt: skip

@@ -11,7 +11,7 @@ from __future__ import annotations
 import datetime as dt
 import time
 from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -20,10 +20,12 @@ from engine.core.events import (
     ActionCompleted,
     ActionFailed,
     ApprovalDecided,
+    CloseApproval,
     Command,
     Decision,
     Event,
     Refused,
+    RequestApproval,
     RunAction,
     RunStatus,
     Start,
@@ -82,8 +84,46 @@ class NoSuchApproval(LookupError):
     """No open approval matches the node (and execution) asked for."""
 
 
+class AmbiguousApproval(LookupError):
+    """Several approvals are open at the node path (a foreach's items): name an execution."""
+
+
 class EventRefused(Exception):
     """The run refused an event (e.g. an approver outside the node's groups)."""
+
+
+@dataclass(frozen=True, slots=True)
+class OpenApproval:
+    """Where an open approval waits: its key, node path and execution id."""
+
+    key: str
+    node: str
+    execution_id: str
+
+
+def choose_approval(
+    candidates: Iterable[OpenApproval], node: str, execution_id: str | None = None
+) -> OpenApproval:
+    """Return the one open approval at a node path (and execution id, when given).
+
+    Raise NoSuchApproval when none matches and AmbiguousApproval when several do; both
+    messages list the execution ids open at that node.
+    """
+    at_node = [c for c in candidates if c.node == node]
+    matching = [c for c in at_node if execution_id in (None, c.execution_id)]
+    if len(matching) == 1:
+        return matching[0]
+    if not at_node:
+        raise NoSuchApproval(f"no open approval at {node!r}")
+    listed = ", ".join(c.execution_id for c in at_node)
+    if not matching:
+        raise NoSuchApproval(
+            f"no open approval at {node!r} has the execution id {execution_id!r}; "
+            f"open there: {listed}"
+        )
+    raise AmbiguousApproval(
+        f"{len(matching)} approvals are open at {node!r}; name one by its execution id: {listed}"
+    )
 
 
 @dataclass
@@ -117,20 +157,22 @@ class InProcessRuntime:
         self, state: RunState, node: str, user: str, groups: tuple[str, ...],
         decision: Decision, comment: str = "", execution_id: str | None = None,
     ) -> RunState:  # fmt: skip
-        """Deliver one approver's decision on an open approval at a node path."""
-        for key, frame in state.approvals():
-            matches = state.path(frame) == node
-            if matches and execution_id in (None, frame.execution_id):
-                event = ApprovalDecided(
-                    at=self.stamp(), key=key, user=user, groups=groups, decision=decision,
-                    comment=comment,
-                )  # fmt: skip
-                self.refused.clear()
-                state = self.advance(state, event)
-                if self.refused:
-                    raise EventRefused(self.refused[0].reason)
-                return state
-        raise NoSuchApproval(f"no open approval at {node!r}")
+        """Deliver one approver's decision at a node path; return the state it runs on to.
+
+        choose_approval picks the approval; EventRefused says why the run refused it.
+        """
+        waiting = [OpenApproval(key, state.path(frame), frame.execution_id)
+                   for key, frame in state.approvals()]  # fmt: skip
+        chosen = choose_approval(waiting, node, execution_id)
+        event = ApprovalDecided(
+            at=self.stamp(), key=chosen.key, user=user, groups=groups, decision=decision,
+            comment=comment,
+        )  # fmt: skip
+        self.refused.clear()
+        state = self.advance(state, event)
+        if self.refused:
+            raise EventRefused(self.refused[0].reason)
+        return state
 
     def stamp(self) -> str:
         """Return the clock's time as RFC 3339."""
@@ -177,13 +219,16 @@ class InProcessRuntime:
         return state
 
     def commit(self, state: RunState, commands: list[Command]) -> None:
-        """Save the state with the rows and trace of the commands (and any held back)."""
+        """Save the state with the rows, trace and approvals of the commands (and held ones)."""
         everything = [*self.pending, *commands]
         self.pending.clear()
         rows = [c for c in everything if isinstance(c, WriteRow)]
         trace = [c for c in everything if isinstance(c, Trace)]
+        approvals = [c for c in everything if isinstance(c, (RequestApproval, CloseApproval))]
         status = state.status if state.started else RunStatus.RUNNING
-        self.store.commit(state.run_id, status, state.to_json(), rows, trace, state.error)
+        self.store.commit(
+            state.run_id, status, state.to_json(), rows, trace, state.error, approvals=approvals
+        )
 
     def run_action(self, command: RunAction, run_id: str) -> Event:
         """Call an action and turn its result or exception into an event."""

@@ -1,8 +1,8 @@
 """The store protocol every runtime persists through, and its in-memory implementation.
 
-One `commit` saves a step: the snapshot, the fenced node-row writes and the trace
-events, together. The Django store implements the same protocol over SQL; both pass
-`tests/core/store_contract.py`.
+One `commit` saves a step: the snapshot, the fenced node-row writes, the trace events and
+the approval requests opened and closed, together. The Django store implements the same
+protocol over SQL; both pass `tests/core/store_contract.py`.
 """
 
 from __future__ import annotations
@@ -11,8 +11,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from engine.core.events import RunStatus, Trace, WriteRow
+from engine.core.events import CloseApproval, RequestApproval, RunStatus, Trace, WriteRow
 from engine.core.rows import NodeRow, apply_write
+
+ApprovalCommand = RequestApproval | CloseApproval
 
 
 class UnknownRun(KeyError):
@@ -42,8 +44,13 @@ class ExecutionStore(Protocol):
     def commit(
         self, run_id: str, status: RunStatus, snapshot: dict[str, Any],
         rows: Sequence[WriteRow], trace: Sequence[Trace], error: str | None = None,
+        approvals: Sequence[ApprovalCommand] = (),
     ) -> None:  # fmt: skip
-        """Save one step atomically: snapshot, fenced row writes and trace events."""
+        """Save one step atomically: snapshot, fenced row writes, trace events, approvals.
+
+        A request opens once per key (asking again changes nothing, open or closed); a
+        close ends an open request with its reason and leaves a closed one as it was.
+        """
         ...
 
     def load(self, run_id: str) -> StoredRun:
@@ -58,6 +65,10 @@ class ExecutionStore(Protocol):
         """Return the run's trace events in commit order."""
         ...
 
+    def approvals(self, run_id: str) -> list[RequestApproval]:
+        """Return the run's open approval requests in the order they were opened."""
+        ...
+
 
 @dataclass
 class InMemoryStore:
@@ -66,6 +77,8 @@ class InMemoryStore:
     runs: dict[str, StoredRun] = field(default_factory=dict)
     node_rows: dict[str, dict[str, NodeRow]] = field(default_factory=dict)
     traces: dict[str, list[Trace]] = field(default_factory=dict)
+    requests: dict[str, dict[str, RequestApproval]] = field(default_factory=dict)
+    closed: dict[str, dict[str, str]] = field(default_factory=dict)
 
     def create(self, run_id: str, flow: str, input_value: Any, graphs: dict[str, Any]) -> None:
         if run_id in self.runs:
@@ -73,10 +86,13 @@ class InMemoryStore:
         self.runs[run_id] = StoredRun(run_id, flow, input_value, RunStatus.RUNNING, {}, graphs)
         self.node_rows[run_id] = {}
         self.traces[run_id] = []
+        self.requests[run_id] = {}
+        self.closed[run_id] = {}
 
     def commit(
         self, run_id: str, status: RunStatus, snapshot: dict[str, Any],
         rows: Sequence[WriteRow], trace: Sequence[Trace], error: str | None = None,
+        approvals: Sequence[ApprovalCommand] = (),
     ) -> None:  # fmt: skip
         stored = self.load(run_id)
         self.runs[run_id] = StoredRun(
@@ -84,6 +100,7 @@ class InMemoryStore:
         )
         write_rows(self.node_rows[run_id], rows)
         self.traces[run_id].extend(trace)
+        record_approvals(self.requests[run_id], self.closed[run_id], approvals)
 
     def load(self, run_id: str) -> StoredRun:
         if run_id not in self.runs:
@@ -98,8 +115,27 @@ class InMemoryStore:
         self.load(run_id)
         return list(self.traces[run_id])
 
+    def approvals(self, run_id: str) -> list[RequestApproval]:
+        self.load(run_id)
+        closed = self.closed[run_id]
+        return [request for key, request in self.requests[run_id].items() if key not in closed]
+
 
 def write_rows(rows: dict[str, NodeRow], writes: Iterable[WriteRow]) -> None:
     """Apply fenced writes in order."""
     for write in writes:
         apply_write(rows, write)
+
+
+def record_approvals(
+    requests: dict[str, RequestApproval], closed: dict[str, str],
+    approvals: Iterable[ApprovalCommand],
+) -> None:  # fmt: skip
+    """Open requests by key, then close them with the first reason given (as SQL would)."""
+    commands = list(approvals)
+    for command in commands:
+        if isinstance(command, RequestApproval):
+            requests.setdefault(command.key, command)
+    for command in commands:
+        if isinstance(command, CloseApproval) and command.key in requests:
+            closed.setdefault(command.key, command.reason)

@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 import pytest
 
-from engine.core.events import RowStatus, RunStatus, Trace, WriteRow
+from engine.core.events import CloseApproval, RequestApproval, RowStatus, RunStatus, Trace, WriteRow
 from engine.core.store import ExecutionStore, UnknownRun
 
 StoreFactory = Callable[[], ExecutionStore]
@@ -92,10 +92,73 @@ def check_equal_ids_never_regress_a_terminal_row_except_for_a_higher_attempt(
     assert stored(store) == {"t": ("waiting", "root:1", 2)}
 
 
+def request(run_id: str, node: str, execution_id: str, title: str = "") -> RequestApproval:
+    """Build an approval request of the finance group."""
+    return RequestApproval(
+        key=f"{run_id}|{node}|{execution_id}|approval", node=node, execution_id=execution_id,
+        groups=("finance",), policy={"quorum": 2}, title=title or f"Sign {node}",
+        instructions="Check the amount.",
+    )  # fmt: skip
+
+
+def close(asked: RequestApproval, reason: str) -> CloseApproval:
+    """Build the close of a request."""
+    return CloseApproval(key=asked.key, reason=reason)
+
+
+def ask(store: ExecutionStore, run_id: str, *approvals: RequestApproval | CloseApproval) -> None:
+    """Commit a step that only opens and closes approval requests."""
+    store.commit(run_id, RunStatus.WAITING, {}, [], [], None, approvals=approvals)
+
+
+def check_approval_requests_stay_open_until_closed_in_the_order_they_opened(
+    make: StoreFactory,
+) -> None:
+    store = make()
+    store.create("r", "f", None, {})
+    store.create("s", "f", None, {})
+    first, second = request("r", "fin", "root:1:lines:2"), request("r", "fin", "root:1:lines:1")
+    ask(store, "r", first, second)
+    ask(store, "s", request("s", "leg", "root:1"))
+    assert store.approvals("r") == [first, second]
+    ask(store, "r", close(first, "approved"))
+    assert store.approvals("r") == [second]
+    ask(store, "r", close(second, "run cancelled by admin"))
+    assert store.approvals("r") == []
+    assert store.approvals("s") == [request("s", "leg", "root:1")]
+    with pytest.raises(UnknownRun):
+        store.approvals("00000000-0000-0000-0000-000000000000")
+
+
+def check_asking_again_or_closing_again_changes_nothing(make: StoreFactory) -> None:
+    store = make()
+    store.create("r", "f", None, {})
+    asked = request("r", "fin", "root:1")
+    ask(store, "r", asked)
+    ask(store, "r", request("r", "fin", "root:1", title="Asked again"))  # a recomputed step
+    assert store.approvals("r") == [asked]
+    ask(store, "r", close(asked, "rejected"))
+    ask(store, "r", asked, close(asked, "approved"))
+    assert store.approvals("r") == []
+
+
+def check_a_request_opened_and_closed_in_one_commit_is_closed(make: StoreFactory) -> None:
+    store = make()
+    store.create("r", "f", None, {})
+    fin, leg = request("r", "fin", "root:1:split.finance:1"), request("r", "leg", "root:1")
+    ask(store, "r", fin, leg, close(fin, "the run failed"))
+    assert store.approvals("r") == [leg]
+    ask(store, "r", close(request("r", "nowhere", "root:1"), "never asked"))
+    assert store.approvals("r") == [leg]
+
+
 CONTRACT = [
     check_a_run_round_trips_its_snapshot_status_and_graphs,
     check_an_unknown_run_raises,
     check_trace_events_append_in_commit_order,
     check_a_newer_iteration_wins_whatever_the_arrival_order,
     check_equal_ids_never_regress_a_terminal_row_except_for_a_higher_attempt,
+    check_approval_requests_stay_open_until_closed_in_the_order_they_opened,
+    check_asking_again_or_closing_again_changes_nothing,
+    check_a_request_opened_and_closed_in_one_commit_is_closed,
 ]

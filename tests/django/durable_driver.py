@@ -17,7 +17,7 @@ def drain(run: Run, repeat_deliveries: int = 1, max_rounds: int = 500) -> Run:
             progressed |= durable.advance(str(run.pk)) > 0
         for dispatch in Dispatch.objects.filter(run=run, completed_at=None).order_by("id"):
             for _ in range(repeat_deliveries):
-                tasks.run_action(dispatch.pk)
+                tasks.run_actions([dispatch.pk])
             progressed = True
         idle = not progressed and not PendingEvent.objects.filter(run=run, applied_at=None).exists()
         if idle and not fire_next_timer(run, repeat_deliveries):

@@ -6,8 +6,11 @@ import json
 import pytest
 from django.test import Client
 
+from approvals.models import ApprovalRequest
 from designer import services as flows
-from engine.models import NodeState, Run, TraceEvent
+from engine import durable, services, tasks
+from engine.core.events import Decision
+from engine.models import Dispatch, NodeState, Run, TraceEvent
 from tests.django.durable_driver import drain
 
 
@@ -74,3 +77,59 @@ def test_a_retried_run_reruns_only_the_failed_action_with_the_next_attempt(
     assert sorted(e.node for e in dispatched) == ["flaky", "flaky", "steady"]
     again = admin.post(f"/api/runs/{run.pk}/retry/")
     assert (again.status_code, again.json()["code"]) == (409, "run.not_retryable")
+
+
+SIGNED = {
+    **FLOW,
+    "name": "Retry beside an approval",
+    "nodes": [
+        {"id": "start", "type": "start"},
+        {"id": "split", "type": "fork", "branches": ["a", "b"]},
+        {"id": "sign", "type": "approval", "groups": ["finance"], "policy": "any",
+         "title": "Sign"},
+        {"id": "signed", "type": "set", "values": {"log": "['signed']"}},
+        *[n for n in FLOW["nodes"] if n["id"] in ("flaky", "join", "done")],
+    ],
+    "edges": [
+        {"source": "start", "target": "split"},
+        {"source": "split", "branch": "a", "target": "sign"},
+        {"source": "split", "branch": "b", "target": "flaky"},
+        {"source": "sign", "outcome": "approved", "target": "signed"},
+        {"source": "signed", "target": "join", "slot": "a"},
+        {"source": "flaky", "target": "join", "slot": "b"},
+        {"source": "join", "target": "done"},
+    ],
+}  # fmt: skip
+
+
+@pytest.mark.django_db
+def test_a_retry_reopens_the_requests_the_failure_closed_and_keeps_a_decision_it_refused(
+    client_for, demo_users
+) -> None:  # type: ignore[no-untyped-def]
+    flows.import_graph(demo_users["analyst"], SIGNED, "retry-signed", True)
+    admin: Client = client_for("admin")
+    body = admin.post(
+        "/api/runs/", json.dumps({"flow": "retry-signed"}), content_type="application/json"
+    ).json()
+    run_id = body["id"]
+    durable.advance(run_id)  # asks finance and dispatches the flaky action
+    tasks.run_actions([Dispatch.objects.get(run_id=run_id).pk])  # fails: its result waits
+    sign = ApprovalRequest.objects.get(run_id=run_id)
+    # finance decides before the failure is applied; the failed run then refuses it
+    services.decide(run_id, "sign", demo_users["finance"], Decision.APPROVE)
+    durable.advance(run_id)
+    sign.refresh_from_db()
+    assert (Run.objects.get(pk=run_id).status, sign.status, sign.outcome) == (
+        "failed", "closed",
+        "fail_sometimes failed after 1 attempt(s): failed on purpose (draw 0.383 < rate 0.5)",
+    )  # fmt: skip
+    assert admin.post(f"/api/runs/{run_id}/retry/").status_code == 202
+    sign.refresh_from_db()
+    assert (sign.status, sign.outcome, sign.closed_at) == ("open", "", None)
+    run = drain(Run.objects.get(pk=run_id))
+    sign.refresh_from_db()
+    assert (run.status, run.state["log"], sign.status, sign.outcome) == (
+        "completed", ["signed"], "closed", "approved",
+    )  # fmt: skip
+    votes = TraceEvent.objects.filter(run=run, event="approval.vote")
+    assert [(v.detail["user"], v.detail["decision"]) for v in votes] == [("finance", "approve")]

@@ -36,7 +36,8 @@ def test_a_started_run_is_stored_running_and_ends_when_advanced(demo, client_for
         "running",
         "analyst",
     )
-    drain(Run.objects.get(pk=body["id"]))
+    run = drain(Run.objects.get(pk=body["id"]))
+    assert run.runtime == "durable"
     detail = client.get(f"/api/runs/{body['id']}/").json()
     assert (detail["status"], detail["state"]) == ("completed", {"log": ["b", "d: urgent path"]})
 

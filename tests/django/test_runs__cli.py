@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from django.core.management import call_command
 
+from approvals.models import ApprovalRequest
 from engine.models import NodeState, Run, TraceEvent
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "shared" / "examples"
@@ -60,7 +61,11 @@ def test_the_batch_example_waits_on_line_two_and_completes_after_finance_approve
     assert set(done["colors"].values()) == {"completed"}
     assert run_json("show", run_id) == done
     run = Run.objects.get(pk=run_id)
-    assert (run.status, run.label) == ("completed", "batch-line-approval.json")
+    assert (run.status, run.label, run.runtime) == (
+        "completed",
+        "batch-line-approval.json",
+        "in_process",
+    )
     assert NodeState.objects.filter(run=run).count() == 7
     assert TraceEvent.objects.filter(run=run, event="node.completed", node="review").count() == 1
 
@@ -153,3 +158,42 @@ def test_the_runs_page_shows_admins_every_run_and_others_only_their_own(client_f
     analyst_page = client_for("analyst").get("/runs/").content.decode()
     assert short not in analyst_page
     assert "No runs you can see yet." in analyst_page
+
+
+def requests_of(run_id: str) -> list[tuple[str, str, str, list[str], str, str, str]]:
+    """Return a run's approval requests as tuples of their fields, in the order they opened."""
+    return [
+        (r.node, r.execution_id, r.title, r.groups, r.status, r.outcome, r.instructions)
+        for r in ApprovalRequest.objects.filter(run_id=run_id).order_by("id")
+    ]
+
+
+@pytest.mark.django_db
+def test_an_in_process_run_stores_its_approval_requests_and_closes_each_when_decided(
+    demo_users,
+) -> None:  # type: ignore[no-untyped-def]
+    invoice = {"invoice": {"id": "I-7", "amount": 300, "vendor": "Acme"}}
+    waiting = run_json("run", str(DEMO / "invoice-sign-off.json"), "--input", json.dumps(invoice))
+    run_id = waiting["run"]
+    fin = ("fin", "root:1:split.finance:1", "Finance sign-off for I-7", ["finance"])
+    leg = ("leg", "root:1:split.legal:1", "Legal sign-off for I-7", ["legal"])
+    fin_text, leg_text = (
+        "Check the amount of 300 against the budget.",
+        "Check the contract terms of Acme.",
+    )
+    assert requests_of(run_id) == [(*fin, "open", "", fin_text), (*leg, "open", "", leg_text)]
+    assert run_json("decide", run_id, "leg", "--user", "legal", "approve")["status"] == "waiting"
+    assert requests_of(run_id) == [
+        (*fin, "open", "", fin_text),
+        (*leg, "closed", "approved", leg_text),
+    ]
+    done = run_json("decide", run_id, "fin", "--user", "finance", "approve")
+    assert (done["status"], done["state"]["log"]) == (
+        "completed",
+        ["finance approved", "legal approved"],
+    )
+    assert requests_of(run_id) == [
+        (*fin, "closed", "approved", fin_text),
+        (*leg, "closed", "approved", leg_text),
+    ]
+    assert ApprovalRequest.objects.filter(run_id=run_id).exclude(closed_at=None).count() == 2

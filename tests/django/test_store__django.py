@@ -34,6 +34,9 @@ class FreshIds(DjangoStore):
     def trace(self, run_id):  # type: ignore[no-untyped-def]
         return super().trace(self.key(run_id))
 
+    def approvals(self, run_id):  # type: ignore[no-untyped-def]
+        return super().approvals(self.key(run_id) if run_id in self.ids else run_id)
+
 
 @pytest.mark.django_db
 @pytest.mark.parametrize("check", CONTRACT, ids=lambda check: check.__name__)

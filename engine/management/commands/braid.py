@@ -38,6 +38,10 @@ class Command(BaseCommand):
         decide.add_argument("--user", required=True)
         decide.add_argument("decision", choices=["approve", "reject"])
         decide.add_argument("--comment", default="")
+        decide.add_argument(
+            "--execution", metavar="EID", dest="execution_id", default=None,
+            help="the execution id, when several approvals are open at NODE (foreach items)",
+        )  # fmt: skip
         decide.add_argument("--json", action="store_true", dest="as_json")
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -83,7 +87,9 @@ class Command(BaseCommand):
         return show_command(run_id, as_json, self.stdout)
 
     def handle_decide(self, run_id: str, node: str, user: str, decision: str, comment: str,
-                      as_json: bool, **options: Any) -> int:  # fmt: skip
+                      as_json: bool, execution_id: str | None, **options: Any) -> int:  # fmt: skip
         from engine.cli import decide_command
 
-        return decide_command(run_id, node, user, decision, comment, as_json, self.stdout)
+        return decide_command(
+            run_id, node, user, decision, comment, as_json, self.stdout, execution_id
+        )

@@ -1,0 +1,81 @@
+"""Approval requests: what the engine asks of people, stored with the step that asked.
+
+A row opens when a step emits `RequestApproval` and closes when one emits `CloseApproval`
+(decided, or its frame was cancelled). Decisions themselves go through the run's inbox;
+these rows are what the approvers' inbox lists.
+"""
+
+from typing import Any
+
+from django.db import NotSupportedError, models
+from django.db.models import Lookup
+
+
+class ApprovalStatus(models.TextChoices):
+    """Whether people can still decide a request."""
+
+    OPEN = "open", "Open"
+    CLOSED = "closed", "Closed"
+
+
+class GroupsField(models.JSONField):
+    """A JSON list of group names, with an `overlaps` lookup (any name in common)."""
+
+
+@GroupsField.register_lookup
+class Overlaps(Lookup):
+    """`groups__overlaps=["finance", "legal"]`: the list holds at least one of the names."""
+
+    lookup_name = "overlaps"
+    prepare_rhs = False
+
+    def as_sql(self, compiler: Any, connection: Any) -> tuple[str, list[Any]]:
+        raise NotSupportedError("groups__overlaps runs on SQLite and PostgreSQL only")
+
+    def as_sqlite(self, compiler: Any, connection: Any) -> tuple[str, list[Any]]:
+        lhs, params = self.process_lhs(compiler, connection)
+        names = [str(name) for name in self.rhs]
+        if not names:
+            return "1 = 0", []
+        marks = ", ".join(["%s"] * len(names))
+        sql = f"EXISTS (SELECT 1 FROM json_each({lhs}) AS element WHERE element.value IN ({marks}))"
+        return sql, [*params, *names]
+
+    def as_postgresql(self, compiler: Any, connection: Any) -> tuple[str, list[Any]]:
+        lhs, params = self.process_lhs(compiler, connection)
+        return f"{lhs} ?| %s::text[]", [*params, [str(name) for name in self.rhs]]
+
+
+class ApprovalRequest(models.Model):
+    """One approval a run waits on, at one node path and execution."""
+
+    run = models.ForeignKey("engine.Run", on_delete=models.CASCADE, related_name="approvals")
+    key = models.CharField(max_length=2000, unique=True, help_text="the scheduler's wait key")
+    node = models.CharField(max_length=1000, help_text="the node path")
+    execution_id = models.CharField(max_length=2000)
+    groups = GroupsField(default=list, help_text="who may decide: any member of these groups")
+    policy = models.JSONField(help_text='"all", "any" or {"quorum": n}')
+    title = models.TextField()
+    instructions = models.TextField(blank=True, default="")
+    status = models.CharField(
+        max_length=16, choices=ApprovalStatus.choices, default=ApprovalStatus.OPEN
+    )
+    outcome = models.TextField(
+        blank=True, default="", help_text="approved, rejected, or why it was closed"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    closed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        indexes = [
+            # The inbox: open requests, newest first, then filtered by group. Open
+            # requests are few (people decide them); closed ones pile up and stay out.
+            models.Index(
+                fields=["-created_at", "-id"],
+                condition=models.Q(status="open"),
+                name="approval_open_newest",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.title} ({self.node}, {self.status})"

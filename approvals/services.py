@@ -1,0 +1,99 @@
+"""Approval requests: whose they are, which one a person means, and recording a decision.
+
+A decision on a durable run goes into the run's inbox like every other event, keyed by
+request and person, so a second identical decision records nothing. The engine applies
+it with the run's next step, which also closes the request when its policy is met.
+"""
+
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.db import transaction
+from django.db.models import QuerySet
+
+from approvals.models import ApprovalRequest, ApprovalStatus
+from braid.auth import Role, group_names, has_role
+from engine import durable
+from engine.core.events import ApprovalDecided, Decision
+from engine.core.runtime import EventRefused, OpenApproval, choose_approval
+from engine.models import Run, Runtime
+
+User = AbstractBaseUser | AnonymousUser
+
+
+class DecisionRefused(EventRefused):
+    """A decision that was not recorded; `code` says why, for machines."""
+
+    code = "approval.refused"
+
+
+class NotAnApprover(DecisionRefused):
+    """The person is in none of the request's groups."""
+
+    code = "approval.not_an_approver"
+
+
+class ApprovalClosed(DecisionRefused):
+    """The request was decided, or its step was cancelled."""
+
+    code = "approval.closed"
+
+
+class AlreadyDecided(DecisionRefused):
+    """The person's decision on this request is already recorded."""
+
+    code = "approval.already_decided"
+
+
+class RunsInProcess(DecisionRefused):
+    """The run is driven by `braid run` in one process: only `braid decide` can resume it."""
+
+    code = "approval.in_process"
+
+
+def visible_requests(user: User) -> QuerySet[ApprovalRequest]:
+    """Return the requests a user may see: of their groups, or every one for admins."""
+    requests = ApprovalRequest.objects.select_related("run__flow_version__flow")
+    if has_role(user, Role.ADMINS):
+        return requests
+    return requests.filter(groups__overlaps=list(group_names(user)))
+
+
+def open_requests(user: User) -> QuerySet[ApprovalRequest]:
+    """Return the open requests a user may see (the inbox), newest first."""
+    return visible_requests(user).filter(status=ApprovalStatus.OPEN).order_by("-created_at", "-id")
+
+
+def open_request_at(run_id: str, node: str, execution_id: str | None = None) -> ApprovalRequest:
+    """Return a run's one open request at a node path; see choose_approval for the errors."""
+    waiting = ApprovalRequest.objects.filter(run_id=run_id, node=node, status=ApprovalStatus.OPEN)
+    by_key = {r.key: r for r in waiting.order_by("id")}
+    places = [OpenApproval(r.key, r.node, r.execution_id) for r in by_key.values()]
+    return by_key[choose_approval(places, node, execution_id).key]
+
+
+def decide_request(
+    approval: ApprovalRequest, user: AbstractBaseUser, decision: Decision, comment: str = ""
+) -> str:
+    """Record one person's decision on a durable run's request; return its inbox key.
+
+    Under the run's lock, so the status checked is the one the last step left, and one
+    person's two decisions cannot both be recorded.
+    """
+    username, groups = user.get_username(), group_names(user)
+    if not set(groups) & set(approval.groups):
+        raise NotAnApprover(f"{username} is in none of the groups {approval.groups}")
+    with transaction.atomic():
+        run = Run.objects.select_for_update().only("runtime").get(pk=approval.run_id)
+        if run.runtime != Runtime.DURABLE:
+            raise RunsInProcess(
+                f"run {run.pk} runs in-process (braid run): decide it with braid decide"
+            )
+        approval.refresh_from_db()
+        if approval.status == ApprovalStatus.CLOSED:
+            raise ApprovalClosed(f"the approval at {approval.node} is closed: {approval.outcome}")
+        inbox_key = f"{approval.key}|{username}"
+        if run.pending_events.filter(key=inbox_key).exists():
+            raise AlreadyDecided(f"{username} has already decided the approval at {approval.node}")
+        event = ApprovalDecided(at=durable.now_text(), key=approval.key, user=username,
+                                groups=groups, decision=decision, comment=comment)  # fmt: skip
+        durable.submit(str(run.pk), inbox_key, event)
+    return inbox_key
