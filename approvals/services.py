@@ -82,7 +82,7 @@ def decide_request(
     if not set(groups) & set(approval.groups):
         raise NotAnApprover(f"{username} is in none of the groups {approval.groups}")
     with transaction.atomic():
-        run = Run.objects.select_for_update().only("runtime").get(pk=approval.run_id)
+        run = Run.objects.select_for_update(no_key=True).only("runtime").get(pk=approval.run_id)
         if run.runtime != Runtime.DURABLE:
             raise RunsInProcess(
                 f"run {run.pk} runs in-process (braid run): decide it with braid decide"
