@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 import redis
+from django.contrib.auth.models import User
 from django.db import connection
 
 from braid.demo import create_demo_users
@@ -21,6 +22,7 @@ from designer import services as flows
 from designer.demo import load_demo_flows
 from designer.models import Flow
 from engine import services
+from engine.core.events import Decision
 from engine.core.runtime import ManualClock
 from engine.models import Run
 from tests.django.test_durable__equivalence import outcome
@@ -43,6 +45,8 @@ CRASHY = {
         {"id": "each", "type": "foreach", "items": "input.items", "as": "item", "concurrency": 4},
         {"id": "nap", "type": "task", "action": "sleep", "params": {"seconds": 0.05}},
         {"id": "tally", "type": "set", "values": {"count": "item"}},
+        {"id": "sign", "type": "approval", "groups": ["finance"], "policy": "any",
+         "title": "Sign off ${string(state.count)}"},
         {"id": "done", "type": "end"},
     ],
     "edges": [
@@ -54,7 +58,8 @@ CRASHY = {
         {"source": "each", "outcome": "item", "target": "nap"},
         {"source": "nap", "target": "tally"},
         {"source": "tally", "target": "each"},
-        {"source": "each", "outcome": "done", "target": "done"},
+        {"source": "each", "outcome": "done", "target": "sign"},
+        {"source": "sign", "outcome": "approved", "target": "done"},
     ],
 }  # fmt: skip
 CRASHY["state"]["ignored"] = {"reducer": "merge"}
@@ -127,10 +132,13 @@ def start(client: Browserless, flow: str, input_value: Any) -> str:
     return str(body["id"])
 
 
-def expected(flow: str, input_value: Any) -> tuple[object, ...]:
-    """The in-process runtime's outcome for the same flow and input."""
+def expected(flow: str, input_value: Any, approve: str | None = None) -> tuple[object, ...]:
+    """The in-process runtime's outcome for the same flow, input and finance approval."""
     version = services.latest_version(flow)
     state = services.start_run(version.graph, flow, input_value, version, clock=ManualClock())
+    if approve:
+        finance = User.objects.get(username="finance")
+        services.decide(state.run_id, approve, finance, Decision.APPROVE, clock=ManualClock())
     run = Run.objects.get(pk=state.run_id)
     run.state = services.runtime().load(state.run_id).current_view()
     return outcome(run)
@@ -162,6 +170,23 @@ def test_two_hundred_runs_on_two_worker_processes_all_end_like_in_process_runs(c
     assert mismatched == []
 
 
+def approve_when_asked(cluster: dict[str, Any], run_id: str, seconds: float = 120) -> None:
+    """Wait for the run's approval request, then approve it through the API as finance."""
+    finance = Browserless(cluster["client"].base_url)
+    finance.login("finance", "braid-finance")
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        _, inbox = finance.get_json("/api/approvals/")
+        asked = [r for r in inbox["results"] if r["run"] == run_id]  # type: ignore[index]
+        if asked:
+            status, body = finance.post_json(f"/api/approvals/{asked[0]['id']}/decide/",
+                                             {"decision": "approve"})  # fmt: skip
+            assert status == 202, body
+            return
+        time.sleep(0.3)
+    raise AssertionError(f"no approval was asked for: {Run.objects.get(pk=run_id).status}")
+
+
 def wait_mid_work(run_id: str, seconds: float = 60) -> int:
     """Wait until some actions of the run completed while others are still out; count them."""
     from engine.models import Dispatch
@@ -188,6 +213,7 @@ def test_a_worker_killed_mid_run_loses_nothing_and_the_run_ends_as_uninterrupted
         stop(victim, signal.SIGKILL)  # the whole worker, its pool processes too
         assert Run.objects.get(pk=run_id).status == "running"
         rescuer = worker(cluster["env"], "rescuer", logs / "rescuer.log", beat=True)
+        approve_when_asked(cluster, run_id)
         (run,) = wait_finished([run_id], 120)
     finally:
         stop(victim, signal.SIGKILL)
@@ -196,7 +222,7 @@ def test_a_worker_killed_mid_run_loses_nothing_and_the_run_ends_as_uninterrupted
     assert run.status == "completed", run.error
     assert run.state["count"] == 210
     assert sorted(run.state["log"]) == [f"b{i}" for i in range(5)]
-    assert outcome(run) == expected("crashy", data)
+    assert outcome(run) == expected("crashy", data, approve="sign")
 
 
 LOOPING = {
@@ -300,10 +326,11 @@ def test_a_worker_killed_at_each_crash_point_loses_nothing(cluster, point: str) 
     crashing = worker(env, "crashing", cluster["tmp"] / "crashing.log", beat=True)
     try:
         run_id = start(cluster["client"], "crashy", data)
+        approve_when_asked(cluster, run_id)
         (run,) = wait_finished([run_id], 120)
     finally:
         stop(crashing)
     assert (markers / point).exists()  # the process really died there once
     assert run.status == "completed", run.error
     assert run.state["count"] == 36
-    assert outcome(run) == expected("crashy", data)
+    assert outcome(run) == expected("crashy", data, approve="sign")
