@@ -10,6 +10,7 @@ between commit and publish is re-sent by the sweeper.
 
 import datetime as dt
 import functools
+import logging
 import time
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
@@ -45,11 +46,13 @@ from engine.core.events import (
 from engine.core.expressions import format_timestamp
 from engine.core.graph import Graph
 from engine.core.runtime import parse_time
-from engine.core.scheduler import step
+from engine.core.scheduler import abort, step
 from engine.core.state import RunState
 from engine.faults import crash_point
 from engine.models import Dispatch, PendingEvent, Run, Runtime, Timer
 from engine.store import DjangoStore
+
+logger = logging.getLogger(__name__)
 
 
 def now_text() -> str:
@@ -137,23 +140,45 @@ def advance_once(run_id: str) -> int | None:
         pending = list(run.pending_events.filter(applied_at=None).order_by("id"))
         if not pending:
             return 0
-        state = load_state(run)
-        commands: list[Command] = []
-        for row in pending:
-            event = event_from_json(row.event)
-            # An action's failure may fail the run; keep the state before it for a retry.
-            before = state.to_json() if isinstance(event, ActionFailed) else None
-            state, produced = step(state, event)
-            commands.extend(produced)
-            if before is not None and state.status is RunStatus.FAILED:
-                redrive = {"snapshot": before, "key": event.key}  # type: ignore[attr-defined]
-                Run.objects.filter(pk=run.pk).update(redrive=redrive)
+        state, commands = apply_events(run, pending)
         PendingEvent.objects.filter(pk__in=[row.pk for row in pending]).update(
             applied_at=timezone.now()
         )
         commit_step(run, state, commands)
         crash_point("advance.before_commit")
     return len(pending)
+
+
+def apply_events(run: Run, pending: Sequence[PendingEvent]) -> tuple[RunState, list[Command]]:
+    """Apply inbox events in order with `step`; return the state and every command.
+
+    An event that cannot be read is logged and skipped. If `step` itself raises (a bug in
+    the engine, never a flow's failure), the run fails closed from its last committed
+    state with the error, instead of failing the same step forever.
+    """
+    state = load_state(run)
+    commands: list[Command] = []
+    for row in pending:
+        try:
+            event = event_from_json(row.event)
+        except (TypeError, ValueError) as error:
+            logger.error("run %s: inbox event %s is unreadable and skipped: %s", run.pk, row.key,
+                         error)  # fmt: skip
+            continue
+        # An action's failure may fail the run; keep the state before it for a retry.
+        before = state.to_json() if isinstance(event, ActionFailed) else None
+        try:
+            state, produced = step(state, event)
+        except Exception as error:
+            logger.exception("run %s: applying %s raised; the run fails", run.pk, row.key)
+            run.snapshot = Run.objects.values_list("snapshot", flat=True).get(pk=run.pk)
+            reason = f"internal error applying {event.kind} {row.key}: {error!r}"
+            return abort(load_state(run), now_text(), reason)
+        commands.extend(produced)
+        if before is not None and state.status is RunStatus.FAILED:
+            redrive = {"snapshot": before, "key": event.key}  # type: ignore[attr-defined]
+            Run.objects.filter(pk=run.pk).update(redrive=redrive)
+    return state, commands
 
 
 def commit_step(run: Run, state: RunState, commands: list[Command]) -> None:

@@ -72,6 +72,19 @@ def step(state: RunState, event: Event, pick: Pick | None = None) -> tuple[RunSt
     return state, stepper.commands
 
 
+def abort(state: RunState, at: str, reason: str) -> tuple[RunState, list[Command]]:
+    """Fail a run that cannot go on (an adapter caught an internal error), closing it down.
+
+    Every frame is cancelled as when a flow fails: waits close, timers are cancelled and
+    the run ends `failed` with the reason. A finished run is left as it is.
+    """
+    stepper = Stepper(state, None)
+    state.now = at
+    if not state.status.finished:
+        stepper.finish_run(RunStatus.FAILED, {}, reason)
+    return state, stepper.commands
+
+
 def shift_time(at: str, seconds: float) -> str:
     """Return the RFC 3339 time `seconds` after `at`."""
     moment = dt.datetime.fromisoformat(at.replace("Z", "+00:00"))

@@ -115,3 +115,18 @@ def test_quorum_needs_that_many_distinct_approvers() -> None:
     assert driver.status == "waiting"
     driver.decide("vote", "bob", ("board",), "approve")
     assert (driver.status, driver.result) == ("completed", {"log": ["yes"]})
+
+
+def test_abort_fails_a_waiting_run_and_closes_its_requests() -> None:
+    from engine.core.events import CloseApproval, RunFinished
+    from engine.core.scheduler import abort
+
+    driver = Driver(INVOICE, INVOICE_INPUT)
+    state, commands = abort(driver.state, "2026-01-02T00:00:00Z", "internal error: boom")
+    assert (state.status.value, state.error, state.frames) == ("failed", "internal error: boom", {})
+    assert sorted(c.key for c in commands if isinstance(c, CloseApproval)) == [
+        "run|fin|root:1:split.finance:1|approval",
+        "run|leg|root:1:split.legal:1|approval",
+    ]
+    assert [c.status.value for c in commands if isinstance(c, RunFinished)] == ["failed"]
+    assert abort(state, "2026-01-02T00:00:01Z", "again") == (state, [])
