@@ -13,6 +13,7 @@ from celery.worker import WorkController
 from django.conf import settings
 
 from braid.celery import app as celery_app
+from engine import leases
 
 _lock = threading.Lock()
 _worker: WorkController | None = None
@@ -96,6 +97,7 @@ def stop_embedded_worker() -> None:
         _worker.stop(in_sighandler=False)
         _thread.join(timeout=10)
         _worker, _thread = None, None
+        leases.stop_beating()
 
 
 def embedded_worker_state() -> str:

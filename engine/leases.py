@@ -10,7 +10,6 @@ import logging
 import os
 import socket
 import threading
-import time
 import uuid
 
 from django.conf import settings
@@ -24,6 +23,7 @@ logger = logging.getLogger(__name__)
 _lock = threading.Lock()
 _name: str = ""
 _pid: int | None = None
+_stop = threading.Event()
 
 
 def start_beating() -> str:
@@ -33,11 +33,20 @@ def start_beating() -> str:
         if _pid != os.getpid():
             _pid = os.getpid()
             _name = f"{socket.gethostname()}:{_pid}:{uuid.uuid4().hex[:8]}"
+            _stop.clear()
             beat(_name)
             threading.Thread(
-                target=beat_forever, args=(_name, _pid), name="braid-lease", daemon=True
+                target=beat_forever, args=(_name,), name="braid-lease", daemon=True
             ).start()
     return _name
+
+
+def stop_beating() -> None:
+    """Stop this process's heartbeat (the embedded worker stopped); forget its lease name."""
+    global _name, _pid
+    with _lock:
+        _stop.set()
+        _name, _pid = "", None
 
 
 def current() -> str:
@@ -50,10 +59,9 @@ def beat(name: str) -> None:
     WorkerLease.objects.update_or_create(name=name, defaults={"beat_at": timezone.now()})
 
 
-def beat_forever(name: str, pid: int) -> None:
-    """Beat every BRAID_LEASE_BEAT_S until the process ends (or forks away)."""
-    while os.getpid() == pid:
-        time.sleep(settings.BRAID_LEASE_BEAT_S)
+def beat_forever(name: str) -> None:
+    """Beat every BRAID_LEASE_BEAT_S while the lease is this process's (not stopped or forked)."""
+    while not _stop.wait(settings.BRAID_LEASE_BEAT_S) and current() == name:
         try:
             beat(name)
         except Exception:  # a missed beat must not end beating; the next one retries
