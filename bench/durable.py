@@ -522,20 +522,33 @@ def count_message(**_: Any) -> None:
 
 @contextmanager
 def counting(counter: QueryCount) -> Iterator[QueryCount]:
-    """Count every statement, commit and published message inside the block."""
+    """Count every statement, commit and published message inside the block.
+
+    Blocks nest: what an inner block sees counts for the inner counter only.
+    """
     from django.db import connections
 
+    if _COUNTING:
+        _COUNTING.append(counter)
+        try:
+            yield counter
+        finally:
+            _COUNTING.pop()
+        return
     wrapper = connections["default"]
     original = wrapper._commit
 
     def commit() -> None:
-        counter.transactions += 1
+        _COUNTING[-1].transactions += 1
         original()
+
+    def execute(*args: Any) -> Any:
+        return _COUNTING[-1](*args)
 
     wrapper._commit = commit  # type: ignore[method-assign]
     _COUNTING.append(counter)
     try:
-        with wrapper.execute_wrapper(counter):
+        with wrapper.execute_wrapper(execute):
             yield counter
     finally:
         _COUNTING.pop()
@@ -543,35 +556,43 @@ def counting(counter: QueryCount) -> Iterator[QueryCount]:
 
 
 def drive(run_id: str) -> dict[str, Any]:
-    """Run one run to the end in this process, one event per step, counting each part."""
+    """Run one run to the end in this process, one action per task, counting each part.
+
+    An action task advances the run itself after recording its result; those steps count
+    as steps, the rest of the task as the action.
+    """
     from engine import durable, tasks
     from engine.models import Dispatch
 
-    steps, actions, idle = QueryCount(), QueryCount(), 0
+    steps, actions = QueryCount(), QueryCount()
     first_sql: list[list[str]] = []
-    for _ in range(10_000):
+    real_advance = durable.advance
+
+    def counted_advance(run: str) -> int:
         step = QueryCount()
         with counting(step):
-            applied = durable.advance(run_id)
+            applied = real_advance(run)
         if applied:
             steps.add(step)
             first_sql.append(step.sql)
-        open_ids = list(
-            Dispatch.objects.filter(run_id=run_id, completed_at=None)
-            .order_by("id")
-            .values_list("pk", flat=True)
-        )
-        if not applied and not open_ids:
-            break
-        idle += not applied
-        for dispatch_id in open_ids:
-            with counting(actions):
-                tasks.run_actions([dispatch_id])
-            step = QueryCount()
-            with counting(step):
-                durable.advance(run_id)
-            steps.add(step)
-            first_sql.append(step.sql)
+        return applied
+
+    durable.advance = counted_advance  # type: ignore[assignment]
+    try:
+        for _ in range(10_000):
+            applied = durable.advance(run_id)
+            open_ids = list(
+                Dispatch.objects.filter(run_id=run_id, completed_at=None)
+                .order_by("id")
+                .values_list("pk", flat=True)
+            )
+            if not applied and not open_ids:
+                break
+            for dispatch_id in open_ids:
+                with counting(actions):
+                    tasks.run_actions([dispatch_id])
+    finally:
+        durable.advance = real_advance  # type: ignore[assignment]
     return {
         "steps": steps,
         "actions": actions,
@@ -1605,8 +1626,10 @@ METHODS: dict[str, list[str]] = {
     "round_trips": [
         "",
         "Method: each run is created and driven in this process with the tasks' own code "
-        "(`engine.durable.advance`, `engine.tasks.run_actions`), one event per step, before "
-        "any worker runs. `connection.execute_wrapper` counts statements (an executemany "
+        "(`engine.durable.advance`, `engine.tasks.run_actions` with one action each, which "
+        "advances the run itself after recording the result), before any worker runs. "
+        "Steps are the `advance` calls that applied events, wherever they ran; an action is "
+        "the rest of its task. `connection.execute_wrapper` counts statements (an executemany "
         "counts once: psycopg 3 pipelines it), a wrapper on the connection's commit counts "
         "transactions, and each transaction adds BEGIN and COMMIT (psycopg sends BEGIN as "
         "its own command). Messages are `before_task_publish` signals. Round trips per node "

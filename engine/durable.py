@@ -273,9 +273,10 @@ class Results:
     """Action results of one task, recorded together at least every `flush_after_s`.
 
     Each flush is one transaction: the results go into their runs' inboxes (once per
-    idempotency key) and their dispatches are marked done; each run gets one advance
-    message after the commit. A worker killed before a flush loses only those results,
-    and their actions run again.
+    idempotency key) and their dispatches are marked done. Then this task advances those
+    runs itself, which saves a broker round trip and a second worker's pickup per node. A
+    worker killed before a flush loses only those results, whose actions run again; one
+    killed after it leaves events that the sweeper applies two sweeps later.
     """
 
     def __init__(self, flush_after_s: float) -> None:
@@ -290,17 +291,16 @@ class Results:
             self.flush()
 
     def flush(self) -> None:
-        """Record every kept result in one transaction."""
-        if self.waiting:
-            record_results(self.waiting)
-        self.waiting = []
+        """Record every kept result in one transaction, then advance their runs."""
+        waiting, self.waiting = self.waiting, []
+        if waiting:
+            for run_id in record_results(waiting):
+                advance(run_id)
         self.since = time.monotonic()
 
 
-def record_results(results: Sequence[tuple[Dispatch, Event]]) -> None:
-    """Insert action results into their runs' inboxes and close their dispatches."""
-    from engine.tasks import advance_run
-
+def record_results(results: Sequence[tuple[Dispatch, Event]]) -> list[str]:
+    """Insert action results into their runs' inboxes, close their dispatches; return runs."""
     with transaction.atomic():
         PendingEvent.objects.bulk_create(
             [PendingEvent(run_id=d.run_id, key=e.key, event=e.to_json())  # type: ignore[attr-defined]
@@ -310,9 +310,7 @@ def record_results(results: Sequence[tuple[Dispatch, Event]]) -> None:
         Dispatch.objects.filter(pk__in=[d.pk for d, _ in results]).update(
             completed_at=timezone.now()
         )
-        ordered = sorted(str(d.run_id) for d, _ in results)
-        for run_id, _ in groupby(ordered):
-            advance_run.delay_on_commit(run_id)
+    return [run_id for run_id, _ in groupby(sorted(str(d.run_id) for d, _ in results))]
 
 
 def fire(run_id: str, key: str) -> bool:

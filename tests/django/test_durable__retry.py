@@ -8,8 +8,10 @@ from django.test import Client
 
 from approvals.models import ApprovalRequest
 from designer import services as flows
-from engine import durable, services, tasks
+from engine import durable, services
+from engine.actions import ACTIONS
 from engine.core.events import Decision
+from engine.core.runtime import perform
 from engine.models import Dispatch, NodeState, Run, TraceEvent
 from tests.django.durable_driver import drain
 
@@ -113,7 +115,9 @@ def test_a_retry_reopens_the_requests_the_failure_closed_and_keeps_a_decision_it
     ).json()
     run_id = body["id"]
     durable.advance(run_id)  # asks finance and dispatches the flaky action
-    tasks.run_actions([Dispatch.objects.get(run_id=run_id).pk])  # fails: its result waits
+    dispatch = Dispatch.objects.get(run_id=run_id)
+    failure = perform(ACTIONS, durable.action_command(dispatch.command), run_id, durable.now_text)
+    durable.record_results([(dispatch, failure)])  # the failure is recorded, not yet applied
     sign = ApprovalRequest.objects.get(run_id=run_id)
     # finance decides before the failure is applied; the failed run then refuses it
     services.decide(run_id, "sign", demo_users["finance"], Decision.APPROVE)
