@@ -1,7 +1,10 @@
-"""Fixtures for Django tests: demo users and logged-in clients."""
+"""Fixtures for Django tests: demo users, demo flows and logged-in clients."""
+
+import io
 
 import pytest
 from django.contrib.auth.models import User
+from django.core.management import call_command
 from django.test import Client
 
 from braid.demo import create_demo_users
@@ -12,6 +15,13 @@ def demo_users(db: None) -> dict[str, User]:
     """Create the demo groups and users; return them by user name."""
     create_demo_users()
     return {user.username: user for user in User.objects.all()}
+
+
+@pytest.fixture
+def demo(demo_users: dict[str, User]) -> dict[str, User]:
+    """Demo users and published demo flows."""
+    call_command("braid", "demo", stdout=io.StringIO())
+    return demo_users
 
 
 @pytest.fixture

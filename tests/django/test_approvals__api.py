@@ -1,11 +1,9 @@
 """/api/approvals/: each approver's open requests, deciding them, and every refusal."""
 
-import io
 import json
 from typing import Any
 
 import pytest
-from django.core.management import call_command
 from django.test import Client
 
 from approvals.models import ApprovalRequest
@@ -17,13 +15,6 @@ INVOICE = {"invoice": {"id": "I-3", "amount": 300, "vendor": "Acme"}}
 LINES = {
     "lines": [{"id": "A", "amount": 20000}, {"id": "B", "amount": 5}, {"id": "C", "amount": 30000}]
 }
-
-
-@pytest.fixture
-def demo(demo_users):  # type: ignore[no-untyped-def]
-    """Demo users and published demo flows."""
-    call_command("braid", "demo", stdout=io.StringIO())
-    return demo_users
 
 
 def post(client: Client, url: str, body: object) -> Any:

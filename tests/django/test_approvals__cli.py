@@ -1,28 +1,17 @@
 """`braid decide` on durable runs: drive them here without a worker, or wait for one."""
 
-import io
 import json
 
 import pytest
-from django.core.management import call_command
 from django.test import Client
 
 from approvals.models import ApprovalRequest
 from engine.models import PendingEvent, Run
 from tests.django.durable_driver import drain
+from tests.django.test_approvals__api import LINES
 from tests.django.test_runs__cli import braid, run_json
 
 INVOICE = {"invoice": {"id": "I-9", "amount": 300, "vendor": "Acme"}}
-LINES = {
-    "lines": [{"id": "A", "amount": 20000}, {"id": "B", "amount": 5}, {"id": "C", "amount": 30000}]
-}
-
-
-@pytest.fixture
-def demo(demo_users):  # type: ignore[no-untyped-def]
-    """Demo users and published demo flows."""
-    call_command("braid", "demo", stdout=io.StringIO())
-    return demo_users
 
 
 def start_durable(client: Client, flow: str, input_value: object) -> str:

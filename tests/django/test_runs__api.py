@@ -1,21 +1,12 @@
 """/api/runs/: start, list with filters, tree with one SELECT of rows, trace, cancel."""
 
-import io
 import json
 
 import pytest
-from django.core.management import call_command
 from django.test import Client
 
 from engine.models import Run
 from tests.django.durable_driver import drain
-
-
-@pytest.fixture
-def demo(demo_users):  # type: ignore[no-untyped-def]
-    """Demo users and published demo flows."""
-    call_command("braid", "demo", stdout=io.StringIO())
-    return demo_users
 
 
 def start(client: Client, flow: str, input_value: object = None) -> dict:  # type: ignore[type-arg]
