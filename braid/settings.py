@@ -218,6 +218,9 @@ BRAID_LEASE_DEAD_S = float(os.environ.get("BRAID_LEASE_DEAD_S", "8"))
 BRAID_DISPATCH_STREAMS = int(os.environ.get("BRAID_DISPATCH_STREAMS", "32"))
 # A chunk's results are recorded together, at least this often, in one transaction.
 BRAID_RESULT_FLUSH_S = float(os.environ.get("BRAID_RESULT_FLUSH_S", "0.05"))
+# An action task out of work runs the next action of its run itself, without a message,
+# up to this many per task (a chain then costs no broker round trip per node).
+BRAID_INLINE_ACTIONS = int(os.environ.get("BRAID_INLINE_ACTIONS", "100"))
 # `braid decide` on a durable run waits this long for a worker to apply the decision.
 BRAID_DECIDE_WAIT_S = float(os.environ.get("BRAID_DECIDE_WAIT_S", "5"))
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")

@@ -14,6 +14,7 @@ import logging
 import time
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from itertools import groupby
 from typing import Any
 
@@ -102,7 +103,20 @@ def load_state(run: Run) -> RunState:
     return RunState.from_json(run.snapshot, graphs)
 
 
-def advance(run_id: str) -> int:
+@dataclass
+class Taken:
+    """Up to `limit` new actions that steps hand to their caller to run itself, unsent.
+
+    An action task that ran out of work takes the next action of the runs it advanced, so
+    a chain runs in one task without a broker round trip per node. A taken action is
+    claimed in the step's own commit, so the sweeper re-sends it if this process dies.
+    """
+
+    limit: int
+    ids: list[int] = field(default_factory=list)
+
+
+def advance(run_id: str, take: Taken | None = None) -> int:
     """Apply a run's pending events until none is left; return how many were applied.
 
     A run that another worker is advancing right now is skipped: that worker looks for
@@ -111,7 +125,7 @@ def advance(run_id: str) -> int:
     """
     applied = 0
     while True:
-        count = advance_once(run_id)
+        count = advance_once(run_id, take)
         applied += count or 0
         if not count or not has_pending(run_id):
             return applied
@@ -122,7 +136,7 @@ def has_pending(run_id: str) -> bool:
     return PendingEvent.objects.filter(run_id=run_id, applied_at=None).exists()
 
 
-def advance_once(run_id: str) -> int | None:
+def advance_once(run_id: str, take: Taken | None = None) -> int | None:
     """Apply the pending events in one transaction; None when another worker holds the run.
 
     The lock is FOR NO KEY UPDATE: it does not block the key-share lock that recording an
@@ -144,7 +158,7 @@ def advance_once(run_id: str) -> int | None:
         PendingEvent.objects.filter(pk__in=[row.pk for row in pending]).update(
             applied_at=timezone.now()
         )
-        commit_step(run, state, commands)
+        commit_step(run, state, commands, take)
         crash_point("advance.before_commit")
     return len(pending)
 
@@ -181,7 +195,9 @@ def apply_events(run: Run, pending: Sequence[PendingEvent]) -> tuple[RunState, l
     return state, commands
 
 
-def commit_step(run: Run, state: RunState, commands: list[Command]) -> None:
+def commit_step(
+    run: Run, state: RunState, commands: list[Command], take: Taken | None = None
+) -> None:
     """Save the step and its side effects; publish new dispatches after the commit."""
     rows = [c for c in commands if isinstance(c, WriteRow)]
     trace = [c for c in commands if isinstance(c, Trace)]
@@ -194,8 +210,23 @@ def commit_step(run: Run, state: RunState, commands: list[Command]) -> None:
     dispatches = record_dispatches(run, [c for c in commands if isinstance(c, RunAction)])
     record_timers(run, commands)
     transaction.on_commit(lambda: crash_point("advance.after_commit"))
-    if dispatches:
-        transaction.on_commit(lambda: publish(dispatches))
+    kept = hand_over(dispatches, take)
+    sent = dispatches[len(kept) :]
+    if sent:
+        transaction.on_commit(lambda: publish(sent))
+
+
+def hand_over(dispatches: list[int], take: Taken | None) -> list[int]:
+    """Claim the first dispatches the caller has room for; it gets them after the commit."""
+    room = take.limit - len(take.ids) if take else 0
+    kept = dispatches[: max(0, room)]
+    if kept and take is not None:
+        now = timezone.now()
+        Dispatch.objects.filter(pk__in=kept).update(
+            claimed_by=leases.current(), claimed_at=now, published_at=now
+        )
+        transaction.on_commit(lambda: take.ids.extend(kept))
+    return kept
 
 
 def record_dispatches(run: Run, actions: Iterable[RunAction]) -> list[int]:
@@ -290,12 +321,12 @@ class Results:
         if time.monotonic() - self.since >= self.flush_after_s:
             self.flush()
 
-    def flush(self) -> None:
+    def flush(self, take: Taken | None = None) -> None:
         """Record every kept result in one transaction, then advance their runs."""
         waiting, self.waiting = self.waiting, []
         if waiting:
             for run_id in record_results(waiting):
-                advance(run_id)
+                advance(run_id, take)
         self.since = time.monotonic()
 
 

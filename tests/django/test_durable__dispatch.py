@@ -1,6 +1,7 @@
 """Sending actions: chunked messages for wide fan-outs, batched results, worker leases."""
 
 import datetime as dt
+import itertools
 
 import pytest
 from celery.signals import before_task_publish
@@ -163,3 +164,46 @@ def test_a_lease_beats_and_names_this_process(settings) -> None:  # type: ignore
     assert leases.current() == ""
     WorkerLease.objects.filter(name=name).update(beat_at=timezone.now() - dt.timedelta(hours=2))
     assert leases.forget_dead() == 1
+
+
+def chain_of(n: int) -> dict[str, object]:
+    """A chain of n noop tasks."""
+    tasks_ = [{"id": f"t{i}", "type": "task", "action": "noop", "params": {"value": 1},
+               "output": "hits"} for i in range(n)]  # fmt: skip
+    ids = ["start", *[t["id"] for t in tasks_], "done"]
+    return {
+        "format": "braid.graph/1",
+        "name": f"Chain of {n}",
+        "state": {"hits": {"reducer": "sum"}},
+        "nodes": [{"id": "start", "type": "start"}, *tasks_, {"id": "done", "type": "end"}],
+        "edges": [{"source": a, "target": b} for a, b in itertools.pairwise(ids)],
+    }
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_action_task_runs_the_rest_of_a_chain_itself_without_a_message(
+    published, settings
+) -> None:  # type: ignore[no-untyped-def]
+    settings.BRAID_INLINE_ACTIONS = 100
+    run = durable.create_run(resolve_graphs(chain_of(3)), "chain", {})
+    durable.advance(str(run.pk))
+    ((_, (first,)),) = [(n, a) for n, a in published if n == "braid.run_actions"]
+    assert tasks.run_actions(first) == 3
+    run.refresh_from_db()
+    assert (run.status, run.state) == ("completed", {"hits": 3})
+    assert [n for n, _ in published if n == "braid.run_actions"] == ["braid.run_actions"]
+    assert Dispatch.objects.filter(run=run, completed_at=None).count() == 0
+
+
+@pytest.mark.django_db(transaction=True)
+def test_past_its_inline_limit_an_action_task_sends_the_next_action(published, settings) -> None:  # type: ignore[no-untyped-def]
+    settings.BRAID_INLINE_ACTIONS = 1
+    run = durable.create_run(resolve_graphs(chain_of(3)), "chain", {})
+    durable.advance(str(run.pk))
+    ((_, (first,)),) = [(n, a) for n, a in published if n == "braid.run_actions"]
+    assert tasks.run_actions(first) == 1
+    sent = [a[0] for n, a in published if n == "braid.run_actions"]
+    assert len(sent) == 2 and sent[1] != first
+    assert tasks.run_actions(sent[1]) == 1
+    run.refresh_from_db()
+    assert (run.status, run.state) == ("running", {"hits": 2})
