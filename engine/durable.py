@@ -13,6 +13,7 @@ import functools
 import logging
 import time
 import uuid
+from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import groupby
@@ -27,6 +28,7 @@ from django.utils import timezone
 from approvals.models import ApprovalRequest, ApprovalStatus
 from designer.models import FlowVersion
 from engine import leases
+from engine.actions import ACTIONS
 from engine.core.events import (
     ActionFailed,
     CancelTimer,
@@ -46,7 +48,7 @@ from engine.core.events import (
 )
 from engine.core.expressions import format_timestamp
 from engine.core.graph import Graph
-from engine.core.runtime import parse_time
+from engine.core.runtime import parse_time, perform
 from engine.core.scheduler import abort, step
 from engine.core.state import RunState
 from engine.faults import crash_point
@@ -273,10 +275,10 @@ def publish(dispatch_ids: Sequence[int]) -> None:
     A narrow fan-out sends one message per action, so each runs in parallel; a wide one
     sends contiguous chunks, so a fork of 1,000 costs dozens of messages, not 1,000.
     """
-    from engine.tasks import run_actions
+    from engine import tasks
 
     for chunk in streams(list(dispatch_ids), settings.BRAID_DISPATCH_STREAMS):
-        run_actions.delay(chunk)
+        tasks.run_actions.delay(chunk)
     Dispatch.objects.filter(pk__in=dispatch_ids).update(published_at=timezone.now())
 
 
@@ -298,6 +300,39 @@ def action_command(data: dict[str, Any]) -> RunAction:
     """Rebuild a RunAction command from its JSON in the outbox."""
     fields = {k: v for k, v in data.items() if k != "kind"}
     return RunAction(**fields)
+
+
+def run_actions(dispatch_ids: Sequence[int]) -> int:
+    """Claim dispatched actions, run them one after another and record their results.
+
+    A dispatch whose result is already recorded (a duplicate delivery) is skipped. Out of
+    work, the task runs the next action of the runs it advanced itself (up to
+    BRAID_INLINE_ACTIONS per task) instead of sending it. Returns how many actions ran.
+    """
+    queue = deque(claim(dispatch_ids))
+    results = Results(settings.BRAID_RESULT_FLUSH_S)
+    count = 0
+    while queue or results.waiting:
+        if not queue:
+            take = Taken(limit=1 if count < settings.BRAID_INLINE_ACTIONS else 0)
+            results.flush(take)
+            queue.extend(Dispatch.objects.filter(pk__in=take.ids, completed_at=None))
+            continue
+        dispatch = queue.popleft()
+        command = action_command(dispatch.command)
+        crash_point("action.started")
+        event = perform(ACTIONS, command, str(dispatch.run_id), now_text)
+        crash_point("action.done")
+        results.add(dispatch, event)
+        count += 1
+    return count
+
+
+def claim(dispatch_ids: Sequence[int]) -> list[Dispatch]:
+    """Mark open dispatches as this process's; return them in id order."""
+    open_ones = Dispatch.objects.filter(pk__in=dispatch_ids, completed_at=None)
+    open_ones.update(claimed_by=leases.current(), claimed_at=timezone.now())
+    return list(open_ones.order_by("id"))
 
 
 class Results:
@@ -459,8 +494,6 @@ def drive(run_id: str, max_rounds: int = 10_000) -> int:
     finds work. For a process with no worker of its own: `braid decide` under `make run`,
     whose embedded worker lives in the server process.
     """
-    from engine.tasks import run_actions
-
     applied = 0
     for _ in range(max_rounds):
         advanced = advance(run_id)
