@@ -568,10 +568,10 @@ def drive(run_id: str) -> dict[str, Any]:
     first_sql: list[list[str]] = []
     real_advance = durable.advance
 
-    def counted_advance(run: str) -> int:
+    def counted_advance(run: str, take: Any = None) -> int:
         step = QueryCount()
         with counting(step):
-            applied = real_advance(run)
+            applied = real_advance(run, take)
         if applied:
             steps.add(step)
             first_sql.append(step.sql)
@@ -1245,6 +1245,9 @@ def worker_env(database: str, var_dir: str) -> dict[str, str]:
         "REDIS_URL": BROKER_URL,
         "BRAID_VAR_DIR": var_dir,
         "BRAID_SWEEP_INTERVAL_S": "1",
+        # As in production: DEBUG would log (and format) every statement.
+        "DJANGO_DEBUG": "0",
+        "DJANGO_SECRET_KEY": "bench-only-secret-key-not-for-any-deployment-0123456789",
         "PYTHONPATH": str(ROOT),
         "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}",
     }
@@ -1585,7 +1588,9 @@ def render(results: Results) -> str:
         "",
         "Setup: a fresh database, `manage.py migrate` and `manage.py braid demo` on it, Redis "
         "db 13 as broker (db 12 the raw peer's result backend), two `celery -A braid worker "
-        "--concurrency=2` processes (one with `--beat`, `BRAID_SWEEP_INTERVAL_S=1`). "
+        "--concurrency=2` processes (one with `--beat`, `BRAID_SWEEP_INTERVAL_S=1`), "
+        "`DJANGO_DEBUG=0` "
+        "for them and for this process. "
         f"{setup}.",
         "",
         "## Goals",
