@@ -212,6 +212,9 @@ BRAID_SWEEP_STALE_S = float(os.environ.get("BRAID_SWEEP_STALE_S", "30"))
 # process silent for BRAID_LEASE_DEAD_S is sent again at the next sweep (engine/leases.py).
 BRAID_LEASE_BEAT_S = float(os.environ.get("BRAID_LEASE_BEAT_S", "2"))
 BRAID_LEASE_DEAD_S = float(os.environ.get("BRAID_LEASE_DEAD_S", "8"))
+# Node-row writes on PostgreSQL are prepared statements (planned once per connection);
+# turn this off behind a connection pooler in transaction mode, such as PgBouncer's.
+BRAID_PREPARED_WRITES = env_flag("BRAID_PREPARED_WRITES", True)
 # A step's actions leave as at most this many messages: one each for a narrow fan-out,
 # contiguous chunks for a wide one (a broker round trip per action dominated a fork of
 # 1,000). Keep it above the total worker concurrency so no slot idles.

@@ -72,7 +72,9 @@ class Run(models.Model):
 class NodeState(models.Model):
     """A node row (CONTRACT §3): written only by the fenced upsert in engine/store.py."""
 
-    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="node_rows")
+    # The unique (run, node) index serves lookups by run; a second index on run alone
+    # would only cost every inserted row.
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="node_rows", db_index=False)
     node = models.CharField(max_length=1000)
     status = models.CharField(max_length=16, choices=RowStatus.choices)
     status_detail = models.CharField(max_length=2000, help_text="the comparable execution id")
