@@ -16,7 +16,6 @@ import uuid
 from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import groupby
 from typing import Any
 
 from django.conf import settings
@@ -376,7 +375,7 @@ def record_results(results: Sequence[tuple[Dispatch, Event]]) -> list[str]:
         Dispatch.objects.filter(pk__in=[d.pk for d, _ in results]).update(
             completed_at=timezone.now()
         )
-    return [run_id for run_id, _ in groupby(sorted(str(d.run_id) for d, _ in results))]
+    return sorted({str(d.run_id) for d, _ in results})
 
 
 def fire(run_id: str, key: str) -> bool:
@@ -410,7 +409,7 @@ def retry(run_id: str, by: str) -> None:
     the decisions recorded for them, which the failed run refused, applied again).
     """
     with transaction.atomic():
-        run = Run.objects.select_for_update().get(pk=run_id)
+        run = Run.objects.select_for_update(no_key=True).get(pk=run_id)
         if run.status != RunStatus.FAILED.value or not run.redrive:
             raise RetryRefused("only a run that an action's failure ended can be retried")
         snapshot, key = run.redrive["snapshot"], run.redrive["key"]

@@ -1,9 +1,10 @@
 """The Django store: ExecutionStore over Run, NodeState, TraceEvent and ApprovalRequest.
 
-Each node-row write is one fenced upsert (`INSERT ... ON CONFLICT DO UPDATE ... WHERE`),
-the same statement on SQLite and PostgreSQL: it lands only when the incoming execution id
-is not superseded by the stored one, with the contract's equal-id rule. The writer never
-reads before writing and never learns whether a write landed.
+Each batch of node-row writes is one fenced upsert (`INSERT ... ON CONFLICT DO UPDATE ...
+WHERE`): a VALUES list on SQLite, an `unnest` of arrays bound on the server on PostgreSQL,
+with the same fence. A row lands only when the incoming execution id is not superseded by
+the stored one, with the contract's equal-id rule. The writer never reads before writing
+and never learns whether a write landed.
 """
 
 import json
