@@ -523,11 +523,16 @@ class Stepper:
         self.scope_finished(scope, lineage)
 
     def on_set(self, frame: Frame, node: g.SetNode) -> None:
-        written: dict[str, JSON] = {}
-        for assignment in node.values:
-            value = self.evaluate(frame, assignment.expression, f"values.{assignment.field}")
-            self.write(frame, assignment.field, value)
-            written[assignment.field] = value
+        # Every value sees the state as the node found it; the writes apply together after,
+        # so JSON member order (which carries no meaning) cannot change the result.
+        written = {
+            assignment.field: self.evaluate(
+                frame, assignment.expression, f"values.{assignment.field}"
+            )
+            for assignment in node.values
+        }
+        for name, value in written.items():
+            self.write(frame, name, value)
         self.complete(frame, g.Outcome.NEXT.value, summary(written))
 
     def on_if(self, frame: Frame, node: g.IfNode) -> None:
