@@ -176,6 +176,24 @@ BRAID_PYTHON_ACTIONS = env_list("BRAID_PYTHON_ACTIONS", [])
 # The longest a single task may run; the broker's visibility timeout must exceed it.
 BRAID_TASK_TIME_LIMIT_S = int(os.environ.get("BRAID_TASK_TIME_LIMIT_S", "900"))
 
+# Limits on CEL expressions (engine/core/expression_limits.py; docs/expressions.md has the
+# measurements): past the length and depth limits the native parser overflows its stack,
+# and risky expressions (comprehensions, long concatenations) are evaluated in a sandbox
+# process under the time, memory and result-size budget.
+BRAID_CEL_LIMITS = {
+    "max_length": int(os.environ.get("BRAID_CEL_MAX_LENGTH", "10000")),
+    "max_depth": int(os.environ.get("BRAID_CEL_MAX_DEPTH", "250")),
+    "max_comprehension_depth": int(os.environ.get("BRAID_CEL_MAX_COMPREHENSION_DEPTH", "3")),
+    "max_literal_items": int(os.environ.get("BRAID_CEL_MAX_LITERAL_ITEMS", "1000")),
+    "timeout_s": float(os.environ.get("BRAID_CEL_TIMEOUT_S", "1.0")),
+    "memory_mb": int(os.environ.get("BRAID_CEL_MEMORY_MB", "512")),
+    "max_result_bytes": int(os.environ.get("BRAID_CEL_MAX_RESULT_BYTES", "1000000")),
+}
+
+# A step that killed its worker process this many times fails its run with the reason,
+# instead of being redelivered and resumed forever (engine.durable.begin_step).
+BRAID_STEP_MAX_ATTEMPTS = int(os.environ.get("BRAID_STEP_MAX_ATTEMPTS", "3"))
+
 CELERY_BROKER_URL = REDIS_URL or "memory://"
 CELERY_RESULT_BACKEND = None
 # Orchestration tasks must never be lost: acknowledge a message only after its task

@@ -5,3 +5,11 @@ class EngineConfig(AppConfig):
     """The Django adapter around the pure engine core."""
 
     name = "engine"
+
+    def ready(self) -> None:
+        """Apply the BRAID_CEL_* settings to the core's expression limits."""
+        from django.conf import settings
+
+        from engine.core.expressions import configure_limits
+
+        configure_limits(**settings.BRAID_CEL_LIMITS)

@@ -20,8 +20,8 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import transaction
-from django.db.models import Q
+from django.db import connection, transaction
+from django.db.models import F, Q
 from django.utils import timezone
 
 from approvals.models import ApprovalRequest, ApprovalStatus
@@ -143,25 +143,81 @@ def advance_once(run_id: str, take: Taken | None = None) -> int | None:
     The lock is FOR NO KEY UPDATE: it does not block the key-share lock that recording an
     event or a dispatch takes on the run row for its foreign key.
     """
-    with transaction.atomic():
-        run = (
-            Run.objects.select_for_update(no_key=True, skip_locked=True)
-            .only("id", "snapshot")
-            .filter(pk=run_id)
-            .first()
-        )
-        if run is None:
-            return None
-        pending = list(run.pending_events.filter(applied_at=None).order_by("id"))
-        if not pending:
-            return 0
-        state, commands = apply_events(run, pending)
-        PendingEvent.objects.filter(pk__in=[row.pk for row in pending]).update(
-            applied_at=timezone.now()
-        )
-        commit_step(run, state, commands, take)
-        crash_point("advance.before_commit")
+    if not begin_step(run_id):
+        return None if Run.objects.filter(pk=run_id).exists() and has_pending(run_id) else 0
+    try:
+        with transaction.atomic():
+            run = (
+                Run.objects.select_for_update(no_key=True, skip_locked=True)
+                .only("id", "snapshot", "step_attempts")
+                .filter(pk=run_id)
+                .first()
+            )
+            if run is None:
+                return None
+            pending = list(run.pending_events.filter(applied_at=None).order_by("id"))
+            if not pending:
+                return 0
+            if run.step_attempts > settings.BRAID_STEP_MAX_ATTEMPTS:
+                state, commands = abort(load_state(run), now_text(), crashed(run, pending))
+            else:
+                state, commands = apply_events(run, pending)
+            PendingEvent.objects.filter(pk__in=[row.pk for row in pending]).update(
+                applied_at=timezone.now()
+            )
+            commit_step(run, state, commands, take)
+            crash_point("advance.before_commit")
+    except BaseException:
+        forget_attempt(run_id)  # this process lives to tell: only killed steps count
+        raise
     return len(pending)
+
+
+def begin_step(run_id: str) -> bool:
+    """Count one more attempt at the run's next step, committed before the step's work.
+
+    A step whose evaluation kills its worker process rolls back, its message is delivered
+    again, and the sweeper resumes it at every start: without this count a run holding
+    such a node would crash a worker (or the whole `make run` server) forever. The step's
+    own commit sets the count back to 0. Returns False when another worker holds the run
+    (PostgreSQL skips it, as the step's lock does) or it has nothing pending.
+    """
+    skip_locked = (
+        " AND id IN (SELECT id FROM engine_run WHERE id = %s FOR NO KEY UPDATE SKIP LOCKED)"
+        if connection.vendor == "postgresql"
+        else ""
+    )
+    key = Run._meta.pk.get_db_prep_value(uuid.UUID(str(run_id)), connection)
+    sql = (
+        "UPDATE engine_run SET step_attempts = step_attempts + 1 WHERE id = %s"
+        + skip_locked
+        + " AND EXISTS (SELECT 1 FROM engine_pendingevent"
+        " WHERE run_id = %s AND applied_at IS NULL)"
+    )
+    params = [key, key, key] if skip_locked else [key, key]
+    with connection.cursor() as cursor:  # one statement: it commits on its own
+        cursor.execute(sql, params)
+        return cursor.rowcount == 1
+
+
+def forget_attempt(run_id: str) -> None:
+    """Take back the attempt of a step that raised instead of killing its process."""
+    try:
+        Run.objects.filter(pk=run_id, step_attempts__gt=0).update(
+            step_attempts=F("step_attempts") - 1
+        )
+    except Exception:  # the database may be why the step raised; the count only errs high
+        logger.warning("run %s: could not take back a step attempt", run_id, exc_info=True)
+
+
+def crashed(run: Run, pending: Sequence[PendingEvent]) -> str:
+    """Say why a run fails after its step killed the worker process too often."""
+    keys = ", ".join(row.key for row in pending[:5])
+    return (
+        f"applying {keys} killed the worker process {run.step_attempts - 1} times; the run "
+        f"fails instead of being resumed again (BRAID_STEP_MAX_ATTEMPTS="
+        f"{settings.BRAID_STEP_MAX_ATTEMPTS})"
+    )
 
 
 def apply_events(run: Run, pending: Sequence[PendingEvent]) -> tuple[RunState, list[Command]]:
@@ -203,11 +259,11 @@ def commit_step(
     rows = [c for c in commands if isinstance(c, WriteRow)]
     trace = [c for c in commands if isinstance(c, Trace)]
     approvals = [c for c in commands if isinstance(c, (RequestApproval, CloseApproval))]
-    status = state.status if state.started else RunStatus.RUNNING
+    status = state.status if state.started or state.status.finished else RunStatus.RUNNING
     DjangoStore().commit(
         str(run.pk), status, state.to_json(), rows, trace, state.error, approvals=approvals
     )
-    Run.objects.filter(pk=run.pk).update(state=state.current_view())
+    Run.objects.filter(pk=run.pk).update(state=state.current_view(), step_attempts=0)
     dispatches = record_dispatches(run, [c for c in commands if isinstance(c, RunAction)])
     record_timers(run, commands)
     transaction.on_commit(lambda: crash_point("advance.after_commit"))

@@ -55,6 +55,9 @@ class Run(models.Model):
         help_text="a failed action's key and the snapshot from just before it",
     )
     trace_length = models.PositiveIntegerField(default=0)
+    step_attempts = models.PositiveIntegerField(
+        default=0, help_text="steps begun since the last committed one (engine.durable.begin_step)"
+    )
     runtime = models.CharField(max_length=16, choices=Runtime.choices, default=Runtime.IN_PROCESS)
     started_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True

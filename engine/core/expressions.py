@@ -18,16 +18,18 @@ from typing import Final
 
 import cel
 
+from engine.core import expression_limits, sandbox
+from engine.core.expression_limits import MACROS as _MACROS
+from engine.core.expression_limits import limits, measure, violation
 from engine.core.values import JSON as JsonValue
 
-# Comprehension macros bind their first argument; such names are not free variables.
-_MACROS: Final = frozenset({"all", "exists", "exists_one", "map", "filter"})
 # Type names parse as identifiers (`type(x) == int`) but are not variables of the flow.
 _BUILTIN_NAMES: Final = frozenset(
     {"int", "uint", "double", "bool", "string", "bytes", "list", "map", "null_type", "type"}
     | {"dyn", "optional"}
 )
 _ERROR_LOCATION: Final = re.compile(r"ERROR: <input>:(\d+):(\d+): (.*)")
+_INNER_MESSAGE: Final = re.compile(r'msg: "([^"]*)"')
 _TOKEN: Final = re.compile(
     r"""
     (?P<space>\s+|//[^\n]*)
@@ -94,8 +96,16 @@ class ExpressionSyntaxError(ExpressionError):
     """A CEL expression or `${...}` part that does not parse."""
 
 
+class ExpressionLimitError(ExpressionSyntaxError):
+    """A CEL text over a limit (length, depth, macro nesting, literal size): never parsed."""
+
+
 class ExpressionEvaluationError(ExpressionError):
     """A CEL expression that failed at run time, or whose result is not plain JSON."""
+
+
+class ExpressionBudgetError(ExpressionEvaluationError):
+    """An evaluation stopped by its budget: time, memory or result size."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,6 +147,7 @@ class CelExpression:
     free_variables: tuple[NameUse, ...]
     state_reads: tuple[NameUse, ...]
     state_fields: frozenset[str] | None = None  # every field read, or None for `state` whole
+    risky: bool = False  # may cost more than linear in its data: evaluated in the sandbox
 
     def evaluate(self, bindings: Bindings) -> JsonValue:
         """Return the result as a plain JSON value; raise ExpressionEvaluationError."""
@@ -172,11 +183,28 @@ class CelExpression:
         return result.astimezone(dt.UTC) if result.tzinfo else result.replace(tzinfo=dt.UTC)
 
     def _run(self, bindings: Bindings) -> object:
-        """Run the program, turning the library's exceptions into ExpressionEvaluationError."""
+        """Run the program, turning the library's exceptions into ExpressionEvaluationError.
+
+        A risky program runs in the sandbox process under the evaluation budget and comes
+        back as plain JSON (timestamps as RFC 3339 text, which every caller accepts).
+        """
+        activation = bindings.activation(self.state_fields)
+        if self.risky:
+            return self._run_sandboxed(activation)
         try:
-            return self.program.execute(bindings.activation(self.state_fields))
+            return self.program.execute(activation)
         # The native library raises ValueError, TypeError, KeyError, RuntimeError, ...
         except Exception as error:
+            raise ExpressionEvaluationError(str(error), source=self.source) from error
+
+
+    def _run_sandboxed(self, activation: dict[str, object]) -> JsonValue:
+        """Run the program in this thread's sandbox."""
+        try:
+            return sandbox.evaluate(self.source, activation)
+        except sandbox.SandboxError as error:
+            raise ExpressionBudgetError(str(error), source=self.source) from error
+        except sandbox.EvaluationFailed as error:
             raise ExpressionEvaluationError(str(error), source=self.source) from error
 
 
@@ -186,6 +214,7 @@ class _ParseFailure:
 
     message: str
     offset: int | None
+    over_limit: bool = False
 
 
 def clear_caches() -> None:
@@ -194,31 +223,48 @@ def clear_caches() -> None:
     _template_cached.cache_clear()
 
 
+def configure_limits(**changes: float) -> None:
+    """Replace some limits (expression_limits.Limits) and forget what was compiled under
+    the old ones."""
+    expression_limits.configure(**changes)
+    clear_caches()
+
+
 def compile_cel(source: str, *, node: str | None = None, field: str | None = None) -> CelExpression:
     """Return the compiled expression (cached by source); raise ExpressionSyntaxError."""
     compiled = _compile_cached(source)
     if isinstance(compiled, _ParseFailure):
         position = None if compiled.offset is None else position_at(source, compiled.offset)
-        raise ExpressionSyntaxError(
-            compiled.message, source=source, position=position, node=node, field=field
-        )
+        kind = ExpressionLimitError if compiled.over_limit else ExpressionSyntaxError
+        raise kind(compiled.message, source=source, position=position, node=node, field=field)
     return compiled
 
 
 @lru_cache(maxsize=16384)
 def _compile_cached(source: str) -> CelExpression | _ParseFailure:
-    """Compile one source, or describe why it does not parse."""
+    """Compile one source, or describe why it does not parse or is over a limit.
+
+    The limits are checked on the text before the native parser sees it: past them, the
+    parser or evaluator would overflow the native stack (expression_limits.py).
+    """
+    if len(source) > limits().max_length:
+        return _ParseFailure(violation(source, measure(())) or "too long", None, True)
+    tokens = _tokens(source)
+    shape = measure(tokens)
+    broken = violation(source, shape)
+    if broken is not None:
+        return _ParseFailure(broken, None, over_limit=True)
     try:
         program = cel.compile(source)
     except ValueError as error:
         return _parse_failure(source, str(error))
-    tokens = _tokens(source)
     return CelExpression(
         source=source,
         program=program,
         free_variables=_free_variables(program, tokens),
         state_reads=_state_reads(tokens),
         state_fields=_state_fields(tokens),
+        risky=shape.risky,
     )
 
 
@@ -226,7 +272,7 @@ def _parse_failure(source: str, text: str) -> _ParseFailure:
     """Return the first error the library reports, with its offset."""
     match = _ERROR_LOCATION.search(text)
     if match is None:
-        return _ParseFailure(text, None)
+        return _ParseFailure(_tidy_message(text), None)
     line, column = int(match.group(1)), int(match.group(2))
     lines = source.split("\n")
     offset = sum(len(part) + 1 for part in lines[: line - 1]) + column - 1
@@ -236,6 +282,9 @@ def _parse_failure(source: str, text: str) -> _ParseFailure:
 def _tidy_message(message: str) -> str:
     """Return the parser's message without its list of expected tokens."""
     message = message.removeprefix("Syntax error: ")
+    inner = _INNER_MESSAGE.search(message)  # OtherError(ParseError { ..., msg: "..." })
+    if inner is not None:
+        message = inner.group(1)
     message = re.sub(r" expecting (\{.*\}|\S+)$", "", message)
     return message.replace("mismatched input '<EOF>'", "unexpected end of expression")
 
@@ -387,7 +436,7 @@ def compile_template(text: str, *, node: str | None = None, field: str | None = 
     try:
         return _template_cached(text)
     except ExpressionSyntaxError as error:
-        raise ExpressionSyntaxError(
+        raise type(error)(
             error.message, source=text, position=error.position, node=node, field=field
         ) from None
 
@@ -421,9 +470,8 @@ def _template_part(text: str, opening: int, closing: int) -> TemplatePart:
     compiled = _compile_cached(source)
     if isinstance(compiled, _ParseFailure):
         inner = 0 if compiled.offset is None else compiled.offset
-        raise ExpressionSyntaxError(
-            compiled.message, source=text, position=position_at(text, start + inner)
-        )
+        kind = ExpressionLimitError if compiled.over_limit else ExpressionSyntaxError
+        raise kind(compiled.message, source=text, position=position_at(text, start + inner))
     return TemplatePart(expression=compiled, offset=start)
 
 

@@ -15,6 +15,7 @@ from typing import Final
 
 from engine.core.expressions import (
     CelExpression,
+    ExpressionLimitError,
     ExpressionSyntaxError,
     NameUse,
     Position,
@@ -116,6 +117,7 @@ class ProblemCode(StrEnum):
     FOREACH_ERRORS_NOT_APPEND = "foreach.errors_not_append"
     TASK_ACTION_UNKNOWN = "task.action_unknown"
     EXPRESSION_SYNTAX = "expression.syntax"
+    EXPRESSION_LIMIT = "expression.limit"
     EXPRESSION_UNKNOWN_VARIABLE = "expression.unknown_variable"
     # Warnings.
     GATHER_SLOT_EXCLUSIVE = "gather.slot_exclusive"
@@ -892,12 +894,12 @@ def _expression_problems(
         try:
             compiled = _compile_site(site, node.id)
         except ExpressionSyntaxError as error:
-            message = (
-                f"{flow.describe(node.id)} `{site.field}`: {error.message}; fix the CEL expression."
-            )
+            over = isinstance(error, ExpressionLimitError)
+            advice = "" if over else "; fix the CEL expression"
+            message = f"{flow.describe(node.id)} `{site.field}`: {error.message}{advice}."
             problems.append(
                 _problem(
-                    ProblemCode.EXPRESSION_SYNTAX,
+                    ProblemCode.EXPRESSION_LIMIT if over else ProblemCode.EXPRESSION_SYNTAX,
                     message,
                     node=node.id,
                     field=site.field,

@@ -1,0 +1,123 @@
+"""A step that kills its worker process every time fails its run instead of looping forever.
+
+The expression limits keep every known crash of the native CEL library out of reach, so
+these tests lift them to make the evaluator crash for real: a 14,000-term `1-1-...-1`
+compiles, then overflows the native stack when it is evaluated.
+"""
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import User
+from django.test import override_settings
+
+from designer import services as flows
+from engine import durable, services
+from engine.core.expression_limits import Limits
+from engine.core.expressions import configure_limits
+from engine.core.validation import validate
+from engine.models import Run, TraceEvent
+from tests.django.test_durable__workers import (  # noqa: F401  (cluster is a fixture)
+    cluster,
+    stop,
+    wait_finished,
+    worker,
+)
+
+pytestmark = [pytest.mark.redis, pytest.mark.django_db(transaction=True)]
+
+LIFTED = {"max_length": 100_000, "max_depth": 100_000}
+CRASHING = {
+    "format": "braid.graph/1",
+    "name": "Crashes the evaluator",
+    "state": {"n": {"reducer": "overwrite"}},
+    "nodes": [
+        {"id": "start", "type": "start"},
+        {"id": "calc", "type": "set", "values": {"n": "-".join(["1"] * 14_000)}},
+        {"id": "done", "type": "end"},
+    ],
+    "edges": [{"source": "start", "target": "calc"}, {"source": "calc", "target": "done"}],
+}
+
+
+@pytest.fixture
+def lifted_limits() -> Iterator[None]:
+    """Let this process store the crashing flow; the defaults come back afterwards."""
+    configure_limits(**LIFTED)
+    yield
+    defaults = Limits()
+    configure_limits(max_length=defaults.max_length, max_depth=defaults.max_depth)
+
+
+def test_a_step_that_kills_the_worker_every_time_fails_the_run_after_three_tries(
+    cluster: dict[str, Any],  # noqa: F811  (the fixture imported above)
+    lifted_limits: None,
+) -> None:
+    flows.import_graph(User.objects.get(username="analyst"), CRASHING, "crashing", True)
+    env = {**cluster["env"], "BRAID_CEL_MAX_LENGTH": "100000", "BRAID_CEL_MAX_DEPTH": "100000"}
+    crashing = worker(env, "crashing", cluster["tmp"] / "crashing.log", beat=True)
+    try:
+        # Started here, where the limits are lifted too; the worker's sweeper resumes it,
+        # as it resumes a stored run at every start of `make run`.
+        version = services.latest_version("crashing")
+        run = durable.create_run(services.resolve_graphs(version.graph), "crashing", {}, version)
+        run_id = str(run.pk)
+        (run,) = wait_finished([run_id], 120)
+    finally:
+        stop(crashing)
+    assert run.status == "failed"
+    assert run.error == (
+        "applying start killed the worker process 3 times; the run fails instead "
+        "of being resumed again (BRAID_STEP_MAX_ATTEMPTS=3)"
+    )
+    assert run.step_attempts == 0
+    assert list(run.pending_events.filter(applied_at=None)) == []
+    failed = TraceEvent.objects.filter(run=run, event="run.failed").values_list("detail", flat=True)
+    assert [detail.get("error") for detail in failed] == [run.error]
+
+
+@override_settings(BRAID_STEP_MAX_ATTEMPTS=2)
+def test_a_step_begun_more_often_than_allowed_fails_the_run_with_its_event_keys() -> None:
+    run = durable.create_run(
+        {"main": flows_graph()}, "counted", {}, None, User.objects.create(username="starter")
+    )
+    Run.objects.filter(pk=run.pk).update(step_attempts=2)  # two earlier tries died
+
+    durable.advance(str(run.pk))
+
+    run.refresh_from_db()
+    assert run.status == "failed"
+    assert run.error == (
+        "applying start killed the worker process 2 times; the run fails instead "
+        "of being resumed again (BRAID_STEP_MAX_ATTEMPTS=2)"
+    )
+    assert run.step_attempts == 0
+
+
+def test_a_step_that_raises_takes_its_attempt_back() -> None:
+    run = durable.create_run(
+        {"main": flows_graph()}, "raises", {}, None, User.objects.create(username="starter")
+    )
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise ConnectionError("the database went away")
+
+    original = durable.commit_step
+    durable.commit_step = broken  # type: ignore[assignment]
+    try:
+        with pytest.raises(ConnectionError):
+            durable.advance(str(run.pk))
+    finally:
+        durable.commit_step = original
+
+    run.refresh_from_db()
+    assert (run.status, run.step_attempts) == ("running", 0)
+
+
+def flows_graph() -> Any:
+    """The validated graph of a start -> set -> end flow."""
+    start, calc, end = CRASHING["nodes"]
+    report = validate({**CRASHING, "nodes": [start, {**calc, "values": {"n": "1 - 1"}}, end]}, {})
+    assert report.graph is not None
+    return report.graph
