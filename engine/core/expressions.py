@@ -197,7 +197,6 @@ class CelExpression:
         except Exception as error:
             raise ExpressionEvaluationError(str(error), source=self.source) from error
 
-
     def _run_sandboxed(self, activation: dict[str, object]) -> JsonValue:
         """Run the program in this thread's sandbox."""
         try:
