@@ -44,6 +44,7 @@ class Sandbox:
     def __init__(self) -> None:
         self.process: subprocess.Popen[bytes] | None = None
         self.owner = os.getpid()
+        self.limits = limits()  # what the running child was started with
 
     def evaluate(self, source: str, activation: dict[str, Any]) -> JSON:
         """Return the plain JSON result; raise SandboxError or EvaluationFailed."""
@@ -83,7 +84,10 @@ class Sandbox:
         """Return the running child, starting one (after a fork, a new one)."""
         if self.owner != os.getpid():  # inherited across fork: that child is not ours
             self.process, self.owner = None, os.getpid()
+        if self.process is not None and self.limits is not limits():
+            self.stop()  # the limits changed since the child started
         if self.process is None or self.process.poll() is not None:
+            self.limits = limits()
             self.process = _start()
         return self.process
 
