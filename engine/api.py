@@ -1,7 +1,12 @@
 """REST API for runs: start, list with filters, detail, tree (rows + colors), trace, cancel."""
 
+import datetime as dt
+import json
+import re
+
 from django.db.models import QuerySet
-from django.utils.dateparse import parse_datetime
+from django.db.models.fields.json import KeyTransform
+from django.utils.dateparse import parse_date, parse_datetime
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
@@ -11,6 +16,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from braid.auth import Role, has_role
+from designer.models import FlowVersion
 from engine import durable, services
 from engine.core.colors import colors
 from engine.core.events import RunStatus
@@ -67,8 +73,17 @@ FILTERS = [
     OpenApiParameter("started_by", str, description="user name"),
     OpenApiParameter("created_after", str, description="ISO 8601 time"),
     OpenApiParameter("created_before", str, description="ISO 8601 time"),
-    OpenApiParameter("state", str, description="field:value — runs whose state field equals value"),
+    OpenApiParameter(
+        "state",
+        str,
+        description="field:value — runs whose state field equals the value (read as JSON "
+        "when it is JSON, else as text; equality only)",
+        pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,99}:.*$",
+    ),
 ]
+
+
+STATE_FIELD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,99}")
 
 
 def filtered(runs: QuerySet[Run], params: dict[str, str]) -> QuerySet[Run]:
@@ -86,16 +101,54 @@ def filtered(runs: QuerySet[Run], params: dict[str, str]) -> QuerySet[Run]:
         ("created_before", "created_at__lte"),
     ):
         if params.get(name):
-            moment = parse_datetime(params[name])
-            if moment is None:
-                raise ValidationError({name: "not an ISO 8601 time"})
-            runs = runs.filter(**{lookup: moment})
+            runs = runs.filter(**{lookup: moment(name, params[name])})
     if params.get("state"):
-        field, separator, value = params["state"].partition(":")
-        if not separator or not field.isidentifier():
-            raise ValidationError({"state": "use field:value, e.g. state=decision:approved"})
-        runs = runs.filter(**{f"state__{field}": value})
+        runs = state_equals(runs, params["state"], params.get("flow"))
     return runs
+
+
+def moment(name: str, text: str) -> dt.datetime:
+    """Return an ISO 8601 time (UTC when it names no zone), or raise a 400 naming the field."""
+    try:
+        parsed = parse_datetime(text) or parse_date_only(text)
+    except ValueError:
+        parsed = None
+    if parsed is None:
+        raise ValidationError({name: f"not an ISO 8601 time: {text[:40]!r}"})
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=dt.UTC)
+
+
+def parse_date_only(text: str) -> dt.datetime | None:
+    """Return midnight UTC of a plain date such as 2026-12-04."""
+    day = parse_date(text)
+    return None if day is None else dt.datetime.combine(day, dt.time(), tzinfo=dt.UTC)
+
+
+def state_equals(runs: QuerySet[Run], condition: str, flow: str | None) -> QuerySet[Run]:
+    """Filter by `field:value`: runs whose state field equals the value, and nothing else.
+
+    The field must be a state field that a published flow (the `flow` filter's, when
+    given) declares, and it becomes one key transform of the `state` column, never part of
+    a lookup path, so no lookup (`regex`, `contains`, ...) can be spelled. The value is read
+    as JSON when it is JSON (`count:3`, `ok:true`, `tag:"3"`), else as text
+    (`decision:approved`).
+    """
+    field, separator, text = condition.partition(":")
+    if not separator or not STATE_FIELD.fullmatch(field):
+        raise ValidationError(
+            {"state": "use field:value with a state field name, e.g. state=decision:approved"}
+        )
+    declaring = FlowVersion.objects.filter(graph__state__has_key=field)
+    if not declaring.filter(flow__slug=flow).exists() if flow else not declaring.exists():
+        where = f"flow {flow!r}" if flow else "any published flow"
+        raise ValidationError({"state": f"{field!r} is not a state field of {where}"})
+    try:
+        value = json.loads(text)
+    except ValueError:
+        value = text
+    if isinstance(value, (dict, list)):
+        raise ValidationError({"state": "compare with a number, text, true, false or null"})
+    return runs.alias(state_value=KeyTransform(field, "state")).filter(state_value=value)
 
 
 class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):

@@ -1,0 +1,146 @@
+"""One error shape for the whole API: `{"code", "detail"}`, JSON at every status.
+
+DRF answers its own exceptions; everything else an API view raises becomes a JSON 500 with
+a request id that the log repeats beside the traceback. Bodies over the upload limit get
+413 before they are read, and unknown URLs under /api/ get a JSON 404 instead of a page.
+"""
+
+import logging
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+from django.conf import settings
+from django.core.exceptions import RequestDataTooBig
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from rest_framework.exceptions import APIException, ValidationError
+from rest_framework.pagination import LimitOffsetPagination
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import exception_handler
+
+logger = logging.getLogger("braid.api")
+
+
+def error(code: str, detail: str, status: int, **extra: object) -> JsonResponse:
+    """Return the API's error body as a plain Django response."""
+    return JsonResponse({"code": code, "detail": detail, **extra}, status=status)
+
+
+def too_large() -> JsonResponse:
+    """Return the 413 for a body over DATA_UPLOAD_MAX_MEMORY_SIZE."""
+    return JsonResponse(too_large_body(), status=413)
+
+
+def handle_exception(exc: Exception, context: dict[str, Any]) -> Response:
+    """DRF's EXCEPTION_HANDLER: DRF's answers with a `code`, and a JSON 500 for the rest."""
+    if isinstance(exc, RequestDataTooBig):
+        return Response(too_large_body(), status=413)
+    response = exception_handler(exc, context)
+    if response is not None:
+        plain = isinstance(response.data, dict) and set(response.data) == {"detail"}
+        if isinstance(exc, APIException) and plain:
+            codes = exc.get_codes()
+            code = codes if isinstance(codes, str) else exc.default_code
+            response.data = {"code": code, "detail": response.data["detail"]}
+        return response
+    request_id = uuid.uuid4().hex
+    request = context.get("request")
+    path = getattr(request, "path", "?")
+    logger.error("request %s to %s failed", request_id, path, exc_info=exc)
+    return Response(server_error_body(request_id), status=500)
+
+
+def too_large_body() -> dict[str, object]:
+    """Return the 413 body for a body over DATA_UPLOAD_MAX_MEMORY_SIZE."""
+    limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+    return {
+        "code": "request.too_large",
+        "detail": f"the request body is over the limit of {limit:,} bytes",
+    }
+
+
+def server_error_body(request_id: str) -> dict[str, object]:
+    """Return the 500 body: no internals, only an id to find the traceback in the log."""
+    return {
+        "code": "server.error",
+        "detail": f"an unexpected error occurred; the log has it as request {request_id}",
+        "request_id": request_id,
+    }
+
+
+class ApiErrorsMiddleware:
+    """413 before an oversized API body is read; JSON 404 and 500 for the rest of /api/."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        if not request.path_info.startswith("/api/"):
+            return self.get_response(request)
+        if declared_length(request) > settings.DATA_UPLOAD_MAX_MEMORY_SIZE:
+            return too_large()
+        response = self.get_response(request)
+        if response.status_code == 404 and not is_json(response):
+            return error("not_found", f"no API resource at {request.path}", 404)
+        return response
+
+    def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
+        """Answer what escaped a non-DRF API view (DRF views answer their own)."""
+        if not request.path_info.startswith("/api/"):
+            return None
+        if isinstance(exception, RequestDataTooBig):
+            return too_large()
+        request_id = uuid.uuid4().hex
+        logger.error("request %s to %s failed", request_id, request.path, exc_info=exception)
+        return JsonResponse(server_error_body(request_id), status=500)
+
+
+def declared_length(request: HttpRequest) -> int:
+    """Return the Content-Length the client declared (0 when absent or unreadable)."""
+    try:
+        return int(request.META.get("CONTENT_LENGTH") or 0)
+    except ValueError:
+        return 0
+
+
+def is_json(response: HttpResponse) -> bool:
+    """Return whether a response already carries JSON."""
+    return response.get("Content-Type", "").startswith("application/json")
+
+
+class StrictLimitOffsetPagination(LimitOffsetPagination):
+    """`limit` and `offset` as DRF takes them, but a malformed or huge one is a 400."""
+
+    max_limit = 500
+    max_offset = 1_000_000
+
+    def get_limit(self, request: Request) -> int | None:
+        raw = request.query_params.get(self.limit_query_param)
+        if raw is None:
+            return self.default_limit
+        return bounded(self.limit_query_param, raw, 1, self.max_limit)
+
+    def get_offset(self, request: Request) -> int:
+        raw = request.query_params.get(self.offset_query_param)
+        if raw is None:
+            return 0
+        return bounded(self.offset_query_param, raw, 0, self.max_offset)
+
+    def get_schema_operation_parameters(self, view: object) -> list[dict[str, Any]]:
+        parameters = super().get_schema_operation_parameters(view)
+        bounds = {
+            self.limit_query_param: (1, self.max_limit),
+            self.offset_query_param: (0, self.max_offset),
+        }
+        for parameter in parameters:
+            low, high = bounds[parameter["name"]]
+            parameter["schema"] |= {"minimum": low, "maximum": high}
+        return parameters
+
+
+def bounded(name: str, raw: str, low: int, high: int) -> int:
+    """Return a query parameter as an integer in [low, high], or raise a 400 naming it."""
+    if not raw.isascii() or not raw.isdigit() or len(raw) > 12 or not low <= int(raw) <= high:
+        raise ValidationError({name: f"must be a whole number from {low:,} to {high:,}"})
+    return int(raw)
