@@ -31,6 +31,10 @@ $(NODE_MODULES): frontend/package.json frontend/package-lock.json
 $(MANIFEST): $(NODE_MODULES) $(FRONTEND_SOURCES)
 	cd frontend && npm run build
 
+# `make run` and `make run-scaled` serve plain http on 127.0.0.1: no HTTPS redirect, no secure
+# cookies (DJANGO_HTTPS=0). DEBUG stays off unless DJANGO_DEBUG=1 is set.
+run run-scaled: export DJANGO_HTTPS ?= 0
+
 run: install
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py braid demo

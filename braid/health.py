@@ -8,9 +8,11 @@ from importlib.metadata import version
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
 from django.conf import settings
+from django.contrib.auth.decorators import login_not_required
 from django.db import connection
 from django.http import HttpRequest, JsonResponse
 
+from braid.auth import Role, has_role
 from braid.celery import app as celery_app
 
 PACKAGES = ("django", "djangorestframework", "channels", "daphne", "celery")
@@ -62,8 +64,13 @@ def run_check(check: Callable[[], str]) -> dict[str, object]:
         return {"ok": False, "error": f"{type(error).__name__}: {error}"}
 
 
+@login_not_required
 def healthz(request: HttpRequest) -> JsonResponse:
-    """Return 200 with every check ok, else 503; both with the same JSON report."""
+    """Return 200 with every check ok, else 503; both with a JSON report.
+
+    Anyone may ask, so that load balancers and supervisors can (no login). Only admins see
+    the checks' details and the versions, which would help an attacker.
+    """
     checks = {
         "database": run_check(check_database),
         "broker": run_check(check_broker),
@@ -71,9 +78,13 @@ def healthz(request: HttpRequest) -> JsonResponse:
         "workers": run_check(check_workers),
     }
     ok = all(check["ok"] for check in checks.values())
-    versions = {name: version(name) for name in PACKAGES}
-    versions["braid"] = version("braid")
-    versions["python"] = platform.python_version()
-    report = {"ok": ok, "mode": "embedded" if settings.BRAID_EMBEDDED_WORKER else "scaled"}
-    report |= {"checks": checks, "versions": versions}
+    report: dict[str, object] = {"ok": ok}
+    if has_role(request.user, Role.ADMINS):
+        versions = {name: version(name) for name in PACKAGES}
+        versions["braid"] = version("braid")
+        versions["python"] = platform.python_version()
+        report |= {"mode": "embedded" if settings.BRAID_EMBEDDED_WORKER else "scaled"}
+        report |= {"checks": checks, "versions": versions}
+    else:
+        report["checks"] = {name: {"ok": check["ok"]} for name, check in checks.items()}
     return JsonResponse(report, status=200 if ok else 503)

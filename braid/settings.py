@@ -1,10 +1,13 @@
 """Django settings for Braid, read from the environment with embedded defaults."""
 
+import datetime as dt
 import os
+import secrets
 from pathlib import Path
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
+from django.utils.csp import CSP
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(os.environ.get("BRAID_VAR_DIR", BASE_DIR / "var"))
@@ -24,12 +27,30 @@ def env_list(name: str, default: list[str]) -> list[str]:
     return [item.strip() for item in value.split(",") if item.strip()] or default
 
 
-DEBUG = env_flag("DJANGO_DEBUG", True)
-SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY", "")
-if not SECRET_KEY:
-    if not DEBUG:
-        raise ImproperlyConfigured("DJANGO_SECRET_KEY must be set when DJANGO_DEBUG=0")
-    SECRET_KEY = "braid-local-development-only-key-not-for-production-use-0123456789"
+def local_secret_key(path: Path) -> str:
+    """Return the key kept in var/ for this checkout, creating it (mode 0600) once.
+
+    A deployment sets DJANGO_SECRET_KEY; `make run` and the tests need no set-up, yet
+    never share a key that is written in the source.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        key = path.read_text().strip()
+        if len(key) < 50:
+            raise ImproperlyConfigured(f"{path} holds no usable key; delete it") from None
+        return key
+    key = secrets.token_urlsafe(50)
+    with os.fdopen(descriptor, "w") as file:
+        file.write(key + "\n")
+    return key
+
+
+# DEBUG is off unless DJANGO_DEBUG=1: with it on, a 404 lists every URL pattern and an
+# error page shows settings and source. `make run` keeps it off too.
+DEBUG = env_flag("DJANGO_DEBUG", False)
+SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY", "") or local_secret_key(VAR_DIR / "secret-key")
 
 ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]"])
 CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS", [])
@@ -47,6 +68,8 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "channels",
     "django_vite",
+    "drf_spectacular_sidecar",
+    "axes",
     "engine",
     "designer",
     "monitor",
@@ -64,7 +87,40 @@ MIDDLEWARE = [
     "braid.auth.LoginRequiredMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django.middleware.csp.ContentSecurityPolicyMiddleware",
+    "axes.middleware.AxesMiddleware",
 ]
+
+# Content-Security-Policy on every response, from Django's own middleware (Django 6 took
+# django-csp's role, so no extra package): no inline script or style anywhere, nothing from
+# another origin. 'self' covers the same origin's ws:/wss: for the live pages.
+SECURE_CSP = {
+    "default-src": [CSP.SELF],
+    "script-src": [CSP.SELF],
+    "style-src": [CSP.SELF],
+    "img-src": [CSP.SELF, "data:"],
+    "font-src": [CSP.SELF, "data:"],
+    "connect-src": [CSP.SELF],
+    "object-src": [CSP.NONE],
+    "base-uri": [CSP.SELF],
+    "form-action": [CSP.SELF],
+    "frame-ancestors": [CSP.NONE],
+}
+
+# Login throttling (django-axes): after AXES_FAILURE_LIMIT failed logins for one user name
+# from one address, that pair is locked out for AXES_COOLOFF_TIME, on the login page and
+# the API's Basic auth alike; `python manage.py axes_reset` (or the admin) unlocks early.
+# docs/permissions.md explains it.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = int(os.environ.get("BRAID_LOGIN_FAILURE_LIMIT", "5"))
+AXES_COOLOFF_TIME = dt.timedelta(minutes=int(os.environ.get("BRAID_LOGIN_LOCKOUT_MINUTES", "15")))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_CALLABLE = "braid.lockout.locked_out"
+AXES_VERBOSE = False
 
 ROOT_URLCONF = "braid.urls"
 ASGI_APPLICATION = "braid.asgi.application"
@@ -140,7 +196,7 @@ DJANGO_VITE = {
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "rest_framework.authentication.SessionAuthentication",
-        "rest_framework.authentication.BasicAuthentication",
+        "braid.lockout.ThrottledBasicAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
@@ -154,6 +210,9 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Flows that fork, gather and pause for people.",
     "VERSION": "1",
     "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
 }
 
 # Without REDIS_URL everything runs in one process: an in-memory broker served by an
@@ -262,7 +321,11 @@ SESSION_COOKIE_HTTPONLY = True
 X_FRAME_OPTIONS = "DENY"
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
-if not DEBUG:
+# Behind TLS, as every deployment should be: secure cookies, the HTTPS redirect and HSTS.
+# On by default whenever DEBUG is off; the plain-http arrangements on 127.0.0.1 (`make run`,
+# `make run-scaled`, the tests) set DJANGO_HTTPS=0.
+HTTPS = env_flag("DJANGO_HTTPS", not DEBUG)
+if HTTPS:
     SESSION_COOKIE_SECURE = env_flag("DJANGO_SECURE_COOKIES", True)
     CSRF_COOKIE_SECURE = env_flag("DJANGO_SECURE_COOKIES", True)
     SECURE_SSL_REDIRECT = env_flag("DJANGO_SECURE_SSL_REDIRECT", True)

@@ -132,5 +132,6 @@ def base_env(**overrides: str) -> dict[str, str]:
     env.pop("DATABASE_URL", None)
     env.pop("REDIS_URL", None)
     env["PATH"] = f"{BIN}{os.pathsep}{env.get('PATH', '')}"
+    env["DJANGO_HTTPS"] = "0"  # plain http on 127.0.0.1
     env.update(overrides)
     return env

@@ -5,6 +5,7 @@ from importlib.metadata import version
 
 import pytest
 from django.db import connection
+from django.test import Client
 
 from braid import celery as braid_celery
 from braid.worker import start_embedded_worker, stop_embedded_worker
@@ -41,6 +42,20 @@ def test_healthz_is_503_and_names_the_cause_when_the_worker_is_not_running(clien
     assert response.json()["checks"]["workers"] == {
         "ok": False,
         "error": "RuntimeError: the embedded worker thread is not running",
+    }
+
+
+def test_healthz_answers_anyone_without_login_and_without_details(embedded_worker, db) -> None:  # type: ignore[no-untyped-def]
+    response = Client().get("/healthz")
+    assert response.status_code == 200
+    assert response.json() == {
+        "ok": True,
+        "checks": {
+            "database": {"ok": True},
+            "broker": {"ok": True},
+            "channel_layer": {"ok": True},
+            "workers": {"ok": True},
+        },
     }
 
 
