@@ -4,4 +4,4 @@ import os
 
 os.environ.setdefault("DJANGO_HTTPS", "0")
 
-from braid.settings import *  # noqa: E402, F403
+from braid.settings import *  # noqa: F403
