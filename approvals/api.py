@@ -11,6 +11,7 @@ from rest_framework.response import Response
 from approvals import services
 from approvals.models import ApprovalRequest
 from braid.auth import Role, group_names, has_role
+from braid.schema import RefusalSerializer
 from engine.core.events import Decision
 
 
@@ -41,13 +42,6 @@ class DecideSerializer(serializers.Serializer):
 
     decision = serializers.ChoiceField(choices=[d.value for d in Decision])
     comment = serializers.CharField(required=False, allow_blank=True, default="", max_length=2000)
-
-
-class RefusalSerializer(serializers.Serializer):
-    """Why a decision was not taken."""
-
-    code = serializers.CharField()
-    detail = serializers.CharField()
 
 
 class CanSeeRequest(BasePermission):

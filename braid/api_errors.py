@@ -12,7 +12,7 @@ from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from rest_framework.exceptions import APIException, ValidationError
 from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.request import Request
@@ -38,17 +38,24 @@ def handle_exception(exc: Exception, context: dict[str, Any]) -> Response:
         return Response(too_large_body(), status=413)
     response = exception_handler(exc, context)
     if response is not None:
-        plain = isinstance(response.data, dict) and set(response.data) == {"detail"}
-        if isinstance(exc, APIException) and plain:
-            codes = exc.get_codes()
-            code = codes if isinstance(codes, str) else exc.default_code
-            response.data = {"code": code, "detail": response.data["detail"]}
+        if isinstance(response.data, dict) and set(response.data) == {"detail"}:
+            response.data = {"code": error_code(exc), "detail": response.data["detail"]}
         return response
     request_id = uuid.uuid4().hex
     request = context.get("request")
     path = getattr(request, "path", "?")
     logger.error("request %s to %s failed", request_id, path, exc_info=exc)
     return Response(server_error_body(request_id), status=500)
+
+
+def error_code(exc: Exception) -> str:
+    """Return the stable code of an exception DRF answered."""
+    if isinstance(exc, APIException):
+        codes = exc.get_codes()
+        return codes if isinstance(codes, str) else exc.default_code
+    if isinstance(exc, Http404):
+        return "not_found"
+    return "permission_denied"  # the only other one DRF answers: Django's PermissionDenied
 
 
 def too_large_body() -> dict[str, object]:

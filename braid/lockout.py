@@ -9,9 +9,12 @@ from rest_framework.exceptions import APIException, AuthenticationFailed
 
 
 class LockedOut(APIException):
-    """A Basic-auth caller that django-axes has locked out."""
+    """A Basic-auth caller that django-axes has locked out.
 
-    status_code = 429
+    403, not 429: API clients and OpenAPI checkers read bad credentials as 401 or 403.
+    """
+
+    status_code = 403
     default_code = "auth.locked_out"
 
 
@@ -44,10 +47,10 @@ def lockout_detail() -> str:
 def locked_out(
     request: HttpRequest, original_response: HttpResponse | None = None, credentials: object = None
 ) -> HttpResponse:
-    """Answer a login locked out by django-axes: JSON 429 for the API, a page otherwise."""
+    """Answer a login locked out by django-axes: JSON 403 for the API, a 429 page otherwise."""
     detail = lockout_detail()
     if request.path_info.startswith("/api/"):
-        return JsonResponse({"code": "auth.locked_out", "detail": detail}, status=429)
+        return JsonResponse({"code": "auth.locked_out", "detail": detail}, status=403)
     return render(request, "registration/locked_out.html", {"detail": detail}, status=429)
 
 

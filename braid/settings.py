@@ -213,6 +213,10 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "braid.schema.add_error_responses",
+    ],
 }
 
 # Without REDIS_URL everything runs in one process: an in-memory broker served by an

@@ -8,26 +8,44 @@ from drf_spectacular.utils import (
     extend_schema,
     extend_schema_field,
 )
+from jsonschema import Draft202012Validator
+from jsonschema import ValidationError as JsonSchemaError
 from rest_framework import serializers, status, viewsets
 from rest_framework.decorators import action
+from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from braid.auth import EditorOrReadOnly
 from designer import services
 from designer.models import Flow, FlowVersion
-from designer.schema import GRAPH_SCHEMA, REPORT_SCHEMA
+from designer.schema import GRAPH_SCHEMA, PROBLEM_SCHEMA, REPORT_SCHEMA
+
+GRAPH_SHAPE = Draft202012Validator(GRAPH_SCHEMA)
 
 
 @extend_schema_field(GRAPH_SCHEMA)
 class GraphField(serializers.JSONField):
-    """A braid.graph/1 document: any JSON object; validate/publish check the rules."""
+    """A braid.graph/1 document of the schema's shape; validate/publish check the rules.
+
+    A draft may break the graph rules (it is a draft), but never the documented shape, so
+    what the API returns always matches its own schema.
+    """
 
     def to_internal_value(self, data: object) -> object:
         value = super().to_internal_value(data)
         if not isinstance(value, dict):
             raise serializers.ValidationError("a graph must be a JSON object")
+        problems = sorted(GRAPH_SHAPE.iter_errors(value), key=lambda e: list(e.absolute_path))
+        if problems:
+            raise serializers.ValidationError([shape_problem(p) for p in problems[:20]])
         return value
+
+
+def shape_problem(problem: JsonSchemaError) -> str:
+    """Say where a document breaks the schema and how."""
+    where = ".".join(str(part) for part in problem.absolute_path) or "the document"
+    return f"{where}: {problem.message}"
 
 
 class FlowSerializer(serializers.ModelSerializer):
@@ -43,10 +61,12 @@ class FlowSerializer(serializers.ModelSerializer):
         fields = ["slug", "name", "owner", "draft", "latest_version", "created_at", "updated_at"]
         read_only_fields = ["created_at", "updated_at"]
 
-    def validate_slug(self, slug: str) -> str:
-        if self.instance is not None and slug != self.instance.slug:
-            raise serializers.ValidationError("the slug of a flow cannot change")
-        return slug
+
+class FlowUpdateSerializer(FlowSerializer):
+    """A flow's draft and name as an update takes them: the slug is fixed at creation."""
+
+    class Meta(FlowSerializer.Meta):
+        read_only_fields = ["slug", "created_at", "updated_at"]
 
 
 class FlowVersionSerializer(serializers.ModelSerializer):
@@ -68,6 +88,19 @@ class ImportSerializer(serializers.Serializer):
     graph = GraphField()
     slug = serializers.SlugField(required=False, allow_blank=True, max_length=100)
     publish = serializers.BooleanField(default=False)
+
+
+REFUSAL = {
+    "type": "object",
+    "description": "A refused change: a code, a sentence, and the validator's report if any.",
+    "required": ["code", "detail"],
+    "properties": {
+        "code": {"type": "string", "example": "flow.in_use"},
+        "detail": {"type": "string"},
+        "errors": {"type": "array", "items": PROBLEM_SCHEMA},
+        "warnings": {"type": "array", "items": PROBLEM_SCHEMA},
+    },
+}
 
 
 def refusal(error: services.FlowError, status_code: int) -> Response:
@@ -95,6 +128,11 @@ class FlowViewSet(viewsets.ModelViewSet):
     permission_classes = [EditorOrReadOnly]
     lookup_field = "slug"
 
+    def get_serializer_class(self):  # type: ignore[no-untyped-def]
+        if self.action in {"update", "partial_update"}:
+            return FlowUpdateSerializer
+        return FlowSerializer
+
     def get_queryset(self):  # type: ignore[no-untyped-def]
         return Flow.objects.select_related("owner").annotate(latest_version=Max("versions__number"))
 
@@ -105,6 +143,7 @@ class FlowViewSet(viewsets.ModelViewSet):
         )
         serializer.instance = self.get_queryset().get(pk=flow.pk)
 
+    @extend_schema(responses={201: FlowSerializer, 409: OpenApiResponse(REFUSAL)})
     def create(self, request: Request, *args: object, **kwargs: object) -> Response:
         try:
             return super().create(request, *args, **kwargs)
@@ -116,6 +155,7 @@ class FlowViewSet(viewsets.ModelViewSet):
         flow = serializer.instance
         services.save_draft(flow, data.get("draft", flow.draft), data.get("name", ""))
 
+    @extend_schema(responses={204: None, 409: OpenApiResponse(REFUSAL)})
     def destroy(self, request: Request, *args: object, **kwargs: object) -> Response:
         try:
             services.delete_flow(self.get_object())
@@ -124,7 +164,8 @@ class FlowViewSet(viewsets.ModelViewSet):
         return Response(status=status.HTTP_204_NO_CONTENT)
 
     @extend_schema(
-        request={"application/json": GRAPH_SCHEMA},
+        # Any JSON: validating a malformed document is what this is for (a report, not a 400).
+        request={"application/json": {"description": "a braid.graph/1 document, or {graph}"}},
         responses={200: OpenApiResponse(response=REPORT_SCHEMA)},
     )
     @action(detail=True, methods=["post"], permission_classes=[EditorOrReadOnly])
@@ -133,7 +174,14 @@ class FlowViewSet(viewsets.ModelViewSet):
         report = services.check_graph(document_to_validate(request, self.get_object()))
         return Response(report.to_json())
 
-    @extend_schema(request=None, responses={201: FlowVersionSerializer, 200: FlowVersionSerializer})
+    @extend_schema(
+        request=None,
+        responses={
+            201: FlowVersionSerializer,
+            200: FlowVersionSerializer,
+            400: OpenApiResponse(REFUSAL, description="the draft does not validate"),
+        },
+    )
     @action(detail=True, methods=["post"])
     def publish(self, request: Request, slug: str) -> Response:
         """Publish the draft as the next version (an unchanged draft returns the latest)."""
@@ -174,14 +222,23 @@ class FlowViewSet(viewsets.ModelViewSet):
         if number is None:
             graph = flow.draft
         else:
-            version = flow.versions.filter(number=int(number) if number.isdigit() else -1).first()
+            if not (number.isascii() and number.isdigit() and len(number) < 10):
+                raise ValidationError({"version": "must be a published version number"})
+            version = flow.versions.filter(number=int(number)).first()
             if version is None:
                 raise Http404(f"{slug} has no version {number}")
             graph = version.graph
         disposition = f'attachment; filename="{flow.slug}.json"'
         return Response(graph, headers={"Content-Disposition": disposition})
 
-    @extend_schema(request=ImportSerializer, responses={201: FlowSerializer})
+    @extend_schema(
+        request=ImportSerializer,
+        responses={
+            201: FlowSerializer,
+            400: OpenApiResponse(REFUSAL, description="the document does not validate"),
+            409: OpenApiResponse(REFUSAL),
+        },
+    )
     @action(detail=False, methods=["post"], url_path="import")
     def import_(self, request: Request) -> Response:
         """Import a document as a new flow or as the new draft of the flow with its slug."""

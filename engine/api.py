@@ -7,7 +7,7 @@ import re
 from django.db.models import QuerySet
 from django.db.models.fields.json import KeyTransform
 from django.utils.dateparse import parse_date, parse_datetime
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
@@ -16,9 +16,10 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from braid.auth import Role, has_role
+from braid.schema import RefusalSerializer
 from designer.models import FlowVersion
 from engine import durable, services
-from engine.core.colors import colors
+from engine.core.colors import Color, colors
 from engine.core.events import RunStatus
 from engine.core.graph import Graph
 from engine.models import Run, TraceEvent
@@ -56,6 +57,37 @@ class CancelSerializer(serializers.Serializer):
     """Why a run is cancelled."""
 
     reason = serializers.CharField(required=False, allow_blank=True, default="", max_length=500)
+
+
+class NodeRowSerializer(serializers.Serializer):
+    """One node row (CONTRACT §3)."""
+
+    status = serializers.ChoiceField(choices=["running", "waiting", "completed", "failed"])
+    execution_id = serializers.CharField()
+    result = serializers.JSONField(allow_null=True)
+    attempt = serializers.IntegerField()
+
+
+class TreeSerializer(serializers.Serializer):
+    """A run's node rows and every node's color."""
+
+    run = serializers.UUIDField()
+    status = serializers.ChoiceField(choices=[s.value for s in RunStatus])
+    nodes = serializers.DictField(child=NodeRowSerializer())
+    colors = serializers.DictField(
+        child=serializers.ChoiceField(choices=[color.value for color in Color])
+    )
+
+
+class TraceEventSerializer(serializers.Serializer):
+    """One trace event."""
+
+    seq = serializers.IntegerField()
+    event = serializers.CharField()
+    execution_id = serializers.CharField()
+    node = serializers.CharField(allow_null=True)
+    at = serializers.DateTimeField()
+    detail = serializers.JSONField()
 
 
 class IsAdmin(BasePermission):
@@ -155,6 +187,9 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
     """Runs: admins see every run; everyone else the runs they started."""
 
     serializer_class = RunSerializer
+    # Not "trace": the trace/ action is a method of that name, and DRF would route HTTP
+    # TRACE to it and advertise it in Allow.
+    http_method_names = ["get", "post", "head", "options"]
 
     def get_queryset(self) -> QuerySet[Run]:
         if getattr(self, "swagger_fake_view", False):  # drf-spectacular's schema pass
@@ -170,7 +205,10 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
         page = self.paginate_queryset(runs)
         return self.get_paginated_response(RunSerializer(page, many=True).data)
 
-    @extend_schema(request=StartSerializer, responses={201: RunSerializer})
+    @extend_schema(
+        request=StartSerializer,
+        responses={201: RunSerializer, 400: OpenApiResponse(RefusalSerializer)},
+    )
     def create(self, request: Request) -> Response:
         """Start a run of a flow's published version (the latest unless one is named)."""
         form = StartSerializer(data=request.data)
@@ -185,6 +223,7 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
         run = durable.create_run(graphs, label, data["input"], version, request.user)
         return Response(RunSerializer(run).data, status=status.HTTP_201_CREATED)
 
+    @extend_schema(responses=TreeSerializer)
     @action(detail=True, methods=["get"])
     def tree(self, request: Request, pk: str) -> Response:
         """Return the run's node rows and every node's color, from one SELECT of its rows."""
@@ -197,6 +236,7 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
             "colors": colors(graphs, rows, RunStatus(run.status)),
         })  # fmt: skip
 
+    @extend_schema(responses=TraceEventSerializer(many=True))
     @action(detail=True, methods=["get"])
     def trace(self, request: Request, pk: str) -> Response:
         """Return the run's trace events in order, paged."""
@@ -207,7 +247,10 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
                  "node": e.node or None, "at": e.at, "detail": e.detail} for e in page]  # fmt: skip
         return self.get_paginated_response(body)
 
-    @extend_schema(request=CancelSerializer, responses={202: RunSerializer})
+    @extend_schema(
+        request=CancelSerializer,
+        responses={202: RunSerializer, 409: OpenApiResponse(RefusalSerializer)},
+    )
     @action(detail=True, methods=["post"], permission_classes=[IsAdmin])
     def cancel(self, request: Request, pk: str) -> Response:
         """Cancel a run: every frame stops; the cancel is recorded with who asked."""
@@ -221,7 +264,9 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
         durable.cancel(run, request.user.get_username(), form.validated_data["reason"])
         return Response(RunSerializer(run).data, status=status.HTTP_202_ACCEPTED)
 
-    @extend_schema(request=None, responses={202: RunSerializer})
+    @extend_schema(
+        request=None, responses={202: RunSerializer, 409: OpenApiResponse(RefusalSerializer)}
+    )
     @action(detail=True, methods=["post"], permission_classes=[IsAdmin])
     def retry(self, request: Request, pk: str) -> Response:
         """Retry a run an action's failure ended: only that action runs again."""

@@ -254,5 +254,14 @@ def test_the_openapi_schema_describes_the_approvals_endpoints(demo, client_for) 
     response = client_for("finance").get("/api/schema/", HTTP_ACCEPT="application/json")
     paths = json.loads(response.content)["paths"]
     decide_op = paths["/api/approvals/{id}/decide/"]["post"]
-    assert sorted(decide_op["responses"]) == ["202", "400", "403", "409"]
+    assert sorted(decide_op["responses"]) == [
+        "202",
+        "400",
+        "401",
+        "403",
+        "404",
+        "409",
+        "413",
+        "500",
+    ]
     assert "/api/approvals/" in paths and "/api/approvals/{id}/" in paths
