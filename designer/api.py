@@ -88,6 +88,11 @@ class ImportSerializer(serializers.Serializer):
     graph = GraphField()
     slug = serializers.SlugField(required=False, allow_blank=True, max_length=100)
     publish = serializers.BooleanField(default=False)
+    replace = serializers.BooleanField(
+        default=False,
+        help_text="make the document the draft of an existing flow with the slug (its "
+        "current draft is kept in its history); without it an existing slug is a 409",
+    )
 
 
 REFUSAL = {
@@ -247,8 +252,11 @@ class FlowViewSet(viewsets.ModelViewSet):
         data = form.validated_data
         try:
             flow, _ = services.import_graph(
-                request.user, data["graph"], data.get("slug", ""), publish_it=data["publish"]
-            )
+                request.user, data["graph"], data.get("slug", ""),
+                publish_it=data["publish"], replace=data["replace"],
+            )  # fmt: skip
+        except services.SlugTaken as error:
+            return refusal(error, status.HTTP_409_CONFLICT)
         except services.FlowError as error:
             return refusal(error, status.HTTP_400_BAD_REQUEST)
         body = FlowSerializer(self.get_queryset().get(pk=flow.pk)).data

@@ -66,3 +66,21 @@ class FlowVersion(models.Model):
             raise ImmutableVersionError(f"{self} is published and cannot change")
         self.content_hash = content_hash(self.graph)
         super().save(*args, **kwargs)  # type: ignore[arg-type]
+
+
+class DraftRevision(models.Model):
+    """A draft that an import replaced: kept, so that replacing never loses work."""
+
+    flow = models.ForeignKey(Flow, on_delete=models.CASCADE, related_name="draft_revisions")
+    draft = models.JSONField()
+    replaced_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True
+    )
+    reason = models.CharField(max_length=100)
+    replaced_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["flow", "-replaced_at"]
+
+    def __str__(self) -> str:
+        return f"{self.flow.slug} draft before {self.reason} at {self.replaced_at:%Y-%m-%d %H:%M}"

@@ -7,7 +7,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Max, ProtectedError
 from django.utils.text import slugify
 
-from designer.models import Flow, FlowVersion, content_hash
+from designer.models import DraftRevision, Flow, FlowVersion, content_hash
 from engine.core.validation import Report, validate
 
 
@@ -99,17 +99,34 @@ def publish(flow: Flow, user: AbstractBaseUser) -> Published:
 
 @transaction.atomic
 def import_graph(
-    owner: AbstractBaseUser, document: object, slug: str = "", publish_it: bool = False
+    owner: AbstractBaseUser,
+    document: object,
+    slug: str = "",
+    publish_it: bool = False,
+    replace: bool = True,
 ) -> tuple[Flow, Published | None]:
     """Create the flow of a document, or replace the draft of the flow with its slug.
 
-    With publish_it, a refused publish rolls the import back: nothing changes.
+    Replacing keeps the old draft as a DraftRevision; with replace=False an existing slug
+    is refused (SlugTaken). With publish_it, a refused publish rolls the import back.
     """
     slug = slug or slugify(graph_name(document, ""))
     if not slug:
         raise FlowError("give a slug, or a graph whose name makes one")
     flow = Flow.objects.filter(slug=slug).first()
-    flow = create_flow(owner, slug, document) if flow is None else save_draft(flow, document)
+    if flow is None:
+        flow = create_flow(owner, slug, document)
+    elif not replace:
+        raise SlugTaken(
+            f"a flow with the slug {slug!r} exists; import with replace to make this its "
+            "draft (the current draft is kept in its history), or choose another slug"
+        )
+    else:
+        if flow.draft != document:
+            DraftRevision.objects.create(
+                flow=flow, draft=flow.draft, replaced_by=owner, reason="import"
+            )
+        flow = save_draft(flow, document)
     return flow, publish(flow, owner) if publish_it else None
 
 

@@ -5,7 +5,7 @@ import json
 import pytest
 from django.test import Client
 
-from designer.models import Flow, FlowVersion
+from designer.models import DraftRevision, Flow, FlowVersion
 from tests.django.graphs import BROKEN, GRAPH
 
 
@@ -132,10 +132,38 @@ def test_import_creates_or_replaces_a_draft_and_can_publish(analyst: Client) -> 
     assert response.status_code == 201
     assert (response.json()["slug"], response.json()["latest_version"]) == ("tiny", 1)
     refused = post(
-        analyst, "/api/flows/import/", {"graph": BROKEN, "slug": "tiny", "publish": True}
+        analyst,
+        "/api/flows/import/",
+        {"graph": BROKEN, "slug": "tiny", "publish": True, "replace": True},
     )
     assert refused.status_code == 400
     assert Flow.objects.get(slug="tiny").draft == GRAPH  # the refused import changed nothing
+
+
+def test_importing_onto_an_existing_slug_is_a_409_unless_asked_to_replace(
+    analyst: Client,
+) -> None:
+    post(analyst, "/api/flows/import/", {"graph": GRAPH})
+    changed = {**GRAPH, "name": "Tiny, changed"}
+    clash = post(analyst, "/api/flows/import/", {"graph": changed, "slug": "tiny"})
+    assert (clash.status_code, clash.json()) == (
+        409,
+        {
+            "code": "flow.slug_taken",
+            "detail": "a flow with the slug 'tiny' exists; import with replace to make this "
+            "its draft (the current draft is kept in its history), or choose another slug",
+        },
+    )
+    assert Flow.objects.get(slug="tiny").draft == GRAPH
+    assert DraftRevision.objects.count() == 0
+
+    replaced = post(
+        analyst, "/api/flows/import/", {"graph": changed, "slug": "tiny", "replace": True}
+    )
+    assert replaced.status_code == 201
+    assert Flow.objects.get(slug="tiny").draft == changed
+    kept = DraftRevision.objects.get()
+    assert (kept.draft, kept.reason, kept.replaced_by.username) == (GRAPH, "import", "analyst")
 
 
 def test_delete_removes_a_flow_and_its_versions(tiny: Client) -> None:
