@@ -3,9 +3,6 @@
 from django.contrib.auth.middleware import LoginRequiredMiddleware as DjangoLoginRequired
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db import models
-from rest_framework.permissions import SAFE_METHODS, BasePermission
-from rest_framework.request import Request
-from rest_framework.views import APIView
 
 
 class Role(models.TextChoices):
@@ -41,14 +38,3 @@ def group_names(user: AbstractBaseUser | AnonymousUser) -> tuple[str, ...]:
     if not user.is_authenticated:
         return ()
     return tuple(sorted(user.groups.values_list("name", flat=True)))  # type: ignore[union-attr]
-
-
-class EditorOrReadOnly(BasePermission):
-    """Anyone logged in may read; only analysts and admins may write."""
-
-    message = "Only analysts and admins may change flows."
-
-    def has_permission(self, request: Request, view: APIView) -> bool:
-        if request.method in SAFE_METHODS:
-            return bool(request.user and request.user.is_authenticated)
-        return has_role(request.user, Role.ANALYSTS) or has_role(request.user, Role.ADMINS)

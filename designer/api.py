@@ -16,7 +16,7 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from braid.auth import EditorOrReadOnly
+from braid.permissions import Act, Allowed
 from designer import services
 from designer.models import Flow, FlowVersion
 from designer.schema import GRAPH_SCHEMA, PROBLEM_SCHEMA, REPORT_SCHEMA
@@ -130,7 +130,7 @@ class FlowViewSet(viewsets.ModelViewSet):
     """Flows by slug: CRUD of the draft, validation, publishing and versions."""
 
     serializer_class = FlowSerializer
-    permission_classes = [EditorOrReadOnly]
+    permission_classes = [Allowed.to(Act.EDIT_FLOWS, read=Act.READ_FLOWS)]
     lookup_field = "slug"
 
     def get_serializer_class(self):  # type: ignore[no-untyped-def]
@@ -173,7 +173,7 @@ class FlowViewSet(viewsets.ModelViewSet):
         request={"application/json": {"description": "a braid.graph/1 document, or {graph}"}},
         responses={200: OpenApiResponse(response=REPORT_SCHEMA)},
     )
-    @action(detail=True, methods=["post"], permission_classes=[EditorOrReadOnly])
+    @action(detail=True, methods=["post"])
     def validate(self, request: Request, slug: str) -> Response:
         """Validate the posted graph, or the saved draft when the body is empty."""
         report = services.check_graph(document_to_validate(request, self.get_object()))

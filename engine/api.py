@@ -4,18 +4,20 @@ import datetime as dt
 import json
 import re
 
-from django.db.models import QuerySet
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.db.models import Q, QuerySet
 from django.db.models.fields.json import KeyTransform
 from django.utils.dateparse import parse_date, parse_datetime
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
-from rest_framework.permissions import BasePermission
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from braid.auth import Role, has_role
+from approvals.models import ApprovalRequest
+from braid.auth import group_names
+from braid.permissions import ALL, Act, Allowed, scope
 from braid.schema import RefusalSerializer
 from designer.models import FlowVersion
 from engine import durable, services
@@ -88,15 +90,6 @@ class TraceEventSerializer(serializers.Serializer):
     node = serializers.CharField(allow_null=True)
     at = serializers.DateTimeField()
     detail = serializers.JSONField()
-
-
-class IsAdmin(BasePermission):
-    """Only admins cancel and retry runs."""
-
-    message = "Only admins may cancel or retry runs."
-
-    def has_permission(self, request: Request, view: object) -> bool:
-        return has_role(request.user, Role.ADMINS)
 
 
 FILTERS = [
@@ -183,6 +176,20 @@ def state_equals(runs: QuerySet[Run], condition: str, flow: str | None) -> Query
     return runs.alias(state_value=KeyTransform(field, "state")).filter(state_value=value)
 
 
+def visible_runs(runs: QuerySet[Run], user: AbstractBaseUser | AnonymousUser) -> QuerySet[Run]:
+    """Narrow runs to what the permission table lets the user read.
+
+    Everyone else than an admin reads the runs they started and the runs that wait, or
+    waited, on a decision of one of their groups: an approver must see what they decide.
+    """
+    if scope(user, Act.READ_RUNS) == ALL:
+        return runs
+    if not user.is_authenticated:
+        return runs.none()
+    asked = ApprovalRequest.objects.filter(groups__overlaps=list(group_names(user)))
+    return runs.filter(Q(started_by=user) | Q(pk__in=asked.values("run_id")))
+
+
 class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
     """Runs: admins see every run; everyone else the runs they started."""
 
@@ -195,9 +202,12 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
         if getattr(self, "swagger_fake_view", False):  # drf-spectacular's schema pass
             return Run.objects.none()
         runs = Run.objects.select_related("flow_version__flow", "started_by")
-        if not has_role(self.request.user, Role.ADMINS):
-            runs = runs.filter(started_by=self.request.user)  # type: ignore[misc]
-        return runs.order_by("-created_at")
+        return visible_runs(runs, self.request.user).order_by("-created_at")
+
+    def get_permissions(self):  # type: ignore[no-untyped-def]
+        act = {"create": Act.START_RUNS, "cancel": Act.ADMINISTER_RUNS,
+               "retry": Act.ADMINISTER_RUNS}.get(self.action, Act.READ_RUNS)  # fmt: skip
+        return [Allowed.to(act)()]
 
     @extend_schema(parameters=FILTERS)
     def list(self, request: Request, *args: object, **kwargs: object) -> Response:
@@ -251,7 +261,7 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
         request=CancelSerializer,
         responses={202: RunSerializer, 409: OpenApiResponse(RefusalSerializer)},
     )
-    @action(detail=True, methods=["post"], permission_classes=[IsAdmin])
+    @action(detail=True, methods=["post"])
     def cancel(self, request: Request, pk: str) -> Response:
         """Cancel a run: every frame stops; the cancel is recorded with who asked."""
         run = self.get_object()
@@ -267,7 +277,7 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
     @extend_schema(
         request=None, responses={202: RunSerializer, 409: OpenApiResponse(RefusalSerializer)}
     )
-    @action(detail=True, methods=["post"], permission_classes=[IsAdmin])
+    @action(detail=True, methods=["post"])
     def retry(self, request: Request, pk: str) -> Response:
         """Retry a run an action's failure ended: only that action runs again."""
         run = self.get_object()
