@@ -39,7 +39,7 @@ def load_document(text: str | bytes) -> object:
         limit = MAX_DOCUMENT_BYTES // (1024 * 1024)
         raise DocumentError("json.too_large", f"the document is over {limit} MiB")
     try:
-        return json.loads(text, object_pairs_hook=refuse_duplicate_keys)
+        document = json.loads(text, object_pairs_hook=refuse_duplicate_keys)
     except json.JSONDecodeError as error:
         where = f"line {error.lineno}, column {error.colno}"
         raise DocumentError("json.invalid", f"not valid JSON at {where}: {error.msg}") from error
@@ -47,6 +47,30 @@ def load_document(text: str | bytes) -> object:
         raise DocumentError("json.invalid", f"not UTF-8 text: {error.reason}") from error
     except RecursionError as error:
         raise DocumentError("json.invalid", "the JSON nests too deeply") from error
+    if holds_nul(document):
+        raise DocumentError(
+            "json.nul", "the JSON holds a NUL character (\\u0000), which cannot be stored"
+        )
+    return document
+
+
+def holds_nul(value: object) -> bool:
+    """Return whether any string or key in a parsed JSON value holds U+0000.
+
+    PostgreSQL's jsonb cannot store it, so it is refused on every database alike.
+    """
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if "\x00" in item:
+                return True
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return False
 
 
 class StrictJSONParser(JSONParser):

@@ -177,3 +177,18 @@ def test_a_thirty_thousand_term_expression_is_refused_everywhere_with_a_report( 
     published = analyst.post("/api/flows/long/publish/")
     assert published.status_code == 400
     assert FlowVersion.objects.filter(flow__slug="long").count() == 0
+
+
+def test_a_nul_character_in_json_is_a_400_on_every_database(demo, client_for) -> None:  # type: ignore[no-untyped-def]
+    before = stored()
+    draft = '{"format": "braid.graph/1", "name": "a\\u0000b", "nodes": [], "edges": []}'
+    body = '{"slug": "nul", "draft": ' + draft + "}"
+    response = client_for("analyst").post("/api/flows/", body, content_type="application/json")
+    assert (response.status_code, response.json()) == (
+        400,
+        {
+            "code": "json.nul",
+            "detail": "the JSON holds a NUL character (\\u0000), which cannot be stored",
+        },
+    )
+    assert stored() == before

@@ -7,12 +7,15 @@ below is short and deliberate; BRAID_SCHEMATHESIS_EXAMPLES raises the example co
 
 import base64
 import os
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 import schemathesis
 from django.core.management import call_command
+from django.core.signals import request_finished, request_started
 from django.core.wsgi import get_wsgi_application
+from django.db import close_old_connections
 from drf_spectacular.generators import SchemaGenerator
 from hypothesis import HealthCheck, given, settings
 
@@ -56,11 +59,21 @@ SEMANTIC_400 = {
 
 
 @pytest.fixture
-def demo_data(db, settings) -> None:  # type: ignore[no-untyped-def]
-    """Demo users and flows; no lockout, so invalid-credential checks cannot lock admin out."""
+def demo_data(db, settings) -> Iterator[None]:  # type: ignore[no-untyped-def]
+    """Demo users and flows; no lockout, so invalid-credential checks cannot lock admin out.
+
+    Like Django's test client, requests must not close the test's database connection
+    (the WSGI handler does at each request's end; on PostgreSQL that ends the test's
+    transaction).
+    """
     settings.AXES_ENABLED = False
     create_demo_users()
     call_command("braid", "demo", verbosity=0)
+    request_started.disconnect(close_old_connections)
+    request_finished.disconnect(close_old_connections)
+    yield
+    request_started.connect(close_old_connections)
+    request_finished.connect(close_old_connections)
 
 
 def test_the_schema_lists_every_operation() -> None:
