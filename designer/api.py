@@ -18,6 +18,7 @@ from rest_framework.response import Response
 
 from braid.permissions import Act, Allowed
 from designer import services
+from designer.documents import NUL_REFUSED, holds_nul
 from designer.models import Flow, FlowVersion
 from designer.schema import GRAPH_SCHEMA, PROBLEM_SCHEMA, REPORT_SCHEMA
 
@@ -36,6 +37,8 @@ class GraphField(serializers.JSONField):
         value = super().to_internal_value(data)
         if not isinstance(value, dict):
             raise serializers.ValidationError("a graph must be a JSON object")
+        if holds_nul(value):
+            raise serializers.ValidationError(NUL_REFUSED)
         problems = sorted(GRAPH_SHAPE.iter_errors(value), key=lambda e: list(e.absolute_path))
         if problems:
             raise serializers.ValidationError([shape_problem(p) for p in problems[:20]])
@@ -48,18 +51,29 @@ def shape_problem(problem: JsonSchemaError) -> str:
     return f"{where}: {problem.message}"
 
 
+class TextField(serializers.CharField):
+    """A string field that refuses numbers and booleans instead of turning them into text."""
+
+    def to_internal_value(self, data: object) -> str:
+        if not isinstance(data, str):
+            self.fail("invalid")
+        return str(super().to_internal_value(data))
+
+
 class FlowSerializer(serializers.ModelSerializer):
     """A flow with its draft; the slug is fixed at creation."""
 
     owner = serializers.CharField(source="owner.get_username", read_only=True)
     draft = GraphField()
     latest_version = serializers.IntegerField(read_only=True, allow_null=True)
-    name = serializers.CharField(max_length=200, required=False, allow_blank=True)
+    name = TextField(max_length=200, required=False, allow_blank=True)
 
     class Meta:
         model = Flow
         fields = ["slug", "name", "owner", "draft", "latest_version", "created_at", "updated_at"]
         read_only_fields = ["created_at", "updated_at"]
+        # A taken slug is the service's 409 (flow.slug_taken), not a field error.
+        extra_kwargs = {"slug": {"validators": []}}
 
 
 class FlowUpdateSerializer(FlowSerializer):
@@ -217,7 +231,13 @@ class FlowViewSet(viewsets.ModelViewSet):
 
     @extend_schema(
         responses={200: OpenApiResponse(response=GRAPH_SCHEMA)},
-        parameters=[OpenApiParameter("version", int, description="a published version number")],
+        parameters=[
+            OpenApiParameter(
+                "version",
+                {"type": "integer", "minimum": 1},
+                description="a published version number",
+            )
+        ],
     )
     @action(detail=True, methods=["get"])
     def export(self, request: Request, slug: str) -> Response:
@@ -240,7 +260,6 @@ class FlowViewSet(viewsets.ModelViewSet):
         request=ImportSerializer,
         responses={
             201: FlowSerializer,
-            400: OpenApiResponse(REFUSAL, description="the document does not validate"),
             409: OpenApiResponse(REFUSAL),
         },
     )

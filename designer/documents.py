@@ -47,17 +47,14 @@ def load_document(text: str | bytes) -> object:
         raise DocumentError("json.invalid", f"not UTF-8 text: {error.reason}") from error
     except RecursionError as error:
         raise DocumentError("json.invalid", "the JSON nests too deeply") from error
-    if holds_nul(document):
-        raise DocumentError(
-            "json.nul", "the JSON holds a NUL character (\\u0000), which cannot be stored"
-        )
     return document
 
 
 def holds_nul(value: object) -> bool:
     """Return whether any string or key in a parsed JSON value holds U+0000.
 
-    PostgreSQL's jsonb cannot store it, so it is refused on every database alike.
+    PostgreSQL's jsonb cannot store it, so what is stored refuses it on every database
+    alike (the parser does not: a field that is ignored may hold one).
     """
     stack = [value]
     while stack:
@@ -81,3 +78,6 @@ class StrictJSONParser(JSONParser):
             return load_document(stream.read() if stream is not None else b"")
         except DocumentError as error:
             raise ParseError({"code": error.code, "detail": error.message}) from error
+
+
+NUL_REFUSED = "a NUL character (\\u0000) cannot be stored"

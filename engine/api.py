@@ -19,6 +19,7 @@ from approvals.models import ApprovalRequest
 from braid.auth import group_names
 from braid.permissions import ALL, Act, Allowed, scope
 from braid.schema import RefusalSerializer
+from designer.documents import NUL_REFUSED, holds_nul
 from designer.models import FlowVersion
 from engine import durable, services
 from engine.core.colors import Color, colors
@@ -53,6 +54,11 @@ class StartSerializer(serializers.Serializer):
     flow = serializers.SlugField()
     version = serializers.IntegerField(required=False, min_value=1)
     input = serializers.JSONField(required=False, default=dict)
+
+    def validate_input(self, value: object) -> object:
+        if holds_nul(value):
+            raise serializers.ValidationError(NUL_REFUSED)
+        return value
 
 
 class CancelSerializer(serializers.Serializer):
@@ -217,7 +223,7 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
 
     @extend_schema(
         request=StartSerializer,
-        responses={201: RunSerializer, 400: OpenApiResponse(RefusalSerializer)},
+        responses={201: RunSerializer},
     )
     def create(self, request: Request) -> Response:
         """Start a run of a flow's published version (the latest unless one is named)."""

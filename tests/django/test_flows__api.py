@@ -41,10 +41,12 @@ def test_an_analyst_creates_a_flow_named_after_its_graph(analyst: Client) -> Non
     assert body["draft"] == GRAPH
 
 
-def test_a_second_flow_with_the_same_slug_is_refused_with_a_clear_400(tiny: Client) -> None:
+def test_a_second_flow_with_the_same_slug_is_a_409_conflict(tiny: Client) -> None:
     response = post(tiny, "/api/flows/", {"slug": "tiny", "draft": GRAPH})
-    assert response.status_code == 400
-    assert response.json() == {"slug": ["flow with this slug already exists."]}
+    assert (response.status_code, response.json()) == (
+        409,
+        {"code": "flow.slug_taken", "detail": "a flow with the slug 'tiny' already exists"},
+    )
 
 
 @pytest.mark.parametrize("user", ["finance", "legal"])
