@@ -51,6 +51,9 @@ def add_error_responses(result: dict[str, Any], **kwargs: Any) -> dict[str, Any]
             responses.setdefault("403", response("Your role may not do this, or locked out."))
             if "{" in path:
                 responses.setdefault("404", response("No such object, or not yours to see."))
+                # A path parameter can spell another route (`flows/import/`), which may not
+                # take this method.
+                responses.setdefault("405", response("The method is not allowed there."))
             if method in {"post", "put", "patch"}:
                 responses.setdefault("413", response("The body is over the size limit."))
             responses.setdefault("500", response("An unexpected error; see request_id."))

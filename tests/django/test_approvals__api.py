@@ -260,6 +260,7 @@ def test_the_openapi_schema_describes_the_approvals_endpoints(demo, client_for) 
         "401",
         "403",
         "404",
+        "405",
         "409",
         "413",
         "500",
