@@ -17,6 +17,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from braid.permissions import Act, Allowed
+from braid.schema import ERROR
 from designer import services
 from designer.documents import NUL_REFUSED, holds_nul
 from designer.models import Flow, FlowVersion
@@ -109,13 +110,12 @@ class ImportSerializer(serializers.Serializer):
     )
 
 
+# The API's error body, plus the validator's report when a document was at fault.
 REFUSAL = {
-    "type": "object",
+    **ERROR,
     "description": "A refused change: a code, a sentence, and the validator's report if any.",
-    "required": ["code", "detail"],
     "properties": {
-        "code": {"type": "string", "example": "flow.in_use"},
-        "detail": {"type": "string"},
+        **ERROR["properties"],
         "errors": {"type": "array", "items": PROBLEM_SCHEMA},
         "warnings": {"type": "array", "items": PROBLEM_SCHEMA},
     },
