@@ -22,7 +22,7 @@ from braid.schema import RefusalSerializer
 from designer.documents import NUL_REFUSED, holds_nul
 from designer.models import FlowVersion
 from engine import durable, services
-from engine.core.colors import Color, colors
+from engine.core.colors import Color, explain
 from engine.core.events import RunStatus
 from engine.core.graph import Graph
 from engine.models import Run, TraceEvent
@@ -84,6 +84,9 @@ class TreeSerializer(serializers.Serializer):
     nodes = serializers.DictField(child=NodeRowSerializer())
     colors = serializers.DictField(
         child=serializers.ChoiceField(choices=[color.value for color in Color])
+    )
+    reasons = serializers.DictField(
+        child=serializers.CharField(), help_text="why each node has its color, in words"
     )
 
 
@@ -196,6 +199,20 @@ def visible_runs(runs: QuerySet[Run], user: AbstractBaseUser | AnonymousUser) ->
     return runs.filter(Q(started_by=user) | Q(pk__in=asked.values("run_id")))
 
 
+def tree(run: Run) -> dict[str, object]:
+    """Return a run's node rows, colors and reasons: one SELECT of its rows beside the run."""
+    rows = DjangoStore().rows(str(run.pk))
+    graphs = {key: Graph.from_json(doc) for key, doc in run.graphs.items()}
+    verdicts = explain(graphs, rows, RunStatus(run.status), run.error)
+    return {
+        "run": str(run.pk),
+        "status": run.status,
+        "nodes": {path: row.to_json() for path, row in sorted(rows.items())},
+        "colors": {path: verdict.color.value for path, verdict in verdicts.items()},
+        "reasons": {path: verdict.reason for path, verdict in verdicts.items()},
+    }
+
+
 class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
     """Runs: admins see every run; everyone else the runs they started."""
 
@@ -243,14 +260,7 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
     @action(detail=True, methods=["get"])
     def tree(self, request: Request, pk: str) -> Response:
         """Return the run's node rows and every node's color, from one SELECT of its rows."""
-        run = self.get_object()
-        rows = DjangoStore().rows(str(run.pk))
-        graphs = {key: Graph.from_json(doc) for key, doc in run.graphs.items()}
-        return Response({
-            "run": str(run.pk), "status": run.status,
-            "nodes": {path: row.to_json() for path, row in sorted(rows.items())},
-            "colors": colors(graphs, rows, RunStatus(run.status)),
-        })  # fmt: skip
+        return Response(tree(self.get_object()))
 
     @extend_schema(responses=TraceEventSerializer(many=True))
     @action(detail=True, methods=["get"])

@@ -1,4 +1,9 @@
-"""The monitor's colors, root to leaves (CONTRACT §4), from the graph, rows and run status.
+"""The monitor's colors and their reasons (CONTRACT §4), from the graph, rows and run status.
+
+Two walks answer one question. Root → leaves (`explain`) colors every node of a run;
+leaf → root (`explain_node`) colors one node by climbing only its ancestors. Both apply
+the same rule, `Walk.settle`, and combine the arrivals of a node's incoming edges with the
+same total order, so they agree on every node (a property test holds them to it).
 
 Descend from `start` carrying the live execution id. A node whose row belongs to that
 execution shows its status; decisions paint whole subgraphs: the outcome an IF/switch or
@@ -6,6 +11,9 @@ approval did not take is skipped, a race loser's branch is cancelled, downstream
 failure is skipped, an older iteration's row under a live loop is pending, and anything
 not reached is pending (skipped once the run finished; a row still running or waiting
 in a finished run was cancelled). Skipped, cancelled and pending are never stored.
+
+Every color carries a reason a person can read, naming the node that decided it. The
+derivation table is docs/monitor-states.md.
 """
 
 from __future__ import annotations
@@ -37,6 +45,16 @@ class Color(StrEnum):
 # How strongly an arrival claims a node: a live path beats any paint.
 PAINT_RANK = {Color.SKIPPED: 1, Color.CANCELLED: 2, Color.PENDING: 3}
 LIVE_RANK = 4
+PAINTS = frozenset(PAINT_RANK)
+OWNERS = g.ForeachNode | g.LoopNode | g.RaceNode
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """A node's color and why."""
+
+    color: Color
+    reason: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,65 +63,177 @@ class Arrival:
 
     execution_id: ExecutionId | None
     paint: Color | None
-    loose: bool = False  # inside a foreach body: any item's row counts as live
+    why: str = ""  # the reason of a paint, naming the node that decided it
+    loose: str = ""  # inside a foreach body, the foreach: any item's row counts as live
 
     @property
-    def rank(self) -> int:
-        return LIVE_RANK if self.paint is None else PAINT_RANK[self.paint]
+    def order(self) -> tuple[int, str, str, str]:
+        """Return the total order among a node's arrivals: the greatest one claims it."""
+        eid = self.execution_id.encode() if self.execution_id is not None else ""
+        if self.paint is None:
+            return LIVE_RANK, self.loose, eid, ""
+        return PAINT_RANK[self.paint], self.loose, self.why, eid
+
+
+def painted(color: Color, why: str, execution_id: ExecutionId | None = None) -> Arrival:
+    """Return a painted arrival; a pending one keeps the execution that will reach it."""
+    return Arrival(execution_id, color, why)
+
+
+def best(arrivals: list[Arrival]) -> Arrival | None:
+    """Return the arrival that claims a node, or None when nothing reaches it."""
+    return max(arrivals, key=lambda arrival: arrival.order, default=None)
 
 
 def colors(
-    graphs: Mapping[str, g.Graph], rows: Mapping[str, NodeRow], status: RunStatus
+    graphs: Mapping[str, g.Graph],
+    rows: Mapping[str, NodeRow],
+    status: RunStatus,
+    ended: str = "",
 ) -> dict[str, str]:
     """Return the color of every node path of the run (subflow nodes as `sub/child`)."""
-    walk = Walk(graphs, rows, status)
-    walk.scope("main", "", ExecutionId.root())
+    return {path: v.color.value for path, v in explain(graphs, rows, status, ended).items()}
+
+
+def explain(
+    graphs: Mapping[str, g.Graph],
+    rows: Mapping[str, NodeRow],
+    status: RunStatus,
+    ended: str = "",
+) -> dict[str, Verdict]:
+    """Walk root → leaves: return every node path's color and reason.
+
+    `ended` is the run's error text when it failed or was cancelled ("cancelled by admin:
+    …"); it explains the rows a finished run left running or waiting.
+    """
+    walk = Walk(graphs, rows, status, ended)
+    walk.scope("main", "", Arrival(ExecutionId.root(), None))
     return walk.result
 
 
+def explain_node(
+    graphs: Mapping[str, g.Graph],
+    rows: Mapping[str, NodeRow],
+    status: RunStatus,
+    path: str,
+    ended: str = "",
+) -> Verdict | None:
+    """Walk leaf → root: return one node path's color and reason, or None if unreachable.
+
+    Only the node's ancestors are visited (and, for a node inside a subflow, the subflow
+    node's ancestors in the parent graph).
+    """
+    return Climb(Walk(graphs, rows, status, ended)).verdict("main", "", path)
+
+
 class Walk:
-    """One root-to-leaves walk over a run's graphs."""
+    """The rule both walks share: a node's verdict and its edges' arrivals."""
 
     def __init__(
-        self, graphs: Mapping[str, g.Graph], rows: Mapping[str, NodeRow], status: RunStatus
+        self,
+        graphs: Mapping[str, g.Graph],
+        rows: Mapping[str, NodeRow],
+        status: RunStatus,
+        ended: str = "",
     ) -> None:
         self.graphs = graphs
         self.rows = rows
+        self.status = status
         self.finished = status.finished
-        self.result: dict[str, str] = {}
+        self.ended = ended
+        self.result: dict[str, Verdict] = {}
 
-    def scope(
-        self, key: str, prefix: str, execution_id: ExecutionId | None, paint: Color | None = None
-    ) -> None:
-        """Color one graph: the run's, or a subflow's under a path prefix."""
+    # ------------------------------------------------------------------ root → leaves
+
+    def scope(self, key: str, prefix: str, entry: Arrival) -> None:
+        """Color one graph (the run's, or a subflow's under a path prefix) in topological
+        order, so that every node is settled once, after all its predecessors."""
         graph = self.graphs.get(key)
         if graph is None:
             return
-        start = next(node.id for node in graph.nodes if node.type is g.NodeType.START)
-        best: dict[str, Arrival] = {}
-        queue: deque[tuple[str, Arrival]] = deque([(start, Arrival(execution_id, paint))])
-        while queue:
-            node_id, arrival = queue.popleft()
-            known = best.get(node_id)
-            if known is not None and known.rank >= arrival.rank:
+        start = start_of(graph)
+        order = forward_order(graph, start)
+        claims: dict[str, list[Arrival]] = {start: [entry]}
+        for node_id in order:
+            arrival = best(claims.pop(node_id, []))
+            if arrival is None:
                 continue
-            best[node_id] = arrival
             node = graph.node(node_id)
-            color = self.color(prefix + node_id, arrival, isinstance(node, g.GatherNode))
-            self.result[prefix + node_id] = color.value
-            for target, next_arrival in self.successors(graph, prefix, node, arrival, color):
-                queue.append((target, next_arrival))
+            verdict, onward = self.settle(graph, prefix, node, arrival)
+            self.result[prefix + node_id] = verdict
+            for target, next_arrival in onward:
+                claims.setdefault(target, []).append(next_arrival)
+            if isinstance(node, g.SubflowNode):
+                self.scope(subflow_key(node), prefix + node.id + "/",
+                           self.subflow_entry(prefix, node, arrival, verdict))  # fmt: skip
 
-    def color(self, path: str, arrival: Arrival, gather: bool = False) -> Color:
-        """Return a node's color from its row and how the walk arrived."""
-        if arrival.paint is not None:
-            return arrival.paint
+    # ------------------------------------------------------------------ the rule
+
+    def settle(
+        self, graph: g.Graph, prefix: str, node: g.Node, arrival: Arrival
+    ) -> tuple[Verdict, list[tuple[str, Arrival]]]:
+        """Return a node's verdict and how the walk enters each of its forward edges."""
+        verdict = self.verdict(prefix + node.id, node, arrival)
+        return verdict, self.successors(graph, prefix, node, arrival, verdict)
+
+    def verdict(self, path: str, node: g.Node, arrival: Arrival) -> Verdict:
+        """Return a node's color and reason from its row and how the walk arrived."""
         row = self.rows.get(path)
-        if row is None or not self.belongs(row, arrival, gather):
-            return Color.SKIPPED if self.finished else Color.PENDING
+        if arrival.paint is not None:
+            if arrival.paint is Color.PENDING and row is not None and arrival.execution_id:
+                later = iteration_reason(arrival.execution_id, row)
+                if later:
+                    return Verdict(Color.PENDING, later)
+            return Verdict(arrival.paint, arrival.why)
+        if row is None:
+            return self.unreached(arrival)
+        if not self.belongs(row, arrival, isinstance(node, g.GatherNode)):
+            return self.older(row, arrival)
         if self.finished and row.status in (RowStatus.RUNNING, RowStatus.WAITING):
-            return Color.CANCELLED
-        return Color(row.status.value)
+            return Verdict(Color.CANCELLED, self.cut_short(row))
+        return Verdict(Color(row.status.value), live_reason(node, row))
+
+    def unreached(self, arrival: Arrival) -> Verdict:
+        """Return the verdict of a node the live path reaches but no row records."""
+        if self.finished:
+            if arrival.loose:
+                return Verdict(Color.SKIPPED, f"skipped: no item of foreach `{arrival.loose}` "
+                                              "reached it")  # fmt: skip
+            return Verdict(Color.SKIPPED, "skipped: the run finished without reaching it")
+        if arrival.loose:
+            return Verdict(Color.PENDING, f"pending: no item of foreach `{arrival.loose}` "
+                                          "has reached it yet")  # fmt: skip
+        return Verdict(Color.PENDING, "pending: not reached yet")
+
+    def older(self, row: NodeRow, arrival: Arrival) -> Verdict:
+        """Return the verdict of a node whose row another execution wrote (an older one)."""
+        assert arrival.execution_id is not None
+        live = arrival.execution_id
+        if self.finished:
+            return Verdict(Color.SKIPPED, "skipped: the run finished without reaching it in "
+                                          f"execution {live}")  # fmt: skip
+        later = iteration_reason(live, row)
+        return Verdict(Color.PENDING, later or f"pending: not reached yet in execution {live}")
+
+    def cut_short(self, row: NodeRow) -> str:
+        """Return why a row left running or waiting in a finished run shows cancelled."""
+        doing = "running" if row.status is RowStatus.RUNNING else "waiting"
+        if self.status is RunStatus.CANCELLED:
+            who, _, why = self.ended.partition(": ")
+            because = f" ({why})" if why else ""
+            return f"cancelled: the run was {who or 'cancelled'}{because} while this was {doing}"
+        failed = self.first_failure()
+        if self.status is RunStatus.FAILED and failed:
+            return f"cancelled: `{failed}` failed while this was {doing}"
+        return f"cancelled: the run ended ({self.status.value}) while it was {doing}"
+
+    def first_failure(self) -> str:
+        """Return the path of the deepest failed row (the failure itself), or ''."""
+        failed = [r for r in self.rows.values() if r.status is RowStatus.FAILED]
+        if not failed:
+            return ""
+        deepest = max(failed, key=lambda r: (r.execution_id.count(":"), r.node))
+        return deepest.node
 
     def belongs(self, row: NodeRow, arrival: Arrival, gather: bool = False) -> bool:
         """Return whether the row was written by the live execution of the arrival.
@@ -119,110 +249,263 @@ class Walk:
         return written == arrival.execution_id
 
     def successors(
-        self, graph: g.Graph, prefix: str, node: g.Node, arrival: Arrival, color: Color
+        self, graph: g.Graph, prefix: str, node: g.Node, arrival: Arrival, verdict: Verdict
     ) -> list[tuple[str, Arrival]]:
         """Return where the walk goes next, and how, from a colored node."""
-        edges = graph.outgoing(node.id)
-        paint = downstream_paint(arrival, color)
+        edges = [e for e in graph.outgoing(node.id) if not is_back_edge(graph, e)]
+        paint = downstream_paint(node, arrival, verdict)
         if paint is not None:
-            return [
-                (e.target, Arrival(None, paint)) for e in edges if not self.is_back_edge(graph, e)
-            ]
-        row = self.rows.get(prefix + node.id)
+            return [(e.target, paint) for e in edges]
         if arrival.loose:
             # Inside a foreach body every item writes the same nodes: no item's decision
             # paints the others' paths, so each node shows the row the latest item left.
-            assert arrival.execution_id is not None
-            return [(e.target, arrival) for e in edges if not self.is_back_edge(graph, e)]
+            return [(e.target, arrival) for e in edges]
+        row = self.rows.get(prefix + node.id)
         eid = ExecutionId.parse(row.execution_id) if row else arrival.execution_id
         assert eid is not None
-        return self.live_successors(graph, prefix, node, arrival, color, eid, row)
-
-    def live_successors(
-        self, graph: g.Graph, prefix: str, node: g.Node, arrival: Arrival, color: Color,
-        eid: ExecutionId, row: NodeRow | None,
-    ) -> list[tuple[str, Arrival]]:  # fmt: skip
-        """Successors of a node that ran (or runs) in the live execution."""
-        live = color is Color.COMPLETED
-        onward: list[tuple[str, Arrival]] = []
         decided = row.result if row is not None else None
-        for edge in graph.outgoing(node.id):
-            if self.is_back_edge(graph, edge):
-                continue
-            onward.append((edge.target, self.edge_arrival(node, edge, arrival, eid, live, decided)))
-        if isinstance(node, g.SubflowNode):
-            self.scope(subflow_key(node), prefix + node.id + "/", eid.subflow(node.id), None)
-        return onward
+        return [
+            (e.target, self.edge_arrival(node, e, arrival, eid, verdict, decided)) for e in edges
+        ]
 
     def edge_arrival(
-        self, node: g.Node, edge: g.Edge, arrival: Arrival, eid: ExecutionId, live: bool,
+        self, node: g.Node, edge: g.Edge, arrival: Arrival, eid: ExecutionId, verdict: Verdict,
         decided: object,
     ) -> Arrival:  # fmt: skip
-        """Return how the walk enters an edge's target from a node that ran."""
-        pending = Arrival(None, Color.SKIPPED if self.finished else Color.PENDING)
+        """Return how the walk enters an edge's target from a node that ran (or runs)."""
         if isinstance(node, g.ForkNode) and edge.branch is not None:
-            return Arrival(eid.branch(node.id, edge.branch), None, arrival.loose)
+            return Arrival(eid.branch(node.id, edge.branch), None)
         if isinstance(node, g.RaceNode) and edge.branch is not None:
-            if decided is None:
-                return Arrival(eid.branch(node.id, edge.branch), None, arrival.loose)
-            won = edge.branch == decided
-            return (
-                Arrival(eid.branch(node.id, edge.branch), None, arrival.loose)
-                if won
-                else Arrival(None, Color.CANCELLED)
-            )
+            if decided is None or edge.branch == decided:
+                return Arrival(eid.branch(node.id, edge.branch), None)
+            return painted(Color.CANCELLED, f"cancelled: race `{node.id}` was won by "
+                                            f"`{decided}`")  # fmt: skip
         if isinstance(node, g.ForeachNode | g.LoopNode) and edge.follows in (
             g.Outcome.ITEM.value,
             g.Outcome.BODY.value,
         ):
             return self.body_arrival(node, eid, decided)
-        if not live:
-            return pending
-        if isinstance(node, g.IfNode | g.SwitchNode | g.ApprovalNode):
-            return (
-                Arrival(eid, None, arrival.loose)
-                if edge.follows == decided
-                else Arrival(None, Color.SKIPPED)
+        if verdict.color is not Color.COMPLETED:
+            return painted(Color.PENDING, f"pending: `{node.id}` is {verdict.color.value}", eid)
+        if isinstance(node, g.IfNode | g.SwitchNode | g.ApprovalNode | g.RaceNode):
+            taken = edge.follows == decided or (
+                isinstance(node, g.RaceNode) and edge.follows == g.Outcome.NEXT.value
             )
-        if isinstance(node, g.RaceNode):
-            taken = edge.follows == decided or (edge.follows == g.Outcome.NEXT.value)
-            return Arrival(eid, None, arrival.loose) if taken else Arrival(None, Color.SKIPPED)
-        return Arrival(eid, None, arrival.loose)
+            if not taken:
+                return painted(Color.SKIPPED, f"skipped: `{node.id}` took `{decided}`")
+        return Arrival(eid, None)
 
     def body_arrival(
         self, node: g.ForeachNode | g.LoopNode, eid: ExecutionId, decided: object
     ) -> Arrival:
         """Enter a foreach body (any item's rows) or the live loop iteration's body."""
         if isinstance(node, g.ForeachNode):
-            return Arrival(eid, None, loose=True)
-        iteration = decided.get("iteration") if isinstance(decided, dict) else None
-        if isinstance(iteration, int) and iteration > 0:
-            return Arrival(eid.iteration(node.id, iteration), None)
-        iterations = decided.get("iterations") if isinstance(decided, dict) else None
-        if isinstance(iterations, int) and iterations > 0:
-            return Arrival(eid.iteration(node.id, iterations), None)
-        return Arrival(None, Color.SKIPPED if self.finished else Color.PENDING)
+            return Arrival(eid, None, loose=node.id)
+        for key in ("iteration", "iterations"):
+            number = decided.get(key) if isinstance(decided, dict) else None
+            if isinstance(number, int) and number > 0:
+                return Arrival(eid.iteration(node.id, number), None)
+        if self.finished:
+            return painted(Color.SKIPPED, f"skipped: loop `{node.id}` ran no iteration")
+        return painted(Color.PENDING, f"pending: loop `{node.id}` has not started an iteration")
 
-    def is_back_edge(self, graph: g.Graph, edge: g.Edge) -> bool:
-        """Return whether an edge returns to a foreach, loop or race (never walked again)."""
-        target = graph.node(edge.target)
-        owners = g.ForeachNode | g.LoopNode | g.RaceNode
-        return isinstance(target, owners) and edge.source in body_of(graph, edge.target)
+    def subflow_entry(
+        self, prefix: str, node: g.SubflowNode, arrival: Arrival, verdict: Verdict
+    ) -> Arrival:
+        """Return how the walk enters a subflow's graph from its calling node."""
+        row = self.rows.get(prefix + node.id)
+        if arrival.paint is not None or row is None or not self.belongs(row, arrival):
+            return painted(verdict.color, f"{verdict.color.value}: subflow `{node.id}` is "
+                                          f"{verdict.color.value} ({verdict.reason})")  # fmt: skip
+        return Arrival(ExecutionId.parse(row.execution_id).subflow(node.id), None)
 
 
-def downstream_paint(arrival: Arrival, color: Color) -> Color | None:
-    """Return the color a node passes on to everything after it, or None when it ran live.
+class Climb:
+    """Leaf → root: one node's verdict from its ancestors' verdicts, memoized."""
 
-    A painted region stays painted (a race loser's branch is cancelled throughout); below
-    a failure, or a frame cancelled by one, nothing started: skipped.
+    def __init__(self, walk: Walk) -> None:
+        self.walk = walk
+        self.arrivals: dict[str, Arrival | None] = {}
+        self.verdicts: dict[str, Verdict] = {}
+        self.entries: dict[str, Arrival] = {}
+
+    def verdict(self, key: str, prefix: str, path: str) -> Verdict | None:
+        """Return the verdict of `path` (relative to a scope: `sub/child` goes down)."""
+        graph = self.walk.graphs.get(key)
+        if graph is None:
+            return None
+        head, slash, rest = path.partition("/")
+        if head not in graph.nodes_by_id:
+            return None
+        own = self.node_verdict(graph, prefix, head)
+        if not slash:
+            return own
+        node = graph.node(head)
+        arrival = self.arrival(graph, prefix, head)
+        if own is None or arrival is None or not isinstance(node, g.SubflowNode):
+            return None
+        inner = prefix + head + "/"
+        self.entries[inner] = self.walk.subflow_entry(prefix, node, arrival, own)
+        return self.verdict(subflow_key(node), inner, rest)
+
+    def node_verdict(self, graph: g.Graph, prefix: str, node_id: str) -> Verdict | None:
+        """Return one node's verdict in a scope, climbing its ancestors first."""
+        if prefix + node_id in self.verdicts:
+            return self.verdicts[prefix + node_id]
+        arrival = self.arrival(graph, prefix, node_id)
+        if arrival is None:
+            return None
+        verdict = self.walk.verdict(prefix + node_id, graph.node(node_id), arrival)
+        self.verdicts[prefix + node_id] = verdict
+        return verdict
+
+    def arrival(self, graph: g.Graph, prefix: str, node_id: str) -> Arrival | None:
+        """Return the arrival that claims a node: the best of its incoming forward edges."""
+        path = prefix + node_id
+        if path in self.arrivals:
+            return self.arrivals[path]
+        self.arrivals[path] = None  # a cycle without a loop node reaches nothing
+        start = start_of(graph)
+        reached = reachable(graph, start)
+        claims: list[Arrival] = []
+        if node_id == start:
+            entry = self.entries.get(prefix)
+            claims.append(entry if entry is not None else Arrival(ExecutionId.root(), None))
+        for edge in incoming(graph, node_id):
+            if edge.source not in reached or is_back_edge(graph, edge):
+                continue
+            source = graph.node(edge.source)
+            before = self.arrival(graph, prefix, edge.source)
+            verdict = self.node_verdict(graph, prefix, edge.source)
+            if before is None or verdict is None:
+                continue
+            for target, onward in self.walk.successors(graph, prefix, source, before, verdict):
+                if target == node_id:
+                    claims.append(onward)
+        self.arrivals[path] = best(claims) if node_id in reached else None
+        return self.arrivals[path]
+
+
+def start_of(graph: g.Graph) -> str:
+    """Return the id of a graph's start node."""
+    return next(node.id for node in graph.nodes if node.type is g.NodeType.START)
+
+
+def incoming(graph: g.Graph, node_id: str) -> list[g.Edge]:
+    """Return the edges into a node (the map cached on the graph)."""
+    cache: dict[str, list[g.Edge]] | None = graph.__dict__.get("_incoming")
+    if cache is None:
+        cache = {}
+        for node in graph.nodes:
+            for edge in graph.outgoing(node.id):
+                cache.setdefault(edge.target, []).append(edge)
+        graph.__dict__["_incoming"] = cache
+    return cache.get(node_id, [])
+
+
+def reachable(graph: g.Graph, start: str) -> frozenset[str]:
+    """Return the nodes reachable from start along forward edges (cached on the graph)."""
+    cache: dict[str, frozenset[str]] = graph.__dict__.setdefault("_reachable", {})
+    if start not in cache:
+        seen = {start}
+        stack = [start]
+        while stack:
+            for edge in graph.outgoing(stack.pop()):
+                if edge.target not in seen and not is_back_edge(graph, edge):
+                    seen.add(edge.target)
+                    stack.append(edge.target)
+        cache[start] = frozenset(seen)
+    return cache[start]
+
+
+def forward_order(graph: g.Graph, start: str) -> list[str]:
+    """Return the nodes reachable from start in topological order of the forward edges.
+
+    Back edges (a body returning to its foreach, loop or race) are left out, so the rest
+    is acyclic in a valid graph; nodes on any other cycle come last, in reach order.
+    """
+    reached = reachable(graph, start)
+    waiting = {node_id: 0 for node_id in reached}
+    for node_id in reached:
+        for edge in graph.outgoing(node_id):
+            if edge.target in waiting and not is_back_edge(graph, edge):
+                waiting[edge.target] += 1
+    ready = deque([start] if waiting.get(start) == 0 else [])
+    order: list[str] = []
+    while ready:
+        node_id = ready.popleft()
+        order.append(node_id)
+        for edge in graph.outgoing(node_id):
+            if edge.target in waiting and not is_back_edge(graph, edge):
+                waiting[edge.target] -= 1
+                if waiting[edge.target] == 0:
+                    ready.append(edge.target)
+    if len(order) < len(reached):
+        placed = set(order)
+        order.extend(n for n in sorted(reached) if n not in placed)
+    return order
+
+
+def iteration_reason(live: ExecutionId, row: NodeRow) -> str:
+    """Return "loop `x` is in iteration n; …" when the row is from an older iteration, or ''."""
+    written = ExecutionId.parse(row.execution_id)
+    for now, then in zip(live.segments, written.segments, strict=False):
+        if now.name != then.name:
+            return ""
+        if now.number > then.number and now.name != "root":
+            return (f"pending: loop `{now.name}` is in iteration {now.number}; this node last "
+                    f"ran in iteration {then.number}")  # fmt: skip
+    return ""
+
+
+def live_reason(node: g.Node, row: NodeRow) -> str:
+    """Return the reason of a color the node's own row decides."""
+    attempt = f", attempt {row.attempt}" if row.attempt > 1 else ""
+    if row.status is RowStatus.COMPLETED:
+        return f"completed in execution {row.execution_id}{attempt}"
+    if row.status is RowStatus.FAILED:
+        return f"failed: {row.result}" if row.result not in (None, "") else "failed"
+    if row.status is RowStatus.WAITING:
+        if isinstance(node, g.ApprovalNode):
+            return f"waiting: for a decision by {', '.join(node.groups)}"
+        if isinstance(node, g.WaitNode):
+            return "waiting: for its timer"
+        return "waiting: for an event"
+    doing = {
+        g.ForkNode: "its branches are running",
+        g.RaceNode: "its branches are racing",
+        g.ForeachNode: "its items are running",
+        g.LoopNode: "its iterations are running",
+        g.SubflowNode: "its subflow is running",
+        g.GatherNode: "it waits for its slots",
+    }
+    for kind, text in doing.items():
+        if isinstance(node, kind):
+            return f"running: {text}"
+    return f"running: its action is in flight{attempt}"
+
+
+def downstream_paint(node: g.Node, arrival: Arrival, verdict: Verdict) -> Arrival | None:
+    """Return the paint a node passes on to everything after it, or None when it ran live.
+
+    A painted region stays painted with its reason (a race loser's branch is cancelled
+    throughout); below a failure, or a frame cancelled by one, nothing started: skipped.
     """
     if arrival.paint is not None:
-        return arrival.paint
-    if color in (Color.FAILED, Color.CANCELLED):
-        return Color.SKIPPED
-    if color in (Color.PENDING, Color.SKIPPED):
-        return color
+        return arrival
+    if verdict.color is Color.FAILED:
+        return painted(Color.SKIPPED, f"skipped: upstream `{node.id}` failed")
+    if verdict.color is Color.CANCELLED:
+        return painted(Color.SKIPPED, f"skipped: upstream `{node.id}` was cancelled")
+    if verdict.color in (Color.PENDING, Color.SKIPPED):
+        return painted(verdict.color, verdict.reason, arrival.execution_id)
     return None
+
+
+def is_back_edge(graph: g.Graph, edge: g.Edge) -> bool:
+    """Return whether an edge returns to a foreach, loop or race (never walked again)."""
+    target = graph.node(edge.target)
+    return isinstance(target, OWNERS) and edge.source in body_of(graph, edge.target)
 
 
 def body_of(graph: g.Graph, owner: str) -> frozenset[str]:
@@ -235,7 +518,7 @@ def body_of(graph: g.Graph, owner: str) -> frozenset[str]:
         e.target for e in graph.outgoing(owner)
         if e.branch is not None or e.follows in (g.Outcome.ITEM.value, g.Outcome.BODY.value)
     ]  # fmt: skip
-    if not isinstance(node, g.ForeachNode | g.LoopNode | g.RaceNode):
+    if not isinstance(node, OWNERS):
         starts = []
     seen: set[str] = set()
     stack = list(starts)

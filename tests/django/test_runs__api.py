@@ -1,11 +1,13 @@
 """/api/runs/: start, list with filters, tree with one SELECT of rows, trace, cancel."""
 
+import itertools
 import json
 
 import pytest
 from django.test import Client
+from django.utils import timezone
 
-from engine.models import Run
+from engine.models import NodeState, Run
 from tests.django.durable_driver import drain
 
 
@@ -59,6 +61,39 @@ def test_the_tree_gives_rows_and_colors_from_one_select_of_rows(
         "result": '{"log": ["e: normal path"]}',
         "attempt": 1,
     }
+    assert tree["reasons"]["d"] == "skipped: `check` took `false`"
+    assert tree["reasons"]["e"] == "completed in execution root:1:split.right:1"
+
+
+@pytest.mark.django_db
+def test_the_tree_of_a_run_with_10000_node_rows_is_one_select_of_rows(
+    demo, client_for, django_assert_num_queries
+) -> None:  # type: ignore[no-untyped-def]
+    ids = [f"t{i}" for i in range(10_000)]
+    names = ["start", *ids, "done"]
+    document = {
+        "format": "braid.graph/1",
+        "name": "long",
+        "nodes": [{"id": "start", "type": "start"},
+                  *({"id": i, "type": "task", "action": "noop"} for i in ids),
+                  {"id": "done", "type": "end"}],
+        "edges": [{"source": a, "target": b} for a, b in itertools.pairwise(names)],
+    }  # fmt: skip
+    run = Run.objects.create(label="long", graphs={"main": document}, status="running")
+    now = timezone.now()
+    NodeState.objects.bulk_create(
+        NodeState(run=run, node=name, status="completed", status_detail="root:0000000001",
+                  execution_id="root:1", result=None, attempt=1, updated_at=now)
+        for name in names[:-1]
+    )  # fmt: skip
+    client = client_for("admin")
+    client.get("/api/runs/")  # warm the session and user caches
+    with django_assert_num_queries(4):  # session, user, the run, its rows
+        tree = client.get(f"/api/runs/{run.pk}/tree/").json()
+    assert len(tree["nodes"]) == 10_001
+    assert tree["colors"]["t9999"] == "completed"
+    assert tree["colors"]["done"] == "pending"
+    assert tree["reasons"]["done"] == "pending: not reached yet"
 
 
 @pytest.mark.django_db

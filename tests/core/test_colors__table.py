@@ -1,0 +1,223 @@
+"""One test per row of the derivation table in docs/monitor-states.md: color and reason."""
+
+import itertools
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from engine.core.colors import explain, explain_node
+from engine.core.events import ActionFailed, Cancel
+from tests.core.harness import Driver, edge, flow
+
+DEMO = Path(__file__).resolve().parents[2] / "designer" / "demo_flows"
+START, END = {"id": "start", "type": "start"}, {"id": "done", "type": "end"}
+TASK = {"type": "task", "action": "noop"}
+
+
+def demo(name: str) -> dict[str, Any]:
+    return json.loads((DEMO / f"{name}.json").read_text())
+
+
+def verdicts(driver: Driver) -> dict[str, tuple[str, str]]:
+    """Return (color, reason) per node path, checking the leaf → root walk agrees."""
+    status, ended = driver.state.status, driver.state.error or ""
+    whole = explain(driver.graphs, driver.rows, status, ended)
+    for path, verdict in whole.items():
+        assert explain_node(driver.graphs, driver.rows, status, path, ended) == verdict
+    return {path: (v.color.value, v.reason) for path, v in whole.items()}
+
+
+def chain(*ids: str) -> dict[str, Any]:
+    """start → tasks … → done."""
+    nodes = [START, *({"id": node_id, **TASK} for node_id in ids), END]
+    names = ["start", *ids, "done"]
+    return flow(nodes, [edge(a, b) for a, b in itertools.pairwise(names)])
+
+
+def check_flow() -> dict[str, Any]:
+    """start → check (if) → yes | no → done."""
+    return flow(
+        [START, {"id": "check", "type": "if", "condition": "input.go"},
+         {"id": "yes", **TASK}, {"id": "no", **TASK}, END],
+        [edge("start", "check"), edge("check", "yes", outcome="true"),
+         edge("check", "no", outcome="false"), edge("yes", "done"), edge("no", "done")],
+    )  # fmt: skip
+
+
+def test_row_1_a_row_of_the_live_execution_shows_its_status() -> None:
+    driver = Driver(chain("charge"))
+    driver.run_actions()
+    assert verdicts(driver)["charge"] == ("completed", "completed in execution root:1")
+
+
+def test_row_2_a_running_row_is_running_with_what_it_does() -> None:
+    assert verdicts(Driver(chain("charge")))["charge"] == (
+        "running", "running: its action is in flight",
+    )  # fmt: skip
+
+
+def test_row_3_an_approval_waits_for_its_groups() -> None:
+    driver = Driver(demo("invoice-sign-off"), {"invoice": {"id": "I", "amount": 5, "vendor": "V"}})
+    assert verdicts(driver)["fin"] == ("waiting", "waiting: for a decision by finance")
+
+
+def test_row_4_a_wait_waits_for_its_timer() -> None:
+    driver = Driver(demo("approval-or-timeout"), {"item": "desk", "hours": 1})
+    assert verdicts(driver)["timer"] == ("waiting", "waiting: for its timer")
+
+
+def test_row_5_a_failed_row_shows_the_failure() -> None:
+    driver = Driver(chain("charge"))
+    key = next(iter(driver.actions))
+    driver.actions.pop(key)
+    driver.send(ActionFailed(at=driver.now(), key=key, error="card declined"))
+    assert verdicts(driver)["charge"] == ("failed", "failed: card declined")
+
+
+def test_row_6_a_row_left_waiting_by_a_cancelled_run_is_cancelled() -> None:
+    driver = Driver(demo("invoice-sign-off"), {"invoice": {"id": "I", "amount": 5, "vendor": "V"}})
+    driver.send(Cancel(at=driver.now(), by="admin", reason="duplicate invoice"))
+    assert verdicts(driver)["fin"] == (
+        "cancelled",
+        "cancelled: the run was cancelled by admin (duplicate invoice) while this was waiting",
+    )
+
+
+def test_row_7_a_row_left_running_by_a_failed_sibling_is_cancelled() -> None:
+    document = flow(
+        [START, {"id": "split", "type": "fork", "branches": ["ok", "bad"]},
+         {"id": "slow", **TASK}, {"id": "boom", "type": "fail", "error": "no budget"},
+         {"id": "join", "type": "gather", "slots": ["ok"]}, END],
+        [edge("start", "split"), edge("split", "slow", branch="ok"),
+         edge("split", "boom", branch="bad"), edge("slow", "join", slot="ok"),
+         edge("join", "done")],
+    )  # fmt: skip
+    seen = verdicts(Driver(document))
+    assert seen["slow"] == ("cancelled", "cancelled: `boom` failed while this was running")
+    assert seen["boom"] == ("failed", "failed: no budget")
+    assert seen["join"] == ("skipped", "skipped: upstream `slow` was cancelled")
+
+
+def test_row_8_a_node_not_reached_in_a_live_run_is_pending() -> None:
+    assert verdicts(Driver(chain("charge", "ship")))["ship"] == (
+        "pending", "pending: `charge` is running",
+    )  # fmt: skip
+
+
+def test_row_9_a_node_a_finished_run_never_reached_is_skipped() -> None:
+    driver = Driver(chain("charge", "ship"))
+    driver.send(Cancel(at=driver.now(), by="admin", reason=""))
+    seen = verdicts(driver)
+    assert seen["charge"] == ("cancelled", "cancelled: the run was cancelled by admin while "
+                                           "this was running")  # fmt: skip
+    assert seen["ship"] == ("skipped", "skipped: upstream `charge` was cancelled")
+
+
+def loop_flow() -> dict[str, Any]:
+    return flow(
+        [START, {"id": "review", "type": "loop", "while": "true", "max_iterations": 5},
+         {"id": "draft", **TASK}, {"id": "check", **TASK}, END],
+        [edge("start", "review"), edge("review", "draft", outcome="body"),
+         edge("draft", "check"), edge("check", "review"), edge("review", "done", outcome="done")],
+    )  # fmt: skip
+
+
+def test_row_10_a_row_of_an_older_iteration_under_a_live_loop_is_pending() -> None:
+    driver = Driver(loop_flow())
+    for _ in range(4):  # iterations 1 and 2 complete, iteration 3 drafts
+        driver.complete(next(iter(driver.actions)))
+    seen = verdicts(driver)
+    assert seen["draft"] == ("running", "running: its action is in flight")
+    assert seen["check"] == (
+        "pending", "pending: loop `review` is in iteration 3; this node last ran in iteration 2",
+    )  # fmt: skip
+
+
+def test_row_11_the_outcome_a_decision_did_not_take_is_skipped() -> None:
+    driver = Driver(check_flow(), {"go": False})
+    driver.run_actions()
+    seen = verdicts(driver)
+    assert seen["yes"] == ("skipped", "skipped: `check` took `false`")
+    assert seen["no"] == ("completed", "completed in execution root:1")
+
+
+def test_row_12_a_race_losers_branch_is_cancelled() -> None:
+    driver = Driver(demo("approval-or-timeout"), {"item": "desk", "hours": 1})
+    driver.fire(next(iter(driver.timers)))
+    seen = verdicts(driver)
+    assert seen["approve"] == ("cancelled", "cancelled: race `deadline` was won by `timer`")
+    assert seen["approved"] == ("cancelled", "cancelled: race `deadline` was won by `timer`")
+    assert seen["decided"] == ("skipped", "skipped: `deadline` took `timer`")
+
+
+def test_row_13_downstream_of_a_failure_is_skipped() -> None:
+    driver = Driver(chain("charge", "ship"))
+    key = next(iter(driver.actions))
+    driver.actions.pop(key)
+    driver.send(ActionFailed(at=driver.now(), key=key, error="declined"))
+    assert verdicts(driver)["ship"] == ("skipped", "skipped: upstream `charge` failed")
+
+
+def test_row_14_a_paint_keeps_the_reason_of_the_node_that_decided_it() -> None:
+    driver = Driver(check_flow(), {"go": True})
+    document_seen = verdicts(driver)
+    assert document_seen["no"] == ("skipped", "skipped: `check` took `true`")
+    assert document_seen["done"] == ("pending", "pending: `yes` is running")
+
+
+def test_row_15_a_foreach_body_no_item_reached_names_the_foreach() -> None:
+    lines = [{"id": "a", "amount": 5}, {"id": "b", "amount": 7}]
+    driver = Driver(demo("batch-line-approval"), {"lines": lines})
+    driver.settle()
+    seen = verdicts(driver)
+    assert seen["review"] == ("skipped", "skipped: no item of foreach `lines` reached it")
+    assert seen["small"][0] == "completed"
+
+
+def test_row_16_a_loop_that_ran_no_iteration_skips_its_body() -> None:
+    document = loop_flow()
+    document["nodes"][1]["while"] = "false"
+    driver = Driver(document)
+    seen = verdicts(driver)
+    assert seen["draft"] == ("skipped", "skipped: loop `review` ran no iteration")
+    assert seen["done"][0] == "completed"
+
+
+def test_row_17_a_subflow_not_reached_paints_its_nodes_with_its_reason() -> None:
+    driver = Driver(
+        demo("vendor-payment") | {"nodes": [START, *demo("vendor-payment")["nodes"][1:]]},
+        {"amount": 1, "new_vendor": False, "vendor": "V"},
+        subflows={"a-risk-score@latest": demo("a-risk-score")},
+    )
+    driver.settle()
+    seen = verdicts(driver)
+    assert seen["assess/score"] == ("completed", "completed in execution root:1:assess:1")
+    assert seen["review"] == ("skipped", "skipped: `risky` took `false`")
+
+
+def test_row_18_a_gather_shows_the_row_of_its_continuation() -> None:
+    driver = Driver(demo("staged-gathers"))
+    seen = verdicts(driver)
+    assert seen["ab"] == ("completed", "completed in execution root:1")
+    assert seen["c_done"] == ("pending", "pending: `c` is running")
+    assert seen["dc"] == ("pending", "pending: not reached yet")
+
+
+def test_a_path_that_is_no_node_has_no_verdict() -> None:
+    driver = Driver(chain("charge"))
+    status = driver.state.status
+    assert explain_node(driver.graphs, driver.rows, status, "nowhere") is None
+    assert explain_node(driver.graphs, driver.rows, status, "charge/inner") is None
+
+
+@pytest.mark.parametrize("size", [1, 50])
+def test_the_walk_colors_every_node_of_a_long_chain(size: int) -> None:
+    ids = [f"t{i}" for i in range(size)]
+    seen = verdicts(Driver(chain(*ids)))
+    assert len(seen) == size + 2
+    assert all(
+        color == "running" or color == "pending" or path == "start"
+        for path, (color, _) in seen.items()
+    )
