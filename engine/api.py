@@ -22,11 +22,9 @@ from braid.schema import RefusalSerializer
 from designer.documents import NUL_REFUSED, holds_nul
 from designer.models import FlowVersion
 from engine import durable, services
-from engine.core.colors import Color, explain
+from engine.core.colors import Color
 from engine.core.events import RunStatus
-from engine.core.graph import Graph
 from engine.models import Run, TraceEvent
-from engine.store import DjangoStore
 
 
 class RunSerializer(serializers.ModelSerializer):
@@ -199,20 +197,6 @@ def visible_runs(runs: QuerySet[Run], user: AbstractBaseUser | AnonymousUser) ->
     return runs.filter(Q(started_by=user) | Q(pk__in=asked.values("run_id")))
 
 
-def tree(run: Run) -> dict[str, object]:
-    """Return a run's node rows, colors and reasons: one SELECT of its rows beside the run."""
-    rows = DjangoStore().rows(str(run.pk))
-    graphs = {key: Graph.from_json(doc) for key, doc in run.graphs.items()}
-    verdicts = explain(graphs, rows, RunStatus(run.status), run.error)
-    return {
-        "run": str(run.pk),
-        "status": run.status,
-        "nodes": {path: row.to_json() for path, row in sorted(rows.items())},
-        "colors": {path: verdict.color.value for path, verdict in verdicts.items()},
-        "reasons": {path: verdict.reason for path, verdict in verdicts.items()},
-    }
-
-
 class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
     """Runs: admins see every run; everyone else the runs they started."""
 
@@ -260,7 +244,7 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
     @action(detail=True, methods=["get"])
     def tree(self, request: Request, pk: str) -> Response:
         """Return the run's node rows and every node's color, from one SELECT of its rows."""
-        return Response(tree(self.get_object()))
+        return Response(services.run_tree(self.get_object()))
 
     @extend_schema(responses=TraceEventSerializer(many=True))
     @action(detail=True, methods=["get"])
