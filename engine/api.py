@@ -15,7 +15,7 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from approvals.models import ApprovalRequest
+from approvals.models import ApprovalRequest, ApprovalStatus
 from braid.auth import group_names
 from braid.permissions import ALL, Act, Allowed, scope
 from braid.schema import RefusalSerializer
@@ -106,6 +106,9 @@ FILTERS = [
     OpenApiParameter("created_after", str, description="ISO 8601 time"),
     OpenApiParameter("created_before", str, description="ISO 8601 time"),
     OpenApiParameter(
+        "waiting_on_me", bool, description="only runs with an open approval for my groups"
+    ),
+    OpenApiParameter(
         "state",
         str,
         description="field:value — runs whose state field equals the value (read as JSON "
@@ -118,8 +121,18 @@ FILTERS = [
 STATE_FIELD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,99}")
 
 
-def filtered(runs: QuerySet[Run], params: dict[str, str]) -> QuerySet[Run]:
+def filtered(
+    runs: QuerySet[Run], params: dict[str, str], user: AbstractBaseUser | AnonymousUser
+) -> QuerySet[Run]:
     """Apply the list filters; a malformed one is a 400, not an empty list."""
+    waiting = params.get("waiting_on_me", "")
+    if waiting not in ("", "true", "false", "1", "0"):
+        raise ValidationError({"waiting_on_me": "use true or false"})
+    if waiting in ("true", "1"):
+        asking = ApprovalRequest.objects.filter(
+            status=ApprovalStatus.OPEN, groups__overlaps=list(group_names(user))
+        )
+        runs = runs.filter(pk__in=asking.values("run_id"))
     if params.get("flow"):
         runs = runs.filter(flow_version__flow__slug=params["flow"])
     if params.get("status"):
@@ -218,7 +231,7 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
 
     @extend_schema(parameters=FILTERS)
     def list(self, request: Request, *args: object, **kwargs: object) -> Response:
-        runs = filtered(self.get_queryset(), request.query_params.dict())
+        runs = filtered(self.get_queryset(), request.query_params.dict(), request.user)
         page = self.paginate_queryset(runs)
         return self.get_paginated_response(RunSerializer(page, many=True).data)
 
