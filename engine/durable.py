@@ -8,9 +8,10 @@ loses nothing: an uncommitted step is recomputed from the last commit, and a mes
 between commit and publish is re-sent by the sweeper.
 """
 
+import collections
 import datetime as dt
-import functools
 import logging
+import threading
 import time
 import uuid
 from collections import deque
@@ -87,14 +88,30 @@ def submit(run_id: str, key: str, event: Event) -> None:
     advance_run.delay_on_commit(str(run_id))
 
 
-@functools.lru_cache(maxsize=256)
-def run_graphs(run_id: str) -> Mapping[str, Graph]:
+_GRAPHS: collections.OrderedDict[str, Mapping[str, Graph]] = collections.OrderedDict()
+_GRAPHS_LOCK = threading.Lock()
+GRAPHS_CACHED = 256
+
+
+def run_graphs(run_id: str, documents: Mapping[str, Any] | None = None) -> Mapping[str, Graph]:
     """Return a run's decoded graphs, cached per process: a run's graphs never change.
 
-    Decoding a 1,000-node graph takes tens of milliseconds, which every step would pay.
+    Decoding a 1,000-node graph takes tens of milliseconds, which every step (and every
+    monitor refresh) would pay. A caller holding the run passes its `graphs` documents, so
+    a miss costs no query.
     """
-    documents = Run.objects.values_list("graphs", flat=True).get(pk=run_id)
-    return {key: Graph.from_json(document) for key, document in documents.items()}
+    with _GRAPHS_LOCK:
+        if run_id in _GRAPHS:
+            _GRAPHS.move_to_end(run_id)
+            return _GRAPHS[run_id]
+    if documents is None:
+        documents = Run.objects.values_list("graphs", flat=True).get(pk=run_id)
+    graphs = {key: Graph.from_json(document) for key, document in documents.items()}
+    with _GRAPHS_LOCK:
+        _GRAPHS[run_id] = graphs
+        while len(_GRAPHS) > GRAPHS_CACHED:
+            _GRAPHS.popitem(last=False)
+    return graphs
 
 
 def load_state(run: Run) -> RunState:

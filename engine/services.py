@@ -181,7 +181,7 @@ def report(run_id: str) -> dict[str, Any]:
 def run_tree(run: Run) -> dict[str, Any]:
     """Return a run's node rows, colors and reasons: one SELECT of its rows beside the run."""
     rows = DjangoStore().rows(str(run.pk))
-    graphs = {key: Graph.from_json(doc) for key, doc in run.graphs.items()}
+    graphs = durable.run_graphs(str(run.pk), run.graphs)
     verdicts = explain(graphs, rows, RunStatus(run.status), run.error)
     return {
         "run": str(run.pk),

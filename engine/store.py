@@ -236,11 +236,13 @@ class DjangoStore:
                          run.graphs, run.error or None)  # fmt: skip
 
     def rows(self, run_id: str) -> dict[str, NodeRow]:
+        fields = ("node", "status", "execution_id", "result", "attempt")
+        statuses = {status.value: status for status in CoreRowStatus}
         return {
-            row.node: NodeRow(
-                row.node, CoreRowStatus(row.status), row.execution_id, row.result, row.attempt
-            )
-            for row in NodeState.objects.filter(run_id=run_id)
+            node: NodeRow(node, statuses[status], execution_id, result, attempt)
+            for node, status, execution_id, result, attempt in NodeState.objects.filter(
+                run_id=run_id
+            ).values_list(*fields)
         }
 
     def trace(self, run_id: str) -> list[Trace]:
