@@ -56,6 +56,24 @@ export function isWithin(id: string, ancestor: string): boolean {
   return id === ancestor || id.startsWith(`${ancestor}:`);
 }
 
+/** Events an owner node (foreach, loop, fork, race, subflow) writes under the child execution it opens or closes. */
+const OWNER_EVENTS: ReadonlySet<string> = new Set([
+  "item.started",
+  "item.finished",
+  "item.failed",
+  "iteration.started",
+  "branch.started",
+  "subflow.started",
+]);
+
+/**
+ * The execution an event says something about its node in: an owner's events about a
+ * child execution (item 3 started) belong to the owner's own execution, one level up.
+ */
+export function eventExecution(event: { event: string; execution_id: string }): string {
+  return OWNER_EVENTS.has(event.event) ? (parentId(event.execution_id) ?? event.execution_id) : event.execution_id;
+}
+
 const OPENING_KIND: Readonly<Record<string, ExecutionKind>> = {
   "item.started": "item",
   "iteration.started": "iteration",
@@ -302,7 +320,7 @@ export function windowRange(
   total: number,
   overscan = 8,
 ): [number, number] {
-  const first = Math.max(0, Math.floor(scrollTop / rowHeight) - overscan);
+  const first = Math.min(total, Math.max(0, Math.floor(scrollTop / rowHeight) - overscan));
   const last = Math.min(total, Math.ceil((scrollTop + viewportHeight) / rowHeight) + overscan);
   return [first, Math.max(first, last)];
 }

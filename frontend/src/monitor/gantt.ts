@@ -1,7 +1,7 @@
 /** The run's timeline: one bar per node execution, nested by execution id (pure). */
 
 import type { Color } from "../graph/colors";
-import { compareIds, parseExecutionId } from "./executions";
+import { compareIds, eventExecution, parseExecutionId } from "./executions";
 import type { TraceEvent } from "./types";
 
 export interface Bar {
@@ -29,11 +29,12 @@ const TERMINAL: Readonly<Record<string, Color>> = {
 };
 
 function entryOf(bars: Map<string, Bar>, event: TraceEvent, at: number): Bar {
-  const key = `${event.execution_id}|${event.node}`;
+  const executionId = eventExecution(event);
+  const key = `${executionId}|${event.node}`;
   let bar = bars.get(key);
   if (bar === undefined) {
-    const depth = (parseExecutionId(event.execution_id)?.length ?? 1) - 1;
-    bar = { key, node: event.node!, executionId: event.execution_id, depth, start: at, end: at, color: "running", open: true };
+    const depth = (parseExecutionId(executionId)?.length ?? 1) - 1;
+    bar = { key, node: event.node!, executionId, depth, start: at, end: at, color: "running", open: true };
     bars.set(key, bar);
   }
   return bar;

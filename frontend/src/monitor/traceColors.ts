@@ -4,7 +4,7 @@
  */
 
 import type { Color } from "../graph/colors";
-import { isWithin } from "./executions";
+import { eventExecution, isWithin } from "./executions";
 import type { TraceEvent } from "./types";
 
 export interface ExecutionColors {
@@ -18,7 +18,6 @@ function colorAfter(event: TraceEvent, current: Color | undefined): Color | null
     case "node.completed":
       return "completed";
     case "node.failed":
-    case "item.failed":
       return "failed";
     case "frame.cancelled":
       return current === "completed" || current === "failed" ? current : "cancelled";
@@ -73,7 +72,7 @@ export function colorsForExecution(
   const best = new Map<string, { rank: number; color: Color; event: TraceEvent }>();
   for (const event of events) {
     if (event.node === null) continue;
-    const rank = closeness(event.execution_id, chosen);
+    const rank = closeness(eventExecution(event), chosen);
     if (rank === null) continue;
     const known = best.get(event.node);
     if (known !== undefined && known.rank < rank) continue;
@@ -91,7 +90,7 @@ export function colorsForExecution(
         : `pending: not reached yet in ${chosen}`;
     } else {
       colors[path] = found.color;
-      reasons[path] = describe(found.event, found.color, found.event.execution_id);
+      reasons[path] = describe(found.event, found.color, eventExecution(found.event));
     }
   }
   return { colors, reasons };
