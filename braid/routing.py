@@ -1,5 +1,10 @@
-"""WebSocket routes; the monitor adds /ws/runs/<id>/ when it lands."""
+"""WebSocket routes: the monitor's run and runs-list sockets."""
 
-from django.urls import URLPattern
+from django.urls import path
 
-websocket_urlpatterns: list[URLPattern] = []
+from monitor.consumers import RunConsumer, RunsConsumer
+
+websocket_urlpatterns = [
+    path("ws/runs/<str:run_id>/", RunConsumer.as_asgi()),
+    path("ws/runs/", RunsConsumer.as_asgi()),
+]

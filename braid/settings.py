@@ -259,6 +259,10 @@ BRAID_CEL_LIMITS = {
 # instead of being redelivered and resumed forever (engine.durable.begin_step).
 BRAID_STEP_MAX_ATTEMPTS = int(os.environ.get("BRAID_STEP_MAX_ATTEMPTS", "3"))
 
+# Live push to the monitor's sockets after each committed step (engine/live.py). Off only
+# to measure what it costs (bench.monitor).
+BRAID_LIVE = env_flag("BRAID_LIVE", True)
+
 CELERY_BROKER_URL = REDIS_URL or "memory://"
 CELERY_RESULT_BACKEND = None
 # Orchestration tasks must never be lost: acknowledge a message only after its task

@@ -15,18 +15,16 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from approvals.models import ApprovalRequest
+from approvals.models import ApprovalRequest, ApprovalStatus
 from braid.auth import group_names
 from braid.permissions import ALL, Act, Allowed, scope
 from braid.schema import RefusalSerializer
 from designer.documents import NUL_REFUSED, holds_nul
 from designer.models import FlowVersion
 from engine import durable, services
-from engine.core.colors import Color, explain
+from engine.core.colors import Color
 from engine.core.events import RunStatus
-from engine.core.graph import Graph
 from engine.models import Run, TraceEvent
-from engine.store import DjangoStore
 
 
 class RunSerializer(serializers.ModelSerializer):
@@ -108,6 +106,9 @@ FILTERS = [
     OpenApiParameter("created_after", str, description="ISO 8601 time"),
     OpenApiParameter("created_before", str, description="ISO 8601 time"),
     OpenApiParameter(
+        "waiting_on_me", bool, description="only runs with an open approval for my groups"
+    ),
+    OpenApiParameter(
         "state",
         str,
         description="field:value — runs whose state field equals the value (read as JSON "
@@ -120,8 +121,18 @@ FILTERS = [
 STATE_FIELD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,99}")
 
 
-def filtered(runs: QuerySet[Run], params: dict[str, str]) -> QuerySet[Run]:
+def filtered(
+    runs: QuerySet[Run], params: dict[str, str], user: AbstractBaseUser | AnonymousUser
+) -> QuerySet[Run]:
     """Apply the list filters; a malformed one is a 400, not an empty list."""
+    waiting = params.get("waiting_on_me", "")
+    if waiting not in ("", "true", "false", "1", "0"):
+        raise ValidationError({"waiting_on_me": "use true or false"})
+    if waiting in ("true", "1"):
+        asking = ApprovalRequest.objects.filter(
+            status=ApprovalStatus.OPEN, groups__overlaps=list(group_names(user))
+        )
+        runs = runs.filter(pk__in=asking.values("run_id"))
     if params.get("flow"):
         runs = runs.filter(flow_version__flow__slug=params["flow"])
     if params.get("status"):
@@ -199,20 +210,6 @@ def visible_runs(runs: QuerySet[Run], user: AbstractBaseUser | AnonymousUser) ->
     return runs.filter(Q(started_by=user) | Q(pk__in=asked.values("run_id")))
 
 
-def tree(run: Run) -> dict[str, object]:
-    """Return a run's node rows, colors and reasons: one SELECT of its rows beside the run."""
-    rows = DjangoStore().rows(str(run.pk))
-    graphs = {key: Graph.from_json(doc) for key, doc in run.graphs.items()}
-    verdicts = explain(graphs, rows, RunStatus(run.status), run.error)
-    return {
-        "run": str(run.pk),
-        "status": run.status,
-        "nodes": {path: row.to_json() for path, row in sorted(rows.items())},
-        "colors": {path: verdict.color.value for path, verdict in verdicts.items()},
-        "reasons": {path: verdict.reason for path, verdict in verdicts.items()},
-    }
-
-
 class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
     """Runs: admins see every run; everyone else the runs they started."""
 
@@ -234,7 +231,7 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
 
     @extend_schema(parameters=FILTERS)
     def list(self, request: Request, *args: object, **kwargs: object) -> Response:
-        runs = filtered(self.get_queryset(), request.query_params.dict())
+        runs = filtered(self.get_queryset(), request.query_params.dict(), request.user)
         page = self.paginate_queryset(runs)
         return self.get_paginated_response(RunSerializer(page, many=True).data)
 
@@ -260,7 +257,7 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
     @action(detail=True, methods=["get"])
     def tree(self, request: Request, pk: str) -> Response:
         """Return the run's node rows and every node's color, from one SELECT of its rows."""
-        return Response(tree(self.get_object()))
+        return Response(services.run_tree(self.get_object()))
 
     @extend_schema(responses=TraceEventSerializer(many=True))
     @action(detail=True, methods=["get"])

@@ -26,7 +26,7 @@ from django.utils import timezone
 
 from approvals.models import ApprovalRequest, ApprovalStatus
 from designer.models import FlowVersion
-from engine import leases
+from engine import leases, live
 from engine.actions import ACTIONS
 from engine.core.events import (
     ActionFailed,
@@ -73,6 +73,7 @@ def create_run(
             run_id, label, input_value, {key: g.to_json() for key, g in graphs.items()}
         )
         submit(run_id, "start", Start(at=now_text(), input=input_value))
+        live.changed(run_id)
     return Run.objects.get(pk=run_id)
 
 
@@ -264,6 +265,7 @@ def commit_step(
         str(run.pk), status, state.to_json(), rows, trace, state.error, approvals=approvals
     )
     Run.objects.filter(pk=run.pk).update(state=state.current_view(), step_attempts=0)
+    live.changed(str(run.pk))
     dispatches = record_dispatches(run, [c for c in commands if isinstance(c, RunAction)])
     record_timers(run, commands)
     transaction.on_commit(lambda: crash_point("advance.after_commit"))

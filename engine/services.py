@@ -14,8 +14,8 @@ from designer.models import Flow, FlowVersion
 from designer.services import check_graph
 from engine import durable
 from engine.actions import ACTIONS
-from engine.core.colors import colors
-from engine.core.events import Decision
+from engine.core.colors import colors, explain
+from engine.core.events import Decision, RunStatus
 from engine.core.graph import Graph, SubflowNode
 from engine.core.runtime import Clock, InProcessRuntime, RealClock
 from engine.core.state import MAIN, RunState, subflow_key
@@ -175,4 +175,18 @@ def report(run_id: str) -> dict[str, Any]:
             for path, row in sorted(rows.items())
         },
         "colors": colors(state.graphs, rows, state.status),
+    }
+
+
+def run_tree(run: Run) -> dict[str, Any]:
+    """Return a run's node rows, colors and reasons: one SELECT of its rows beside the run."""
+    rows = DjangoStore().rows(str(run.pk))
+    graphs = {key: Graph.from_json(doc) for key, doc in run.graphs.items()}
+    verdicts = explain(graphs, rows, RunStatus(run.status), run.error)
+    return {
+        "run": str(run.pk),
+        "status": run.status,
+        "nodes": {path: row.to_json() for path, row in sorted(rows.items())},
+        "colors": {path: verdict.color.value for path, verdict in verdicts.items()},
+        "reasons": {path: verdict.reason for path, verdict in verdicts.items()},
     }

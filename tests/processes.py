@@ -7,11 +7,12 @@ import re
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -135,3 +136,48 @@ def base_env(**overrides: str) -> dict[str, str]:
     env["DJANGO_HTTPS"] = "0"  # plain http on 127.0.0.1
     env.update(overrides)
     return env
+
+
+@contextmanager
+def braid_serving(var_dir: Path, **env_overrides: str) -> Iterator[str]:
+    """Run Braid as `make run` does (`braid serve`: Daphne with the embedded worker) on a
+    fresh SQLite database under var_dir, with the demo loaded; yield its base URL."""
+    env = base_env(BRAID_VAR_DIR=str(var_dir), **env_overrides)
+    manage(env, "migrate", "--noinput")
+    manage(env, "braid", "demo")
+    port = free_port()
+    log = var_dir / "serve.log"
+    command = [sys.executable, "manage.py", "braid", "serve", "--host", "127.0.0.1",
+               "--port", str(port)]  # fmt: skip
+    with running(command, env, log) as server:
+        wait_for_port(port, server, log)
+        yield f"http://127.0.0.1:{port}"
+
+
+def socket_headers(client: Browserless) -> dict[str, str]:
+    """Return the headers a browser of this client's session sends on a websocket."""
+    session = next(c.value for c in client.cookies if c.name == "sessionid")
+    return {"Origin": client.base_url, "Cookie": f"sessionid={session}"}
+
+
+def watch_run(
+    client: Browserless, run_id: str, until: str, then: Callable[[], None] | None = None,
+    seconds: float = 30,
+) -> list[dict]:  # type: ignore[type-arg]  # fmt: skip
+    """Connect to /ws/runs/<id>/ as the client's user and collect messages until the run's
+    status is `until`; return them (the snapshot first). `then` runs, in a thread, once
+    the snapshot has arrived."""
+    from websockets.sync.client import connect
+
+    url = client.base_url.replace("http://", "ws://") + f"/ws/runs/{run_id}/"
+    messages: list[dict] = []  # type: ignore[type-arg]
+    deadline = time.monotonic() + seconds
+    with connect(url, additional_headers=socket_headers(client), open_timeout=10) as socket:
+        while time.monotonic() < deadline:
+            message = json.loads(socket.recv(timeout=max(0.1, deadline - time.monotonic())))
+            messages.append(message)
+            if len(messages) == 1 and then is not None:
+                threading.Thread(target=then, daemon=True).start()
+            if message.get("status") == until:
+                return messages
+    raise AssertionError(f"the run did not reach {until} within {seconds} s: {messages}")

@@ -5,6 +5,7 @@ from collections.abc import Iterator
 import pytest
 from playwright.sync_api import Browser, Page, sync_playwright
 
+from tests.processes import braid_serving
 from tests.servers import require_chromium
 
 CHROMIUM_ARGS = [
@@ -40,3 +41,12 @@ def page(browser: Browser) -> Iterator[Page]:
 def fast_password_hashing(settings) -> None:  # type: ignore[no-untyped-def]
     """Hash passwords with MD5 in tests: PBKDF2's deliberate cost is ~1 s a user here."""
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture(scope="session")
+def braid_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """Braid as `make run` serves it (Daphne, the embedded worker, websockets) on a fresh
+    SQLite database with the demo loaded; yield its base URL. Shared by the session's
+    browser tests: each one starts its own runs."""
+    with braid_serving(tmp_path_factory.mktemp("braid-server")) as base_url:
+        yield base_url

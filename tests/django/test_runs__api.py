@@ -152,3 +152,21 @@ def test_starting_an_unknown_or_unpublished_flow_is_a_clear_400(demo, client_for
     )
     bad = client.post("/api/runs/", json.dumps({"input": {}}), content_type="application/json")
     assert bad.status_code == 400 and "flow" in bad.json()
+
+
+@pytest.mark.django_db
+def test_waiting_on_me_lists_the_runs_with_an_open_approval_for_my_groups(demo, client_for) -> None:  # type: ignore[no-untyped-def]
+    admin = client_for("admin")
+    invoice = {"invoice": {"id": "I-1", "amount": 5, "vendor": "V"}}
+    asking = start(admin, "invoice-sign-off", invoice)
+    drain(Run.objects.get(pk=asking["id"]))
+    done = start(admin, "b-and-d-or-e", {"urgent": True})
+    drain(Run.objects.get(pk=done["id"]))
+    finance = client_for("finance").get("/api/runs/?waiting_on_me=true").json()
+    assert [r["id"] for r in finance["results"]] == [asking["id"]]
+    assert client_for("admin").get("/api/runs/?waiting_on_me=true").json()["results"] == []
+    both = client_for("admin").get("/api/runs/?waiting_on_me=false").json()
+    assert {r["id"] for r in both["results"]} == {asking["id"], done["id"]}
+    refused = client_for("finance").get("/api/runs/?waiting_on_me=maybe")
+    assert refused.status_code == 400
+    assert refused.json()["waiting_on_me"] == "use true or false"
