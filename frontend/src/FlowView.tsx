@@ -61,15 +61,27 @@ export interface FlowViewProps {
   onNodeChoose?: (nodeId: string) => void;
   /** Draw the color key on the canvas (default); a page with its own key passes false. */
   showLegend?: boolean;
+  /** The smallest zoom the initial fit may choose: a larger graph then pans (the monitor: readable labels). */
+  fitMinZoom?: number;
 }
 
 /** A read-only React Flow canvas of one `braid.graph/1` document. */
-export function FlowView({ doc, colors = NO_COLORS, reasons = NO_REASONS, onNodeChoose, showLegend = true }: FlowViewProps) {
+export function FlowView({
+  doc,
+  colors = NO_COLORS,
+  reasons = NO_REASONS,
+  onNodeChoose,
+  showLegend = true,
+  fitMinZoom,
+}: FlowViewProps) {
   const layout = useMemo(() => layoutOf(doc), [doc]);
   const { nodes, edges } = useMemo(() => toFlow(doc, colors, reasons, layout), [doc, colors, reasons, layout]);
   const colored = Object.keys(colors).length > 0;
   const keyShown = colored && showLegend;
-  const fitViewOptions = keyShown ? FIT_VIEW_WITH_KEY : FIT_VIEW;
+  const fitViewOptions = useMemo(() => {
+    const base = keyShown ? FIT_VIEW_WITH_KEY : FIT_VIEW;
+    return fitMinZoom === undefined ? base : { ...base, minZoom: fitMinZoom };
+  }, [keyShown, fitMinZoom]);
   const name = typeof doc.name === "string" && doc.name !== "" ? doc.name : "untitled flow";
   return (
     <div className="braid-flow" role="figure" aria-label={`Flow graph: ${name}`}>

@@ -38,7 +38,12 @@ export interface RunViewData {
 }
 
 const TREE_ROW = 28;
+const NO_COLORS: Readonly<Record<string, Color>> = {};
+/** Fit the graph no smaller than this: labels stay readable (UI.md) and a phone pans. */
+const FIT_MIN_ZOOM = 0.9;
 const GANTT_ROW = 22;
+/** Groups of up to this many executions start open in the tree. */
+const AUTO_OPEN = 20;
 
 function Legend() {
   return (
@@ -129,7 +134,7 @@ interface TreePanelProps {
 
 function ExecutionTreePanel({ tree, chosen, onChoose, truncated }: TreePanelProps) {
   const [expanded, setExpanded] = useState<Set<string>>(() => new Set(["root:1"]));
-  const rows = useMemo(() => visibleRows(tree, expanded), [tree, expanded]);
+  const rows = useMemo(() => visibleRows(tree, expanded, AUTO_OPEN), [tree, expanded]);
   const toggle = (key: string) =>
     setExpanded((current) => {
       const next = new Set(current);
@@ -140,7 +145,7 @@ function ExecutionTreePanel({ tree, chosen, onChoose, truncated }: TreePanelProp
   const render = (row: TreeRow) => {
     const indent = { paddingLeft: `${0.4 + row.depth * 0.9}rem` };
     if (row.type === "group") {
-      const open = expanded.has(row.key);
+      const open = expanded.has(row.key) !== row.group.ids.length <= AUTO_OPEN;
       return (
         <button type="button" className="tree-row tree-row--group" style={indent} aria-expanded={open} onClick={() => toggle(row.key)} title={groupSummary(row.group)}>
           <span className="tree-row__toggle" aria-hidden="true">{open ? "▾" : "▸"}</span>
@@ -299,8 +304,15 @@ function Inspector({ node, picture, shown, events, onClose }: InspectorProps) {
   );
 }
 
-function Gantt({ events, live, now }: { events: readonly TraceEvent[]; live: boolean; now: number }) {
-  const line = useMemo(() => timeline(events, live, now), [events, live, now]);
+interface GanttProps {
+  events: readonly TraceEvent[];
+  live: boolean;
+  now: number;
+  finalColors: Readonly<Record<string, Color>>;
+}
+
+function Gantt({ events, live, now, finalColors }: GanttProps) {
+  const line = useMemo(() => timeline(events, live, now, finalColors), [events, live, now, finalColors]);
   if (line.bars.length === 0) {
     return (
       <section className="panel" aria-labelledby="gantt-h">
@@ -329,6 +341,7 @@ function Gantt({ events, live, now }: { events: readonly TraceEvent[]; live: boo
             <div className="gantt-row" title={text}>
               <span className="gantt-row__label" style={{ paddingLeft: `${bar.depth * 0.75}rem` }}>
                 <span aria-hidden="true">{COLOR_CUES[bar.color].icon}</span> {bar.node}
+                {bar.depth > 0 && <span className="muted"> · {bar.executionId.split(":").slice(-2).join(":")}</span>}
               </span>
               <span className="gantt-row__track" role="img" aria-label={text}>
                 <span className={`gantt-bar ${colorClass(bar.color)}`} style={{ left: `${left}%`, width: `${width}%` }} />
@@ -430,29 +443,25 @@ export function RunView({ data }: { data: RunViewData }) {
         )}
       </p>
       <Legend />
-      <div className="run-layout">
+      <div className={node === null || picture === null ? "run-layout run-layout--single" : "run-layout"}>
         <div>
           {"doc" in parsed ? (
-            <FlowView doc={parsed.doc} colors={shown.colors} reasons={shown.reasons} onNodeChoose={setNode} showLegend={false} />
+            <FlowView doc={parsed.doc} colors={shown.colors} reasons={shown.reasons} onNodeChoose={setNode} showLegend={false} fitMinZoom={FIT_MIN_ZOOM} />
           ) : (
             <FlowError message={parsed.error} />
           )}
+          <p className="hint">Hover or focus a node to read why it has its color; click it (or press Enter) to inspect it.</p>
         </div>
-        <div className="run-side">
-          {node !== null && picture !== null ? (
+        {node !== null && picture !== null && (
+          <div className="run-side">
             <Inspector node={node} picture={picture} shown={shown} events={events} onClose={() => setNode(null)} />
-          ) : (
-            <section className="panel">
-              <h2>Inspector</h2>
-              <p className="muted">Click a node (or focus it and press Enter) to see its row, result and trace.</p>
-            </section>
-          )}
-        </div>
+          </div>
+        )}
       </div>
       <div className="run-below">
         <ExecutionTreePanel tree={tree} chosen={chosen} onChoose={setChosen} truncated={truncated} />
         {traceError !== "" && <p className="error">{traceError}</p>}
-        <Gantt events={events} live={!isFinished(status)} now={now} />
+        <Gantt events={events} live={!isFinished(status)} now={now} finalColors={picture?.colors ?? NO_COLORS} />
         {data.viewer.can_administer && <AdminActions runId={data.run.id} status={status} />}
       </div>
       <Shortcuts open={help} onClose={() => setHelp(false)} />

@@ -2,7 +2,7 @@
 
 import { type FormEvent, useCallback, useEffect, useMemo, useRef, useState } from "react";
 import { ApiError, getJson, socketUrl } from "./api";
-import { NO_FILTERS, parseSearch, type RunFilters, runsQuery, runsWaitingOn, type Search } from "./runsQuery";
+import { NO_FILTERS, parseSearch, type RunFilters, runsQuery, type Search } from "./runsQuery";
 import { backoffDelay, Sequencer } from "./sequence";
 import { type PublishedFlow, StartRunForm } from "./StartRunForm";
 import { type Paged, RUN_STATUSES, type RunRow } from "./types";
@@ -43,7 +43,7 @@ interface Listing {
   note: string;
 }
 
-async function fetchListing(filters: RunFilters, search: Search, offset: number, viewer: Viewer): Promise<Listing> {
+async function fetchListing(filters: RunFilters, search: Search, offset: number): Promise<Listing> {
   if (search.kind === "id") {
     try {
       return { rows: [(await getJson(`/api/runs/${search.id}/`)) as RunRow], total: 1, note: "" };
@@ -53,15 +53,6 @@ async function fetchListing(filters: RunFilters, search: Search, offset: number,
     }
   }
   const params = runsQuery(filters, search);
-  if (filters.waitingOnMe) {
-    const approvals = (await getJson("/api/approvals/?limit=500")) as Paged<unknown>;
-    const ids = runsWaitingOn(approvals.results, viewer.groups);
-    params.set("limit", "500");
-    const page = (await getJson(`/api/runs/?${params}`)) as Paged<RunRow>;
-    const rows = page.results.filter((run) => ids.has(run.id));
-    const note = page.count > 500 ? "Only the 500 newest waiting runs were checked." : "";
-    return { rows, total: rows.length, note };
-  }
   if (search.kind === "idPrefix") {
     params.set("limit", "500");
     const page = (await getJson(`/api/runs/?${params}`)) as Paged<RunRow>;
@@ -145,8 +136,7 @@ function Filters({ flows, value, onChange, searchError, canWaitOnMe }: FiltersPr
           <label htmlFor="runs-status">Status</label>
           <select
             id="runs-status"
-            value={value.waitingOnMe ? "waiting" : value.status}
-            disabled={value.waitingOnMe}
+            value={value.status}
             onChange={(event) => set("status", event.target.value)}
           >
             <option value="">any status</option>
@@ -305,7 +295,7 @@ export function RunsPage({ data }: { data: RunsPageData }) {
     if (search.kind === "invalid") return;
     const mine = ++generation.current;
     try {
-      const next = await fetchListing(filters, search, offset, data.viewer);
+      const next = await fetchListing(filters, search, offset);
       if (mine === generation.current) {
         setListing(next);
         setError("");
@@ -313,7 +303,7 @@ export function RunsPage({ data }: { data: RunsPageData }) {
     } catch (failure) {
       if (mine === generation.current) setError(failure instanceof Error ? failure.message : String(failure));
     }
-  }, [filters, search, offset, data.viewer]);
+  }, [filters, search, offset]);
 
   const refresh = useCallback(() => {
     void load();
@@ -351,7 +341,7 @@ export function RunsPage({ data }: { data: RunsPageData }) {
   };
   const filtered = JSON.stringify(filters) !== JSON.stringify(NO_FILTERS);
   const rows = listing?.rows ?? [];
-  const paged = search.kind !== "id" && search.kind !== "idPrefix" && !filters.waitingOnMe;
+  const paged = search.kind !== "id" && search.kind !== "idPrefix";
 
   return (
     <div className="runs-page">

@@ -282,9 +282,10 @@ export type TreeRow =
 /**
  * Flatten the tree into the rows to draw: an execution, then (when expanded) its child
  * groups, then (when a group is expanded) the group's executions. Only what is expanded
- * is listed, and the list itself is windowed by the view.
+ * is listed, and the list itself is windowed by the view. A group of at most
+ * `autoOpenUpTo` executions starts open: `expanded` then names the ones closed.
  */
-export function visibleRows(tree: ExecutionTree, expanded: ReadonlySet<string>): TreeRow[] {
+export function visibleRows(tree: ExecutionTree, expanded: ReadonlySet<string>, autoOpenUpTo = 0): TreeRow[] {
   const rows: TreeRow[] = [];
   if (tree.root === null) return rows;
   const stack: TreeRow[] = [{ type: "execution", id: tree.root, depth: 0, expandable: true }];
@@ -298,7 +299,7 @@ export function visibleRows(tree: ExecutionTree, expanded: ReadonlySet<string>):
       for (let i = groups.length - 1; i >= 0; i--) {
         stack.push({ type: "group", key: groups[i]!.key, depth: row.depth + 1, group: groups[i]! });
       }
-    } else if (expanded.has(row.key)) {
+    } else if (expanded.has(row.key) !== row.group.ids.length <= autoOpenUpTo) {
       const ids = row.group.ids;
       for (let i = ids.length - 1; i >= 0; i--) {
         const child = tree.byId.get(ids[i]!)!;

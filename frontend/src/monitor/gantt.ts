@@ -14,6 +14,8 @@ export interface Bar {
   color: Color;
   /** True while the bar's node is still in flight: its end is "now". */
   open: boolean;
+  /** The trace seq of the bar's first event: orders bars that start at the same instant. */
+  firstSeq: number;
 }
 
 export interface Timeline {
@@ -22,8 +24,15 @@ export interface Timeline {
   end: number;
 }
 
+/**
+ * Events after which a node's part in an execution is over. A fork is done once it has
+ * started its branches, and a branch's arrival at a gather once it is recorded (the merge
+ * is the gather's own bar in the outer execution).
+ */
 const TERMINAL: Readonly<Record<string, Color>> = {
   "node.completed": "completed",
+  "fork.activated": "completed",
+  "gather.waiting": "completed",
   "node.failed": "failed",
   "frame.cancelled": "cancelled",
 };
@@ -34,7 +43,7 @@ function entryOf(bars: Map<string, Bar>, event: TraceEvent, at: number): Bar {
   let bar = bars.get(key);
   if (bar === undefined) {
     const depth = (parseExecutionId(executionId)?.length ?? 1) - 1;
-    bar = { key, node: event.node!, executionId, depth, start: at, end: at, color: "running", open: true };
+    bar = { key, node: event.node!, executionId, depth, start: at, end: at, color: "running", open: true, firstSeq: event.seq };
     bars.set(key, bar);
   }
   return bar;
@@ -43,9 +52,15 @@ function entryOf(bars: Map<string, Bar>, event: TraceEvent, at: number): Bar {
 /**
  * Build the bars: a node's bar in one execution spans its first to its last event; a node
  * not yet settled (no completed, failed or cancelled event) stays open until `now` while
- * the run is live. Bars are ordered by execution id, then start.
+ * the run is live, and takes its final color from `finalColors` once the run is over.
+ * Bars are ordered by execution id, then start.
  */
-export function timeline(events: readonly TraceEvent[], runLive: boolean, now: number): Timeline {
+export function timeline(
+  events: readonly TraceEvent[],
+  runLive: boolean,
+  now: number,
+  finalColors: Readonly<Record<string, Color>> = {},
+): Timeline {
   const bars = new Map<string, Bar>();
   let start = Number.POSITIVE_INFINITY;
   let end = Number.NEGATIVE_INFINITY;
@@ -72,12 +87,16 @@ export function timeline(events: readonly TraceEvent[], runLive: boolean, now: n
       bar.end = Math.max(bar.end, now);
       end = Math.max(end, now);
     } else if (bar.open) {
+      // The run is over and no event closed this bar: the node's final color tells how.
       bar.open = false;
-      if (bar.color === "running" || bar.color === "waiting") bar.color = "cancelled";
+      const final = finalColors[bar.node];
+      if (bar.color === "running" || bar.color === "waiting") {
+        bar.color = final === "completed" || final === "failed" || final === "cancelled" ? final : "cancelled";
+      }
     }
   }
   const ordered = [...bars.values()].sort(
-    (a, b) => compareIds(a.executionId, b.executionId) || a.start - b.start || (a.node < b.node ? -1 : 1),
+    (a, b) => compareIds(a.executionId, b.executionId) || a.start - b.start || a.firstSeq - b.firstSeq,
   );
   return Number.isFinite(start) ? { bars: ordered, start, end: Math.max(end, start) } : { bars: [], start: 0, end: 0 };
 }

@@ -54,25 +54,11 @@ function dayBound(day: string, end: boolean): string {
 export function runsQuery(filters: RunFilters, search: Search): URLSearchParams {
   const params = new URLSearchParams();
   if (filters.flow) params.set("flow", filters.flow);
-  if (filters.waitingOnMe) params.set("status", "waiting");
-  else if (filters.status) params.set("status", filters.status);
+  if (filters.status) params.set("status", filters.status);
+  if (filters.waitingOnMe) params.set("waiting_on_me", "true");
   if (filters.startedBy.trim()) params.set("started_by", filters.startedBy.trim());
   if (filters.createdAfter) params.set("created_after", dayBound(filters.createdAfter, false));
   if (filters.createdBefore) params.set("created_before", dayBound(filters.createdBefore, true));
   if (search.kind === "state") params.set("state", search.condition);
   return params;
-}
-
-/** The run ids with an open approval for one of `groups` (from GET /api/approvals/). */
-export function runsWaitingOn(approvals: readonly unknown[], groups: readonly string[]): Set<string> {
-  const mine = new Set(groups);
-  const ids = new Set<string>();
-  for (const approval of approvals) {
-    if (typeof approval !== "object" || approval === null) continue;
-    const record = approval as { run?: unknown; groups?: unknown; status?: unknown };
-    const open = record.status === undefined || record.status === "open";
-    const asked = Array.isArray(record.groups) && record.groups.some((group) => mine.has(String(group)));
-    if (open && asked && typeof record.run === "string") ids.add(record.run);
-  }
-  return ids;
 }

@@ -16,6 +16,8 @@ export interface ExecutionColors {
 function colorAfter(event: TraceEvent, current: Color | undefined): Color | null {
   switch (event.event) {
     case "node.completed":
+    case "fork.activated":
+    case "gather.waiting":
       return "completed";
     case "node.failed":
       return "failed";
@@ -32,8 +34,7 @@ function colorAfter(event: TraceEvent, current: Color | undefined): Color | null
     case "iteration.started":
     case "item.started":
     case "subflow.started":
-    case "gather.waiting":
-      return current === "completed" && event.event === "gather.waiting" ? current : "running";
+      return "running";
     default:
       return null;
   }

@@ -115,20 +115,30 @@ export function useTrace(runId: string, version: unknown): { events: TraceEvent[
   const loaded = useRef<TraceEvent[]>([]);
   const busy = useRef(false);
   const again = useRef(false);
+  const mounted = useRef(true);
 
   useEffect(() => {
-    let stopped = false;
-    const pull = async () => {
+    mounted.current = true;
+    return () => {
+      mounted.current = false;
+    };
+  }, []);
+
+  useEffect(() => {
+    // One pull at a time; a change during a pull asks for one more pull after it, so the
+    // last change is never lost (a finished run sends no further change to catch it up).
+    const pull = async (): Promise<void> => {
       if (busy.current) {
         again.current = true;
         return;
       }
       busy.current = true;
+      again.current = false;
       try {
         for (let page = 0; page < TRACE_MAX_PAGES; page++) {
           const offset = loaded.current.length;
           if (offset >= TRACE_PAGE * TRACE_MAX_PAGES) {
-            setTruncated(true);
+            if (mounted.current) setTruncated(true);
             break;
           }
           const body = (await getJson(`/api/runs/${runId}/trace/?limit=${TRACE_PAGE}&offset=${offset}`)) as {
@@ -138,25 +148,21 @@ export function useTrace(runId: string, version: unknown): { events: TraceEvent[
           loaded.current = [...loaded.current, ...body.results];
           if (body.next === null) break;
         }
-        if (!stopped) {
+        if (mounted.current) {
           setEvents(loaded.current);
           setError("");
         }
       } catch (failure) {
-        if (!stopped) setError(`Could not load the trace: ${failure instanceof Error ? failure.message : String(failure)}`);
+        if (mounted.current) setError(`Could not load the trace: ${failure instanceof Error ? failure.message : String(failure)}`);
       } finally {
         busy.current = false;
-        if (again.current && !stopped) {
-          again.current = false;
+        if (again.current && mounted.current) {
           window.setTimeout(() => void pull(), 250);
         }
       }
     };
     const timer = window.setTimeout(() => void pull(), 150);
-    return () => {
-      stopped = true;
-      window.clearTimeout(timer);
-    };
+    return () => window.clearTimeout(timer);
   }, [runId, version]);
 
   return { events, truncated, error };

@@ -1,6 +1,6 @@
 import { expect, test } from "vitest";
 import { barGeometry, timeline } from "../../src/monitor/gantt";
-import { FOREACH_WAITING, RACE_FAILED } from "./traces";
+import { FOREACH_WAITING, FORK_GATHER, RACE_FAILED } from "./traces";
 
 const T0 = Date.parse("2026-12-04T05:00:00Z");
 
@@ -44,4 +44,25 @@ test("a zero-length bar keeps a visible width", () => {
 
 test("an empty trace has no bars", () => {
   expect(timeline([], true, T0)).toEqual({ bars: [], start: 0, end: 0 });
+});
+
+test("a fork is done once its branches start, and each branch's arrival at a gather is done", () => {
+  const line = timeline(FORK_GATHER, true, T0 + 15_000);
+  expect(line.bars.map((bar) => [bar.executionId, bar.node, bar.color, bar.open])).toEqual([
+    ["root:1", "start", "completed", false],
+    ["root:1", "split", "completed", false],
+    ["root:1", "ab", "completed", false],
+    ["root:1:split.a:1", "a", "completed", false],
+    ["root:1:split.a:1", "ab", "completed", false],
+    ["root:1:split.b:1", "b", "completed", false],
+    ["root:1:split.b:1", "ab", "completed", false],
+    ["root:1:split.c:1", "c", "running", true],
+  ]);
+});
+
+test("once the run is over, a bar no event closed takes the node's final color", () => {
+  const done = timeline(FORK_GATHER, false, 0, { c: "completed" });
+  expect(done.bars.find((bar) => bar.node === "c")!.color).toBe("completed");
+  const unknown = timeline(FORK_GATHER, false, 0, {});
+  expect(unknown.bars.find((bar) => bar.node === "c")!.color).toBe("cancelled");
 });

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "vitest";
-import { NO_FILTERS, parseSearch, runsQuery, runsWaitingOn } from "../../src/monitor/runsQuery";
+import { NO_FILTERS, parseSearch, runsQuery } from "../../src/monitor/runsQuery";
 
 describe("parseSearch", () => {
   test("state=field:value is a state filter", () => {
@@ -46,19 +46,7 @@ test("filters become the API's query parameters; days become whole-day bounds", 
   });
 });
 
-test("waiting on me asks for waiting runs whatever the status filter says", () => {
-  const params = runsQuery({ ...NO_FILTERS, status: "failed", waitingOnMe: true }, { kind: "none" });
-  expect(params.toString()).toBe("status=waiting");
-});
-
-test("the runs waiting on me are those with an open request for one of my groups", () => {
-  const approvals = [
-    { run: "r1", groups: ["finance"], status: "open" },
-    { run: "r2", groups: ["legal"], status: "open" },
-    { run: "r3", groups: ["finance", "legal"], status: "closed" },
-    { run: "r4", groups: ["legal", "finance"] },
-    "junk",
-  ];
-  expect([...runsWaitingOn(approvals, ["finance"])].sort()).toEqual(["r1", "r4"]);
-  expect([...runsWaitingOn(approvals, [])]).toEqual([]);
+test("waiting on me is the API's own filter and keeps the status filter", () => {
+  const params = runsQuery({ ...NO_FILTERS, status: "waiting", waitingOnMe: true }, { kind: "none" });
+  expect(params.toString()).toBe("status=waiting&waiting_on_me=true");
 });

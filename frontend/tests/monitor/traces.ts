@@ -42,3 +42,20 @@ export const RACE_FAILED = events([
   [7, "frame.cancelled", "root:1:deadline.timer:1", "timer", { reason: "title: 'item'" }],
   [8, "run.failed", "root:1", null, { error: "title: 'item'" }],
 ]);
+
+/** staged-gathers, first stage: a fork of a, b, c; a and b meet at gather ab. */
+export const FORK_GATHER = events([
+  [0, "run.started", "root:1", null, {}],
+  [1, "node.completed", "root:1", "start", { outcome: "next" }],
+  [2, "fork.activated", "root:1", "split", { branches: ["a", "b", "c"] }],
+  [3, "branch.started", "root:1:split.a:1", "split", { branch: "a" }],
+  [4, "branch.started", "root:1:split.b:1", "split", { branch: "b" }],
+  [5, "branch.started", "root:1:split.c:1", "split", { branch: "c" }],
+  [6, "node.completed", "root:1:split.a:1", "a", { outcome: "next" }],
+  [7, "gather.waiting", "root:1:split.a:1", "ab", { slot: "a", context: "root:1" }],
+  [8, "node.completed", "root:1:split.b:1", "b", { outcome: "next" }],
+  [9, "gather.waiting", "root:1:split.b:1", "ab", { slot: "b", context: "root:1" }],
+  [10, "gather.merged", "root:1", "ab", { inputs: [["a", "root:1:split.a:1"], ["b", "root:1:split.b:1"]], order: ["a", "b"] }],
+  [11, "node.completed", "root:1", "ab", { outcome: "next" }],
+  [12, "action.dispatched", "root:1:split.c:1", "c", { action: "noop", attempt: 1 }],
+]);
