@@ -19,7 +19,15 @@ import type { Viewer } from "./RunsPage";
 import { absoluteTime, durationText } from "./time";
 import { colorsForExecution } from "./traceColors";
 import { isFinished, type RunPicture, type TraceEvent } from "./types";
-import { RelativeTime, StatusPill, useNow, VirtualList } from "./ui";
+import { RelativeTime, Shortcuts, StatusPill, useNow, VirtualList } from "./ui";
+
+const RUN_SHORTCUTS: ReadonlyArray<[string, string]> = [
+  ["Tab", "moves between nodes and controls; a focused node shows its reason"],
+  ["Enter", "on a node opens the inspector"],
+  ["Escape", "closes the inspector or this list"],
+  ["l", "returns to the live view"],
+  ["?", "shows this list"],
+];
 import { useRunLive, useTrace } from "./useRunLive";
 
 export interface RunViewData {
@@ -130,11 +138,14 @@ interface TreePanelProps {
   chosen: string | null;
   onChoose: (id: string | null) => void;
   truncated: boolean;
+  /** Groups of up to this many executions start open. */
+  autoOpen?: number;
 }
 
-function ExecutionTreePanel({ tree, chosen, onChoose, truncated }: TreePanelProps) {
+/** The execution tree, windowed: only the rows in view are in the DOM. */
+export function ExecutionTreePanel({ tree, chosen, onChoose, truncated, autoOpen = AUTO_OPEN }: TreePanelProps) {
   const [expanded, setExpanded] = useState<Set<string>>(() => new Set(["root:1"]));
-  const rows = useMemo(() => visibleRows(tree, expanded, AUTO_OPEN), [tree, expanded]);
+  const rows = useMemo(() => visibleRows(tree, expanded, autoOpen), [tree, expanded, autoOpen]);
   const toggle = (key: string) =>
     setExpanded((current) => {
       const next = new Set(current);
@@ -145,7 +156,7 @@ function ExecutionTreePanel({ tree, chosen, onChoose, truncated }: TreePanelProp
   const render = (row: TreeRow) => {
     const indent = { paddingLeft: `${0.4 + row.depth * 0.9}rem` };
     if (row.type === "group") {
-      const open = expanded.has(row.key) !== row.group.ids.length <= AUTO_OPEN;
+      const open = expanded.has(row.key) !== row.group.ids.length <= autoOpen;
       return (
         <button type="button" className="tree-row tree-row--group" style={indent} aria-expanded={open} onClick={() => toggle(row.key)} title={groupSummary(row.group)}>
           <span className="tree-row__toggle" aria-hidden="true">{open ? "▾" : "▸"}</span>
@@ -354,22 +365,6 @@ function Gantt({ events, live, now, finalColors }: GanttProps) {
   );
 }
 
-function Shortcuts({ open, onClose }: { open: boolean; onClose: () => void }) {
-  return (
-    <div className="shortcuts" role="dialog" aria-label="Keyboard shortcuts" hidden={!open}>
-      <strong>Keyboard</strong>
-      <ul>
-        <li><kbd>Tab</kbd> moves between nodes and controls; a focused node shows its reason</li>
-        <li><kbd>Enter</kbd> on a node opens the inspector</li>
-        <li><kbd>Escape</kbd> closes the inspector or this list</li>
-        <li><kbd>l</kbd> returns to the live view</li>
-        <li><kbd>?</kbd> shows this list</li>
-      </ul>
-      <button type="button" className="secondary" onClick={onClose}>Close</button>
-    </div>
-  );
-}
-
 function parseDoc(value: unknown): { doc: GraphDocument } | { error: string } {
   try {
     return { doc: parseGraph(value) };
@@ -464,7 +459,7 @@ export function RunView({ data }: { data: RunViewData }) {
         <Gantt events={events} live={!isFinished(status)} now={now} finalColors={picture?.colors ?? NO_COLORS} />
         {data.viewer.can_administer && <AdminActions runId={data.run.id} status={status} />}
       </div>
-      <Shortcuts open={help} onClose={() => setHelp(false)} />
+      <Shortcuts open={help} onClose={() => setHelp(false)} items={RUN_SHORTCUTS} />
     </div>
   );
 }

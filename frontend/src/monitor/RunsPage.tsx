@@ -6,7 +6,14 @@ import { NO_FILTERS, parseSearch, type RunFilters, runsQuery, type Search } from
 import { backoffDelay, Sequencer } from "./sequence";
 import { type PublishedFlow, StartRunForm } from "./StartRunForm";
 import { type Paged, RUN_STATUSES, type RunRow } from "./types";
-import { RelativeTime, StatusPill, useNow } from "./ui";
+import { RelativeTime, Shortcuts, StatusPill, useNow } from "./ui";
+
+const RUNS_SHORTCUTS: ReadonlyArray<[string, string]> = [
+  ["/", "goes to the search box"],
+  ["n", "starts a run"],
+  ["Escape", "closes the start form or this list"],
+  ["?", "shows this list"],
+];
 
 export interface Viewer {
   username: string;
@@ -287,6 +294,25 @@ export function RunsPage({ data }: { data: RunsPageData }) {
   const [error, setError] = useState("");
   const [counts, setCounts] = useState<Counts>({});
   const [starting, setStarting] = useState(data.start !== "" && data.viewer.can_start);
+  const [help, setHelp] = useState(false);
+  useEffect(() => {
+    const onKey = (event: KeyboardEvent) => {
+      if ((event.target as HTMLElement).closest("input, textarea, select")) return;
+      if (event.key === "?") setHelp((open) => !open);
+      else if (event.key === "Escape") {
+        setHelp(false);
+        setStarting(false);
+      } else if (event.key === "n" && data.viewer.can_start) {
+        event.preventDefault();
+        setStarting(true);
+      } else if (event.key === "/") {
+        event.preventDefault();
+        document.getElementById("runs-search")?.focus();
+      }
+    };
+    window.addEventListener("keydown", onKey);
+    return () => window.removeEventListener("keydown", onKey);
+  }, [data.viewer.can_start]);
   const search = useMemo(() => parseSearch(filters.search), [filters.search]);
   const searchError = search.kind === "invalid" ? search.message : "";
   const generation = useRef(0);
@@ -347,11 +373,16 @@ export function RunsPage({ data }: { data: RunsPageData }) {
     <div className="runs-page">
       <div className="toolbar">
         <CountsBar counts={counts} live={live} />
-        {data.viewer.can_start && !starting && (
-          <button type="button" onClick={() => setStarting(true)}>
-            Start run
+        <span className="toolbar__actions">
+          <button type="button" className="link" onClick={() => setHelp(true)}>
+            ? shortcuts
           </button>
-        )}
+          {data.viewer.can_start && !starting && (
+            <button type="button" onClick={() => setStarting(true)}>
+              Start run
+            </button>
+          )}
+        </span>
       </div>
       {starting && <StartRunForm flows={data.flows} initialFlow={data.start} onClose={() => setStarting(false)} />}
       <Filters
@@ -401,6 +432,7 @@ export function RunsPage({ data }: { data: RunsPageData }) {
           </button>
         </nav>
       )}
+      <Shortcuts open={help} onClose={() => setHelp(false)} items={RUNS_SHORTCUTS} />
     </div>
   );
 }

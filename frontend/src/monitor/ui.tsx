@@ -80,3 +80,22 @@ export function VirtualList<T>({ items, rowHeight, height, label, renderRow, row
     </div>
   );
 }
+
+/** The `?` list of keyboard shortcuts (UI.md). */
+export function Shortcuts({ open, onClose, items }: { open: boolean; onClose: () => void; items: ReadonlyArray<[string, string]> }) {
+  return (
+    <div className="shortcuts" role="dialog" aria-label="Keyboard shortcuts" hidden={!open}>
+      <strong>Keyboard</strong>
+      <ul>
+        {items.map(([key, what]) => (
+          <li key={key}>
+            <kbd>{key}</kbd> {what}
+          </li>
+        ))}
+      </ul>
+      <button type="button" className="secondary" onClick={onClose}>
+        Close
+      </button>
+    </div>
+  );
+}

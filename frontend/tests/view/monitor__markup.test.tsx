@@ -4,6 +4,7 @@ import { FlowView } from "../../src/FlowView";
 import { parseGraph, toFlow } from "../../src/graph";
 import { RunView, type RunViewData } from "../../src/monitor/RunView";
 import { RunsPage } from "../../src/monitor/RunsPage";
+import type { TraceEvent } from "../../src/monitor/types";
 
 const GRAPH = {
   format: "braid.graph/1",
@@ -114,4 +115,22 @@ test("the runs page opens the start form when asked to start a flow", () => {
   expect(markup).toContain('aria-label="Start a run"');
   expect(markup).toContain("{\n  &quot;ok&quot;: false\n}");
   expect(markup).toContain("Loading runs…");
+});
+
+test("an execution tree of 10,000 items mounts a window of rows, not 10,000", async () => {
+  const { buildExecutionTree } = await import("../../src/monitor/executions");
+  const { ExecutionTreePanel } = await import("../../src/monitor/RunView");
+  const events: TraceEvent[] = [{ seq: 0, event: "run.started", execution_id: "root:1", node: null, at: "2026-12-04T05:00:00Z", detail: {} }];
+  for (let i = 1; i <= 10_000; i++) {
+    events.push({ seq: i, event: "item.started", execution_id: `root:1:lines:${i}`, node: "lines", at: "2026-12-04T05:00:01Z", detail: {} });
+  }
+  const tree = buildExecutionTree(events, "running");
+  const markup = renderToStaticMarkup(<ExecutionTreePanel tree={tree} chosen={null} onChoose={() => undefined} truncated={false} autoOpen={20_000} />);
+  expect(markup).toContain("items of lines: 10000 running");
+  const rows = (markup.match(/role="listitem"/g) ?? []).length;
+  expect(markup).toContain('data-total="10002"');
+  expect(markup).toContain("item 1 ");
+  expect(markup).not.toContain("item 100 ");
+  expect(rows).toBeGreaterThan(10);
+  expect(rows).toBeLessThan(30);
 });
