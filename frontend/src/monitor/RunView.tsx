@@ -15,6 +15,7 @@ import {
   visibleRows,
 } from "./executions";
 import { barGeometry, timeline } from "./gantt";
+import { describeActivation, gatherActivations } from "./gather";
 import type { Viewer } from "./RunsPage";
 import { absoluteTime, durationText } from "./time";
 import { colorsForExecution } from "./traceColors";
@@ -77,7 +78,7 @@ function AdminActions({ runId, status }: { runId: string; status: string }) {
       await postJson(`/api/runs/${runId}/${path}/`, body);
       set({ ok: true, text: done });
     } catch (error) {
-      set({ ok: false, text: error instanceof ApiError ? error.message : String(error) });
+      set({ ok: false, text: `Refused: ${error instanceof ApiError ? error.message : String(error)}` });
     } finally {
       setBusy(false);
     }
@@ -225,7 +226,14 @@ function pretty(value: unknown): string {
   return JSON.stringify(value, null, 2) ?? "null";
 }
 
+/** The declared slots of `node` when it is a gather, else null. */
+function gatherSlots(doc: GraphDocument | null, node: string): string[] | null {
+  const found = doc?.nodes.find((candidate) => candidate.id === node);
+  return found !== undefined && found.type === "gather" && Array.isArray(found.slots) ? found.slots : null;
+}
+
 interface InspectorProps {
+  doc: GraphDocument | null;
   node: string;
   picture: RunPicture;
   shown: { colors: Record<string, Color>; reasons: Record<string, string> };
@@ -233,13 +241,14 @@ interface InspectorProps {
   onClose: () => void;
 }
 
-function Inspector({ node, picture, shown, events, onClose }: InspectorProps) {
+function Inspector({ doc, node, picture, shown, events, onClose }: InspectorProps) {
   const row = picture.nodes[node];
   const color = shown.colors[node];
   const reason = shown.reasons[node];
   const mine = events.filter((event) => event.node === node || (event.node ?? "").startsWith(`${node}/`));
   const children = Object.entries(picture.nodes).filter(([path]) => path.startsWith(`${node}/`));
-  const merged = mine.filter((event) => event.event === "gather.merged");
+  const slots = gatherSlots(doc, node);
+  const activations = slots === null ? [] : gatherActivations(events, node);
   return (
     <section className="panel inspector" aria-labelledby="inspector-h">
       <h2 id="inspector-h">
@@ -286,10 +295,14 @@ function Inspector({ node, picture, shown, events, onClose }: InspectorProps) {
           <pre>{pretty(row.result)}</pre>
         </>
       )}
-      {merged.length > 0 && (
+      {slots !== null && (
         <>
-          <h3>Gather merges</h3>
-          <pre>{merged.map((event) => `${event.execution_id}: ${pretty(event.detail)}`).join("\n")}</pre>
+          <h3>Gather slots</h3>
+          {activations.length === 0 ? (
+            <p className="muted">No branch has arrived yet.</p>
+          ) : (
+            <pre>{activations.map((activation) => describeActivation(activation, slots)).join("\n")}</pre>
+          )}
         </>
       )}
       {children.length > 0 && (
@@ -449,7 +462,7 @@ export function RunView({ data }: { data: RunViewData }) {
         </div>
         {node !== null && picture !== null && (
           <div className="run-side">
-            <Inspector node={node} picture={picture} shown={shown} events={events} onClose={() => setNode(null)} />
+            <Inspector doc={"doc" in parsed ? parsed.doc : null} node={node} picture={picture} shown={shown} events={events} onClose={() => setNode(null)} />
           </div>
         )}
       </div>
