@@ -139,12 +139,14 @@ interface TreePanelProps {
   chosen: string | null;
   onChoose: (id: string | null) => void;
   truncated: boolean;
+  /** False until the trace's first page has arrived. */
+  ready?: boolean;
   /** Groups of up to this many executions start open. */
   autoOpen?: number;
 }
 
 /** The execution tree, windowed: only the rows in view are in the DOM. */
-export function ExecutionTreePanel({ tree, chosen, onChoose, truncated, autoOpen = AUTO_OPEN }: TreePanelProps) {
+export function ExecutionTreePanel({ tree, chosen, onChoose, truncated, ready = true, autoOpen = AUTO_OPEN }: TreePanelProps) {
   const [expanded, setExpanded] = useState<Set<string>>(() => new Set(["root:1"]));
   const rows = useMemo(() => visibleRows(tree, expanded, autoOpen), [tree, expanded, autoOpen]);
   const toggle = (key: string) =>
@@ -199,7 +201,7 @@ export function ExecutionTreePanel({ tree, chosen, onChoose, truncated, autoOpen
         )}
       </h2>
       {tree.root === null ? (
-        <p className="muted">No trace yet: the tree appears once the run has started.</p>
+        <p className="muted">{ready ? "No trace yet: the tree appears once the run has started." : "Loading the trace…"}</p>
       ) : (
         <VirtualList
           items={rows}
@@ -391,7 +393,7 @@ export function RunView({ data }: { data: RunViewData }) {
   const now = useNow(1000);
   const parsed = useMemo(() => parseDoc(data.graph), [data.graph]);
   const { picture, connection, error } = useRunLive(data.run.id);
-  const { events, truncated, error: traceError } = useTrace(data.run.id, picture);
+  const { events, truncated, error: traceError, ready } = useTrace(data.run.id, picture);
   const [chosen, setChosen] = useState<string | null>(null);
   const [node, setNode] = useState<string | null>(null);
   const [help, setHelp] = useState(false);
@@ -467,7 +469,7 @@ export function RunView({ data }: { data: RunViewData }) {
         )}
       </div>
       <div className="run-below">
-        <ExecutionTreePanel tree={tree} chosen={chosen} onChoose={setChosen} truncated={truncated} />
+        <ExecutionTreePanel tree={tree} chosen={chosen} onChoose={setChosen} truncated={truncated} ready={ready} />
         {traceError !== "" && <p className="error">{traceError}</p>}
         <Gantt events={events} live={!isFinished(status)} now={now} finalColors={picture?.colors ?? NO_COLORS} />
         {data.viewer.can_administer && <AdminActions runId={data.run.id} status={status} />}

@@ -108,8 +108,12 @@ const TRACE_PAGE = 500;
 const TRACE_MAX_PAGES = 20;
 
 /** The run's trace, fetched in pages and then extended from where it stopped whenever `version` changes. */
-export function useTrace(runId: string, version: unknown): { events: TraceEvent[]; truncated: boolean; error: string } {
+export function useTrace(
+  runId: string,
+  version: unknown,
+): { events: TraceEvent[]; truncated: boolean; error: string; ready: boolean } {
   const [events, setEvents] = useState<TraceEvent[]>([]);
+  const [ready, setReady] = useState(false);
   const [truncated, setTruncated] = useState(false);
   const [error, setError] = useState("");
   const loaded = useRef<TraceEvent[]>([]);
@@ -150,6 +154,7 @@ export function useTrace(runId: string, version: unknown): { events: TraceEvent[
         }
         if (mounted.current) {
           setEvents(loaded.current);
+          setReady(true);
           setError("");
         }
       } catch (failure) {
@@ -165,5 +170,5 @@ export function useTrace(runId: string, version: unknown): { events: TraceEvent[
     return () => window.clearTimeout(timer);
   }, [runId, version]);
 
-  return { events, truncated, error };
+  return { events, truncated, error, ready };
 }
