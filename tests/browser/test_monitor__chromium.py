@@ -208,9 +208,7 @@ NAP = {
 }
 
 
-def test_a_step_goes_pending_running_completed_on_screen(
-    page: Page, braid_server: str
-) -> None:
+def test_a_step_goes_pending_running_completed_on_screen(page: Page, braid_server: str) -> None:
     analyst = Browserless(braid_server)
     analyst.login("analyst", "braid-analyst")
     status, body = analyst.post_json("/api/flows/", {"slug": "nap-then-note", "draft": NAP})
@@ -234,3 +232,28 @@ def test_a_step_goes_pending_running_completed_on_screen(
     expect(node(page, "nap")).to_have_class(re.compile(r"braid-color--completed"), timeout=4000)
     expect(node(page, "note")).to_have_class(re.compile(r"braid-color--completed"), timeout=LIVE)
     expect(page.get_by_role("list", name=re.compile("Timeline"))).to_contain_text("nap")
+
+
+def test_an_approver_decides_in_the_run_view_and_the_graph_follows(
+    page: Page, braid_server: str
+) -> None:
+    admin = Browserless(braid_server)
+    admin.login("admin", "braid-admin")
+    invoice = {"invoice": {"id": "I-9", "amount": 900, "vendor": "ACME"}}
+    status, run = admin.post_json("/api/runs/", {"flow": "invoice-sign-off", "input": invoice})
+    assert status == 201
+    log_in(page, braid_server, "finance", "braid-finance")
+    page.goto(f"{braid_server}/runs/{run['id']}/")  # type: ignore[index]
+    expect(node(page, "fin")).to_have_class(re.compile(r"braid-color--waiting"))
+    page.locator('.react-flow__node[data-id="leg"]').click()
+    inspector = page.get_by_role("region", name=re.compile("Node leg"))
+    expect(inspector).to_contain_text("waiting: for a decision by legal")
+    expect(inspector.get_by_role("button", name="Approve")).to_have_count(0)
+    page.locator('.react-flow__node[data-id="fin"]').click()
+    inspector = page.get_by_role("region", name=re.compile("Node fin"))
+    expect(inspector).to_contain_text("Finance sign-off for I-9")
+    shoot(page, "run-decide-1280")
+    inspector.get_by_role("button", name="Approve").click()
+    expect(node(page, "fin")).to_have_class(re.compile(r"braid-color--completed"), timeout=LIVE)
+    expect(node(page, "fin_ok")).to_have_class(re.compile(r"braid-color--completed"), timeout=LIVE)
+    expect(node(page, "leg")).to_have_class(re.compile(r"braid-color--waiting"))

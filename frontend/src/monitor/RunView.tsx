@@ -5,7 +5,7 @@ import { FlowError, FlowView } from "../FlowView";
 import { COLOR_CUES, COLORS, type Color, colorClass } from "../graph/colors";
 import { GraphFormatError, parseGraph } from "../graph/parse";
 import type { GraphDocument } from "../graph/types";
-import { ApiError, postJson } from "./api";
+import { ApiError, getJson, postJson } from "./api";
 import {
   buildExecutionTree,
   type ExecutionTree,
@@ -228,6 +228,80 @@ function pretty(value: unknown): string {
   return JSON.stringify(value, null, 2) ?? "null";
 }
 
+interface OpenApproval {
+  id: number;
+  run: string;
+  node: string;
+  execution_id: string;
+  groups: string[];
+  title: string;
+  status: string;
+}
+
+/** A waiting approval's open requests at this node, with Approve/Reject for members of its groups. */
+function DecideHere({ runId, node, groups, version }: { runId: string; node: string; groups: readonly string[]; version: unknown }) {
+  const [requests, setRequests] = useState<OpenApproval[] | null>(null);
+  const [notes, setNotes] = useState<Record<number, { ok: boolean; text: string }>>({});
+  const [comment, setComment] = useState("");
+  useEffect(() => {
+    let stopped = false;
+    getJson("/api/approvals/?limit=500").then(
+      (body) => {
+        const all = (body as { results: OpenApproval[] }).results;
+        if (!stopped) setRequests(all.filter((r) => r.run === runId && r.node === node && r.status === "open"));
+      },
+      () => {
+        if (!stopped) setRequests([]);
+      },
+    );
+    return () => {
+      stopped = true;
+    };
+  }, [runId, node, version]);
+  if (requests === null || requests.length === 0) return null;
+  const mine = new Set(groups);
+  async function decide(request: OpenApproval, decision: "approve" | "reject") {
+    try {
+      await postJson(`/api/approvals/${request.id}/decide/`, { decision, comment });
+      setNotes((current) => ({ ...current, [request.id]: { ok: true, text: `Recorded: ${decision}.` } }));
+    } catch (error) {
+      const text = `Refused: ${error instanceof ApiError ? error.message : String(error)}`;
+      setNotes((current) => ({ ...current, [request.id]: { ok: false, text } }));
+    }
+  }
+  return (
+    <>
+      <h3>Open approval</h3>
+      <label htmlFor="decide-comment" className="visually-hidden">
+        Comment with the decision
+      </label>
+      <input id="decide-comment" type="text" placeholder="comment (optional)" value={comment} onChange={(event) => setComment(event.target.value)} />
+      <ul className="decide-list">
+        {requests.map((request) => {
+          const allowed = request.groups.some((group) => mine.has(group));
+          const note = notes[request.id];
+          return (
+            <li key={request.id}>
+              <div>
+                {request.title} <code>{request.execution_id}</code>
+              </div>
+              {allowed ? (
+                <div className="admin-actions">
+                  <button type="button" onClick={() => void decide(request, "approve")}>Approve</button>
+                  <button type="button" className="secondary" onClick={() => void decide(request, "reject")}>Reject</button>
+                </div>
+              ) : (
+                <p className="muted">Waiting on {request.groups.join(", ")}; you are in none of these groups.</p>
+              )}
+              {note !== undefined && <p className={note.ok ? "muted" : "error"} role="status">{note.text}</p>}
+            </li>
+          );
+        })}
+      </ul>
+    </>
+  );
+}
+
 /** The declared slots of `node` when it is a gather, else null. */
 function gatherSlots(doc: GraphDocument | null, node: string): string[] | null {
   const found = doc?.nodes.find((candidate) => candidate.id === node);
@@ -236,6 +310,8 @@ function gatherSlots(doc: GraphDocument | null, node: string): string[] | null {
 
 interface InspectorProps {
   doc: GraphDocument | null;
+  runId: string;
+  groups: readonly string[];
   node: string;
   picture: RunPicture;
   shown: { colors: Record<string, Color>; reasons: Record<string, string> };
@@ -243,7 +319,7 @@ interface InspectorProps {
   onClose: () => void;
 }
 
-function Inspector({ doc, node, picture, shown, events, onClose }: InspectorProps) {
+function Inspector({ doc, runId, groups, node, picture, shown, events, onClose }: InspectorProps) {
   const row = picture.nodes[node];
   const color = shown.colors[node];
   const reason = shown.reasons[node];
@@ -291,6 +367,7 @@ function Inspector({ doc, node, picture, shown, events, onClose }: InspectorProp
           </>
         )}
       </dl>
+      {row?.status === "waiting" && <DecideHere runId={runId} node={node} groups={groups} version={picture} />}
       {row !== undefined && (
         <>
           <h3>Result</h3>
@@ -464,7 +541,7 @@ export function RunView({ data }: { data: RunViewData }) {
         </div>
         {node !== null && picture !== null && (
           <div className="run-side">
-            <Inspector doc={"doc" in parsed ? parsed.doc : null} node={node} picture={picture} shown={shown} events={events} onClose={() => setNode(null)} />
+            <Inspector doc={"doc" in parsed ? parsed.doc : null} runId={data.run.id} groups={data.viewer.groups} node={node} picture={picture} shown={shown} events={events} onClose={() => setNode(null)} />
           </div>
         )}
       </div>
