@@ -112,7 +112,13 @@ def test_a_branch_the_if_did_not_take_is_skipped_with_its_reason_on_focus(
     expect(node(page, "d")).to_have_class(re.compile(r"braid-color--completed"), timeout=5000)
     expect(node(page, "e")).to_have_class(re.compile(r"braid-color--skipped"))
     expect(node(page, "e")).to_have_attribute("aria-describedby", "braid-reason-e")
-    page.locator('.react-flow__node[data-id="e"]').focus()
+    # By keyboard: Tab from the canvas's first node until the skipped one has focus.
+    page.locator('.react-flow__node[data-id="start"]').focus()
+    for _ in range(20):
+        if page.evaluate("document.activeElement.dataset.id") == "e":
+            break
+        page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.dataset.id") == "e"
     reason = page.locator("#braid-reason-e")
     expect(reason).to_be_visible()
     expect(reason).to_contain_text("skipped")
@@ -257,3 +263,34 @@ def test_an_approver_decides_in_the_run_view_and_the_graph_follows(
     expect(node(page, "fin")).to_have_class(re.compile(r"braid-color--completed"), timeout=LIVE)
     expect(node(page, "fin_ok")).to_have_class(re.compile(r"braid-color--completed"), timeout=LIVE)
     expect(node(page, "leg")).to_have_class(re.compile(r"braid-color--waiting"))
+
+
+def test_a_rejection_fails_the_run_and_cancels_the_sibling_on_screen(
+    page: Page, braid_server: str
+) -> None:
+    admin = Browserless(braid_server)
+    admin.login("admin", "braid-admin")
+    invoice = {"invoice": {"id": "I-10", "amount": 50, "vendor": "ACME"}}
+    status, run = admin.post_json("/api/runs/", {"flow": "invoice-sign-off", "input": invoice})
+    assert status == 201
+    log_in(page, braid_server, "admin", "braid-admin")
+    page.goto(f"{braid_server}/runs/{run['id']}/")  # type: ignore[index]
+    expect(node(page, "leg")).to_have_class(re.compile(r"braid-color--waiting"))
+    page.locator('.react-flow__node[data-id="fin"]').click()
+    inspector = page.get_by_role("region", name=re.compile("Node fin"))
+    expect(inspector).to_contain_text("Waiting on finance; you are in none of these groups.")
+
+    finance = Browserless(braid_server)
+    finance.login("finance", "braid-finance")
+    _, listing = finance.get_json("/api/approvals/")
+    request = next(r for r in listing["results"] if r["run"] == run["id"])  # type: ignore[index]
+    status, _ = finance.post_json(f"/api/approvals/{request['id']}/decide/", {"decision": "reject"})
+    assert status == 202
+
+    expect(node(page, "fin_no")).to_have_class(re.compile(r"braid-color--failed"), timeout=LIVE)
+    expect(node(page, "leg")).to_have_class(re.compile(r"braid-color--cancelled"), timeout=LIVE)
+    expect(node(page, "both")).to_have_class(re.compile(r"braid-color--skipped"))
+    expect(page.get_by_role("alert")).to_contain_text("Finance rejected the invoice")
+    page.locator('.react-flow__node[data-id="leg"]').hover()
+    expect(page.locator("#braid-reason-leg")).to_contain_text("cancelled")
+    shoot(page, "run-failed-1280")

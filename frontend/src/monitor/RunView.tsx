@@ -11,6 +11,7 @@ import {
   type ExecutionTree,
   executionTitle,
   groupSummary,
+  isWithin,
   type TreeRow,
   visibleRows,
 } from "./executions";
@@ -412,10 +413,17 @@ interface GanttProps {
   live: boolean;
   now: number;
   finalColors: Readonly<Record<string, Color>>;
+  /** When an execution is picked: only its bars and those of the executions around it. */
+  chosen: string | null;
 }
 
-function Gantt({ events, live, now, finalColors }: GanttProps) {
-  const line = useMemo(() => timeline(events, live, now, finalColors), [events, live, now, finalColors]);
+function Gantt({ events, live, now, finalColors, chosen }: GanttProps) {
+  const line = useMemo(() => {
+    const all = timeline(events, live, now, finalColors);
+    if (chosen === null) return all;
+    const related = (id: string) => isWithin(id, chosen) || isWithin(chosen, id);
+    return { ...all, bars: all.bars.filter((bar) => related(bar.executionId)) };
+  }, [events, live, now, finalColors, chosen]);
   if (line.bars.length === 0) {
     return (
       <section className="panel" aria-labelledby="gantt-h">
@@ -426,7 +434,7 @@ function Gantt({ events, live, now, finalColors }: GanttProps) {
   }
   return (
     <section className="panel" aria-labelledby="gantt-h">
-      <h2 id="gantt-h">Timeline</h2>
+      <h2 id="gantt-h">Timeline{chosen !== null && <span className="muted"> of {chosen}</span>}</h2>
       <div className="gantt-axis" aria-hidden="true">
         <span>{absoluteTime(new Date(line.start).toISOString())}</span>
         <span>{durationText(line.end - line.start)}</span>
@@ -455,6 +463,26 @@ function Gantt({ events, live, now, finalColors }: GanttProps) {
       />
     </section>
   );
+}
+
+/** The run's error text: the page's, then the API's once the run finishes while watched. */
+function useRunError(runId: string, status: string, initial: string): string {
+  const [error, setError] = useState(initial);
+  useEffect(() => {
+    if (status !== "failed" || error !== "") return;
+    let stopped = false;
+    getJson(`/api/runs/${runId}/`).then(
+      (body) => {
+        const text = (body as { error?: unknown }).error;
+        if (!stopped && typeof text === "string") setError(text);
+      },
+      () => undefined,
+    );
+    return () => {
+      stopped = true;
+    };
+  }, [runId, status, error]);
+  return error;
 }
 
 function parseDoc(value: unknown): { doc: GraphDocument } | { error: string } {
@@ -499,6 +527,7 @@ export function RunView({ data }: { data: RunViewData }) {
     return () => window.removeEventListener("keydown", onKey);
   }, [onKey]);
 
+  const runError = useRunError(data.run.id, status, data.run.error);
   const chosenExecution = chosen === null ? undefined : tree.byId.get(chosen);
   return (
     <div className="run-view">
@@ -517,7 +546,11 @@ export function RunView({ data }: { data: RunViewData }) {
         </button>
       </div>
       {error !== "" && <p className="error" role="alert">{error}</p>}
-      {data.run.error !== "" && status === "failed" && <p className="error">The run failed: {data.run.error}</p>}
+      {runError !== "" && status === "failed" && (
+        <p className="error" role="alert">
+          The run failed: {runError}
+        </p>
+      )}
       <p className="view-mode" role="status">
         {chosen === null ? (
           "Showing the live view: colors from the run's node rows."
@@ -548,7 +581,7 @@ export function RunView({ data }: { data: RunViewData }) {
       <div className="run-below">
         <ExecutionTreePanel tree={tree} chosen={chosen} onChoose={setChosen} truncated={truncated} ready={ready} />
         {traceError !== "" && <p className="error">{traceError}</p>}
-        <Gantt events={events} live={!isFinished(status)} now={now} finalColors={picture?.colors ?? NO_COLORS} />
+        <Gantt events={events} live={!isFinished(status)} now={now} finalColors={picture?.colors ?? NO_COLORS} chosen={chosen} />
         {data.viewer.can_administer && <AdminActions runId={data.run.id} status={status} />}
       </div>
       <Shortcuts open={help} onClose={() => setHelp(false)} items={RUN_SHORTCUTS} />
