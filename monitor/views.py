@@ -1,17 +1,79 @@
-"""The Runs page: runs the user may see, newest first."""
+"""The Runs page and the run view: server-rendered shells whose data the React entries read.
+
+Each page hands its data to the browser through `json_script` (the CSP forbids inline
+script); the lists, counts and colors come from the REST API and the run sockets.
+"""
+
+from typing import Any
 
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import render
+from django.shortcuts import get_object_or_404, render
 
-from braid.auth import Role, has_role
+from braid.auth import group_names
+from braid.permissions import Act, allows
+from designer.models import FlowVersion
+from engine.api import visible_runs
 from engine.models import Run
 
-PAGE = 100
+MAIN_GRAPH = "main"
+
+
+def viewer(request: HttpRequest) -> dict[str, Any]:
+    """Return who is looking and what they may do, for the page's script."""
+    user = request.user
+    return {
+        "username": user.get_username(),
+        "groups": list(group_names(user)),
+        "can_start": allows(user, Act.START_RUNS),
+        "can_administer": allows(user, Act.ADMINISTER_RUNS),
+    }
+
+
+def published_flows() -> list[dict[str, Any]]:
+    """Return every flow's latest published version: slug, name, number and input schema."""
+    latest: dict[str, FlowVersion] = {}
+    for version in FlowVersion.objects.select_related("flow").order_by("flow__slug", "number"):
+        latest[version.flow.slug] = version
+    return [
+        {
+            "slug": slug,
+            "name": version.flow.name,
+            "version": version.number,
+            "input": version.graph.get("input") if isinstance(version.graph, dict) else None,
+        }
+        for slug, version in latest.items()
+    ]
 
 
 def index(request: HttpRequest) -> HttpResponse:
-    """List runs: admins see every run, everyone else the runs they started."""
-    runs = Run.objects.select_related("flow_version__flow", "started_by").order_by("-created_at")
-    if not has_role(request.user, Role.ADMINS):
-        runs = runs.filter(started_by=request.user)  # type: ignore[misc]
-    return render(request, "monitor/index.html", {"runs": runs[:PAGE]})
+    """The Runs page: live counts, filters and the list (admins see every run)."""
+    page = {
+        "viewer": viewer(request),
+        "flows": published_flows(),
+        "start": request.GET.get("start", ""),
+    }
+    return render(request, "monitor/index.html", {"page": page})
+
+
+def detail(request: HttpRequest, run_id: str) -> HttpResponse:
+    """One run's view: its graph colored live, the execution tree, the trace and actions."""
+    runs = visible_runs(
+        Run.objects.select_related("flow_version__flow", "started_by"), request.user
+    )
+    run = get_object_or_404(runs, pk=run_id)
+    version = run.flow_version
+    page = {
+        "viewer": viewer(request),
+        "run": {
+            "id": str(run.pk),
+            "label": run.label,
+            "status": run.status,
+            "flow": version.flow.slug if version else None,
+            "version": version.number if version else None,
+            "started_by": run.started_by.get_username() if run.started_by else None,
+            "created_at": run.created_at.isoformat(),
+            "error": run.error,
+        },
+        "graph": run.graphs.get(MAIN_GRAPH),
+    }
+    return render(request, "monitor/detail.html", {"run": run, "page": page})

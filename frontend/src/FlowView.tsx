@@ -8,9 +8,9 @@ import {
   Panel,
   ReactFlow,
 } from "@xyflow/react";
-import { useMemo } from "react";
+import { type KeyboardEvent, useMemo } from "react";
 import { COLOR_CUES, COLORS, type ColorMap, colorClass } from "./graph/colors";
-import { type BraidFlowNode, toFlow } from "./graph/toFlow";
+import { type BraidFlowNode, layoutOf, type ReasonMap, toFlow } from "./graph/toFlow";
 import type { GraphDocument } from "./graph/types";
 import { edgeTypes } from "./edges";
 import { nodeTypes } from "./nodes";
@@ -27,6 +27,7 @@ const FIT_VIEW: FitViewOptions = { padding: { ...OVERLAY_PADDING, top: "24px" },
 const FIT_VIEW_WITH_KEY: FitViewOptions = { padding: { ...OVERLAY_PADDING, top: "64px" }, maxZoom: 1 };
 const MINI_MAP_STYLE = { width: 150, height: 100 };
 const NO_COLORS: ColorMap = {};
+const NO_REASONS: ReasonMap = {};
 /** React Flow's default screen-reader hints talk about moving and deleting; this view does neither. */
 const READ_ONLY_ARIA = {
   "node.a11yDescription.default": "A step of the flow. The graph is read-only.",
@@ -54,13 +55,33 @@ function ColorLegend() {
 export interface FlowViewProps {
   doc: GraphDocument;
   colors?: ColorMap;
+  /** Why each node has its color: a tooltip on hover and focus (the monitor). */
+  reasons?: ReasonMap;
+  /** Called with the node id when a node is clicked or chosen with Enter (the monitor's inspector). */
+  onNodeChoose?: (nodeId: string) => void;
+  /** Draw the color key on the canvas (default); a page with its own key passes false. */
+  showLegend?: boolean;
+  /** The smallest zoom the initial fit may choose: a larger graph then pans (the monitor: readable labels). */
+  fitMinZoom?: number;
 }
 
 /** A read-only React Flow canvas of one `braid.graph/1` document. */
-export function FlowView({ doc, colors = NO_COLORS }: FlowViewProps) {
-  const { nodes, edges } = useMemo(() => toFlow(doc, colors), [doc, colors]);
+export function FlowView({
+  doc,
+  colors = NO_COLORS,
+  reasons = NO_REASONS,
+  onNodeChoose,
+  showLegend = true,
+  fitMinZoom,
+}: FlowViewProps) {
+  const layout = useMemo(() => layoutOf(doc), [doc]);
+  const { nodes, edges } = useMemo(() => toFlow(doc, colors, reasons, layout), [doc, colors, reasons, layout]);
   const colored = Object.keys(colors).length > 0;
-  const fitViewOptions = colored ? FIT_VIEW_WITH_KEY : FIT_VIEW;
+  const keyShown = colored && showLegend;
+  const fitViewOptions = useMemo(() => {
+    const base = keyShown ? FIT_VIEW_WITH_KEY : FIT_VIEW;
+    return fitMinZoom === undefined ? base : { ...base, minZoom: fitMinZoom };
+  }, [keyShown, fitMinZoom]);
   const name = typeof doc.name === "string" && doc.name !== "" ? doc.name : "untitled flow";
   return (
     <div className="braid-flow" role="figure" aria-label={`Flow graph: ${name}`}>
@@ -79,6 +100,16 @@ export function FlowView({ doc, colors = NO_COLORS }: FlowViewProps) {
         edgesReconnectable={false}
         deleteKeyCode={null}
         ariaLabelConfig={READ_ONLY_ARIA}
+        {...(onNodeChoose === undefined
+          ? {}
+          : {
+              onNodeClick: (_event: unknown, node: BraidFlowNode) => onNodeChoose(node.id),
+              onKeyDown: (event: KeyboardEvent<HTMLDivElement>) => {
+                const target = event.target as HTMLElement;
+                const id = target.closest<HTMLElement>(".react-flow__node")?.dataset.id;
+                if (event.key === "Enter" && id !== undefined) onNodeChoose(id);
+              },
+            })}
       >
         <Background />
         <Controls showInteractive={false} fitViewOptions={fitViewOptions} />
@@ -89,7 +120,7 @@ export function FlowView({ doc, colors = NO_COLORS }: FlowViewProps) {
           zoomable
           ariaLabel="Mini map of the flow"
         />
-        {colored && <ColorLegend />}
+        {keyShown && <ColorLegend />}
       </ReactFlow>
     </div>
   );

@@ -43,7 +43,7 @@ def test_logging_out_ends_the_session(client_for) -> None:  # type: ignore[no-un
     ("path", "current", "text"),
     [
         ("/flows/", "Flows", "No flows yet"),
-        ("/runs/", "Runs", "Not yet: starting runs here, the live colored run tree"),
+        ("/runs/", "Runs", "it lists runs from the API and updates them live"),
         ("/inbox/", "Inbox", "Not yet: approval requests will appear here"),
     ],
 )

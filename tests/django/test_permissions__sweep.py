@@ -37,6 +37,7 @@ ROWS: list[tuple[str, str, Any, tuple[int, int, int, int, int]]] = [
     ("GET", "/flows/", None, (ANON, LOGGED, LOGGED, LOGGED, LOGGED)),
     ("GET", "/flows/invoice-sign-off/", None, (ANON, LOGGED, LOGGED, LOGGED, LOGGED)),
     ("GET", "/runs/", None, (ANON, LOGGED, LOGGED, LOGGED, LOGGED)),
+    ("GET", "/runs/{run}/", None, (ANON, 404, 200, 200, 200)),
     ("GET", "/inbox/", None, (ANON, LOGGED, LOGGED, LOGGED, LOGGED)),
     ("GET", "/admin/", None, (302, 302, 302, 302, 200)),
     ("GET", "/api/", None, (403, 200, 200, 200, 200)),

@@ -21,7 +21,7 @@ export type ColorMap = Readonly<Record<string, Color>>;
  */
 export const COLOR_CUES: Readonly<Record<Color, { icon: string; text: string }>> = {
   pending: { icon: "○", text: "pending" },
-  running: { icon: "▶", text: "running" },
+  running: { icon: "◌", text: "running" },
   waiting: { icon: "‖", text: "waiting" },
   completed: { icon: "✓", text: "completed" },
   failed: { icon: "✕", text: "failed" },

@@ -31,6 +31,8 @@ export type BraidNodeData = {
   /** An approval's title template, shown raw (`${…}` is interpolated at run time). */
   title?: string;
   color?: Color;
+  /** Why the node has its color (the monitor's walk), shown in a tooltip and read on focus. */
+  reason?: string;
 };
 
 export type BraidEdgeData = {
@@ -61,7 +63,10 @@ function nodeSize(node: GraphNode): Size {
   return { width: NODE_WIDTH, height: nodeTitle(node) === undefined ? NODE_HEIGHT : TITLED_NODE_HEIGHT };
 }
 
-function nodeData(node: GraphNode, color: Color | undefined): BraidNodeData {
+/** Reasons keyed like ColorMap: why each node has its color. */
+export type ReasonMap = Readonly<Record<string, string>>;
+
+function nodeData(node: GraphNode, color: Color | undefined, reason?: string): BraidNodeData {
   const data: BraidNodeData = { label: node.id, kind: node.type, summary: kindSummary(node) };
   const title = nodeTitle(node);
   if (title !== undefined) {
@@ -69,6 +74,9 @@ function nodeData(node: GraphNode, color: Color | undefined): BraidNodeData {
   }
   if (color !== undefined) {
     data.color = color;
+  }
+  if (reason !== undefined && reason !== "") {
+    data.reason = reason;
   }
   return data;
 }
@@ -78,10 +86,12 @@ function flowNodes(
   colors: ColorMap,
   sizes: ReadonlyMap<string, Size>,
   positions: ReadonlyMap<string, Point>,
+  reasons: ReasonMap,
 ): BraidFlowNode[] {
   return doc.nodes.map((node) => {
-    const data = nodeData(node, colors[node.id]);
-    const state = data.color === undefined ? "" : `, ${data.color}`;
+    const data = nodeData(node, colors[node.id], reasons[node.id]);
+    const state =
+      data.color === undefined ? "" : data.reason === undefined ? `, ${data.color}` : `, ${data.reason}`;
     return {
       id: node.id,
       type: node.type,
@@ -103,11 +113,20 @@ function edgeData(doc: GraphDocument, index: number, back: boolean, route: Point
   return data;
 }
 
+const TAKEN: ReadonlySet<Color | undefined> = new Set<Color | undefined>(["running", "waiting", "completed", "failed"]);
+
+/** A colored graph's edge is taken when both its ends were taken (UI.md: others fade). */
+function edgeTaken(colors: ColorMap, source: string, target: string): boolean {
+  return TAKEN.has(colors[source]) && TAKEN.has(colors[target]);
+}
+
 function flowEdges(
   doc: GraphDocument,
   backEdges: ReadonlySet<number>,
   routes: ReadonlyMap<number, Point[]>,
+  colors: ColorMap = {},
 ): BraidFlowEdge[] {
+  const colored = Object.keys(colors).length > 0;
   const typeOf = new Map(doc.nodes.map((node) => [node.id, node.type]));
   return doc.edges.map((edge, index) => {
     const back = backEdges.has(index);
@@ -123,20 +142,49 @@ function flowEdges(
     if (label !== "") {
       flowEdge.label = label;
     }
+    const classes: string[] = [];
+    if (colored) {
+      classes.push(edgeTaken(colors, edge.source, edge.target) ? "braid-edge--taken" : "braid-edge--untaken");
+    }
     if (back) {
-      flowEdge.className = "braid-edge--back";
+      classes.push("braid-edge--back");
       if (RETURN_TARGET_TYPES.has(typeOf.get(edge.target)!)) {
         flowEdge.targetHandle = RETURN_HANDLE;
       }
+    }
+    if (classes.length > 0) {
+      flowEdge.className = classes.join(" ");
     }
     return flowEdge;
   });
 }
 
-/** Convert a document (and optional `{nodeId: color}`) into React Flow nodes and edges. */
-export function toFlow(doc: GraphDocument, colors: ColorMap = {}): Flow {
+/** Where every node and edge goes: computed once per document, reused across recolorings. */
+export interface FlowLayout {
+  backEdges: ReadonlySet<number>;
+  sizes: ReadonlyMap<string, Size>;
+  positions: ReadonlyMap<string, Point>;
+  routes: ReadonlyMap<number, Point[]>;
+}
+
+/** Lay a document out (dagre, or its own layout) without coloring it. */
+export function layoutOf(doc: GraphDocument): FlowLayout {
   const backEdges = findBackEdges(doc);
   const sizes = new Map(doc.nodes.map((node) => [node.id, nodeSize(node)]));
   const { positions, routes } = layoutGraph(doc, sizes, backEdges);
-  return { nodes: flowNodes(doc, colors, sizes, positions), edges: flowEdges(doc, backEdges, routes) };
+  return { backEdges, sizes, positions, routes };
+}
+
+/** Convert a document (and optional `{nodeId: color}` and `{nodeId: reason}`) into React Flow nodes and edges. */
+export function toFlow(
+  doc: GraphDocument,
+  colors: ColorMap = {},
+  reasons: ReasonMap = {},
+  layout: FlowLayout = layoutOf(doc),
+): Flow {
+  const { backEdges, sizes, positions, routes } = layout;
+  return {
+    nodes: flowNodes(doc, colors, sizes, positions, reasons),
+    edges: flowEdges(doc, backEdges, routes, colors),
+  };
 }

@@ -43,9 +43,10 @@ export function NodeFrame({ data, family, hasInput = true, hasOutput = true, has
   if (data.color !== undefined) {
     classes.push(colorClass(data.color));
   }
-  const tooltip = [data.label, data.summary, data.title].filter(Boolean).join("\n");
+  const tooltip = [data.label, data.summary, data.title, data.reason].filter(Boolean).join("\n");
+  const reasonId = data.reason === undefined ? undefined : `braid-reason-${data.label}`;
   return (
-    <div className={classes.join(" ")} title={tooltip}>
+    <div className={classes.join(" ")} title={tooltip} aria-describedby={reasonId}>
       {hasInput && <Handle type="target" position={Position.Top} isConnectable={false} />}
       {hasReturn && (
         <Handle type="target" id={RETURN_HANDLE} position={Position.Right} isConnectable={false} />
@@ -54,6 +55,11 @@ export function NodeFrame({ data, family, hasInput = true, hasOutput = true, has
       <div className="braid-node__summary">{data.summary}</div>
       {data.title !== undefined && <div className="braid-node__title">{data.title}</div>}
       {data.color !== undefined && <StatusBadge color={data.color} />}
+      {data.reason !== undefined && (
+        <span id={reasonId} role="tooltip" className="braid-node__reason">
+          {data.reason}
+        </span>
+      )}
       {hasOutput && <Handle type="source" position={Position.Bottom} isConnectable={false} />}
     </div>
   );

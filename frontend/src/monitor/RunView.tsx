@@ -1,0 +1,590 @@
+/** The run view: the graph colored live, the execution tree, the inspector, the timeline, actions. */
+
+import { type FormEvent, useCallback, useEffect, useMemo, useState } from "react";
+import { FlowError, FlowView } from "../FlowView";
+import { COLOR_CUES, COLORS, type Color, colorClass } from "../graph/colors";
+import { GraphFormatError, parseGraph } from "../graph/parse";
+import type { GraphDocument } from "../graph/types";
+import { ApiError, getJson, postJson } from "./api";
+import {
+  buildExecutionTree,
+  type ExecutionTree,
+  executionTitle,
+  groupSummary,
+  isWithin,
+  type TreeRow,
+  visibleRows,
+} from "./executions";
+import { barGeometry, timeline } from "./gantt";
+import { describeActivation, gatherActivations } from "./gather";
+import type { Viewer } from "./RunsPage";
+import { absoluteTime, durationText } from "./time";
+import { colorsForExecution } from "./traceColors";
+import { isFinished, type RunPicture, type TraceEvent } from "./types";
+import { RelativeTime, Shortcuts, StatusPill, useNow, VirtualList } from "./ui";
+
+const RUN_SHORTCUTS: ReadonlyArray<[string, string]> = [
+  ["Tab", "moves between nodes and controls; a focused node shows its reason"],
+  ["Enter", "on a node opens the inspector"],
+  ["Escape", "closes the inspector or this list"],
+  ["l", "returns to the live view"],
+  ["?", "shows this list"],
+];
+import { useRunLive, useTrace } from "./useRunLive";
+
+export interface RunViewData {
+  viewer: Viewer;
+  run: {
+    id: string;
+    label: string;
+    status: string;
+    flow: string | null;
+    version: number | null;
+    started_by: string | null;
+    created_at: string;
+    error: string;
+  };
+  graph: unknown;
+}
+
+const TREE_ROW = 28;
+const NO_COLORS: Readonly<Record<string, Color>> = {};
+/** Fit the graph no smaller than this: labels stay readable (UI.md) and a phone pans. */
+const FIT_MIN_ZOOM = 0.9;
+const GANTT_ROW = 22;
+/** Groups of up to this many executions start open in the tree. */
+const AUTO_OPEN = 20;
+
+function Legend() {
+  return (
+    <ul className="legend" aria-label="What the colors mean">
+      {COLORS.map((color) => (
+        <li key={color} className={`braid-legend__item ${colorClass(color)}`}>
+          <span aria-hidden="true">{COLOR_CUES[color].icon}</span> {COLOR_CUES[color].text}
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+/** Cancel with a reason, and retry; each refusal shown beside its button. */
+function AdminActions({ runId, status }: { runId: string; status: string }) {
+  const [reason, setReason] = useState("");
+  const [cancelNote, setCancelNote] = useState<{ ok: boolean; text: string } | null>(null);
+  const [retryNote, setRetryNote] = useState<{ ok: boolean; text: string } | null>(null);
+  const [busy, setBusy] = useState(false);
+  async function act(path: string, body: unknown, set: (note: { ok: boolean; text: string }) => void, done: string) {
+    setBusy(true);
+    try {
+      await postJson(`/api/runs/${runId}/${path}/`, body);
+      set({ ok: true, text: done });
+    } catch (error) {
+      set({ ok: false, text: `Refused: ${error instanceof ApiError ? error.message : String(error)}` });
+    } finally {
+      setBusy(false);
+    }
+  }
+  function cancel(event: FormEvent) {
+    event.preventDefault();
+    void act("cancel", { reason }, setCancelNote, "Cancel requested.");
+  }
+  return (
+    <section className="panel" aria-labelledby="admin-actions-h">
+      <h2 id="admin-actions-h">Admin actions</h2>
+      <div className="admin-actions">
+        <form onSubmit={cancel}>
+          <label htmlFor="cancel-reason" className="visually-hidden">
+            Reason to cancel
+          </label>
+          <input
+            id="cancel-reason"
+            type="text"
+            placeholder="reason (shown in the trace)"
+            maxLength={500}
+            value={reason}
+            onChange={(event) => setReason(event.target.value)}
+          />
+          <button type="submit" disabled={busy} aria-describedby={cancelNote === null ? undefined : "cancel-note"}>
+            Cancel run
+          </button>
+          {cancelNote !== null && (
+            <p id="cancel-note" className={cancelNote.ok ? "muted" : "error"} role="status">
+              {cancelNote.text}
+            </p>
+          )}
+        </form>
+        <div>
+          <button
+            type="button"
+            className="secondary"
+            disabled={busy}
+            onClick={() => void act("retry", {}, setRetryNote, "Retry started.")}
+            aria-describedby={retryNote === null ? undefined : "retry-note"}
+            title={status === "failed" ? "Run the failed action again" : "Only a run an action's failure ended can be retried"}
+          >
+            Retry
+          </button>
+          {retryNote !== null && (
+            <p id="retry-note" className={retryNote.ok ? "muted" : "error"} role="status">
+              {retryNote.text}
+            </p>
+          )}
+        </div>
+      </div>
+    </section>
+  );
+}
+
+interface TreePanelProps {
+  tree: ExecutionTree;
+  chosen: string | null;
+  onChoose: (id: string | null) => void;
+  truncated: boolean;
+  /** False until the trace's first page has arrived. */
+  ready?: boolean;
+  /** Groups of up to this many executions start open. */
+  autoOpen?: number;
+}
+
+/** The execution tree, windowed: only the rows in view are in the DOM. */
+export function ExecutionTreePanel({ tree, chosen, onChoose, truncated, ready = true, autoOpen = AUTO_OPEN }: TreePanelProps) {
+  const [expanded, setExpanded] = useState<Set<string>>(() => new Set(["root:1"]));
+  const rows = useMemo(() => visibleRows(tree, expanded, autoOpen), [tree, expanded, autoOpen]);
+  const toggle = (key: string) =>
+    setExpanded((current) => {
+      const next = new Set(current);
+      if (next.has(key)) next.delete(key);
+      else next.add(key);
+      return next;
+    });
+  const render = (row: TreeRow) => {
+    const indent = { paddingLeft: `${0.4 + row.depth * 0.9}rem` };
+    if (row.type === "group") {
+      const open = expanded.has(row.key) !== row.group.ids.length <= autoOpen;
+      return (
+        <button type="button" className="tree-row tree-row--group" style={indent} aria-expanded={open} onClick={() => toggle(row.key)} title={groupSummary(row.group)}>
+          <span className="tree-row__toggle" aria-hidden="true">{open ? "▾" : "▸"}</span>
+          {groupSummary(row.group)}
+        </button>
+      );
+    }
+    const execution = tree.byId.get(row.id)!;
+    const open = expanded.has(row.id);
+    return (
+      <span className="tree-row" style={{ ...indent, cursor: "default" }}>
+        {row.expandable ? (
+          <button type="button" className="tree-row__toggle link" aria-label={`${open ? "Collapse" : "Expand"} ${executionTitle(execution)}`} aria-expanded={open} onClick={() => toggle(row.id)}>
+            {open ? "▾" : "▸"}
+          </button>
+        ) : (
+          <span className="tree-row__toggle" aria-hidden="true">·</span>
+        )}
+        <button
+          type="button"
+          className="tree-row"
+          aria-current={chosen === row.id}
+          onClick={() => onChoose(row.id)}
+          title={`${execution.id} — ${execution.status}`}
+        >
+          {executionTitle(execution)} <StatusPill status={execution.status} />
+        </button>
+      </span>
+    );
+  };
+  return (
+    <section className="panel" aria-labelledby="tree-h">
+      <h2 id="tree-h">
+        Executions
+        {chosen !== null && (
+          <button type="button" onClick={() => onChoose(null)}>
+            Live
+          </button>
+        )}
+      </h2>
+      {tree.root === null ? (
+        <p className="muted">{ready ? "No trace yet: the tree appears once the run has started." : "Loading the trace…"}</p>
+      ) : (
+        <VirtualList
+          items={rows}
+          rowHeight={TREE_ROW}
+          height={Math.min(320, Math.max(rows.length, 3) * TREE_ROW + 4)}
+          label="Execution tree"
+          rowKey={(row) => (row.type === "group" ? row.key : row.id)}
+          renderRow={render}
+        />
+      )}
+      {truncated && <p className="muted">The trace is long: only its first 10,000 events are shown.</p>}
+    </section>
+  );
+}
+
+function pretty(value: unknown): string {
+  if (typeof value === "string") {
+    try {
+      return JSON.stringify(JSON.parse(value), null, 2);
+    } catch {
+      return value;
+    }
+  }
+  return JSON.stringify(value, null, 2) ?? "null";
+}
+
+interface OpenApproval {
+  id: number;
+  run: string;
+  node: string;
+  execution_id: string;
+  groups: string[];
+  title: string;
+  status: string;
+}
+
+/** A waiting approval's open requests at this node, with Approve/Reject for members of its groups. */
+function DecideHere({ runId, node, groups, version }: { runId: string; node: string; groups: readonly string[]; version: unknown }) {
+  const [requests, setRequests] = useState<OpenApproval[] | null>(null);
+  const [notes, setNotes] = useState<Record<number, { ok: boolean; text: string }>>({});
+  const [comment, setComment] = useState("");
+  useEffect(() => {
+    let stopped = false;
+    getJson("/api/approvals/?limit=500").then(
+      (body) => {
+        const all = (body as { results: OpenApproval[] }).results;
+        if (!stopped) setRequests(all.filter((r) => r.run === runId && r.node === node && r.status === "open"));
+      },
+      () => {
+        if (!stopped) setRequests([]);
+      },
+    );
+    return () => {
+      stopped = true;
+    };
+  }, [runId, node, version]);
+  if (requests === null || requests.length === 0) return null;
+  const mine = new Set(groups);
+  async function decide(request: OpenApproval, decision: "approve" | "reject") {
+    try {
+      await postJson(`/api/approvals/${request.id}/decide/`, { decision, comment });
+      setNotes((current) => ({ ...current, [request.id]: { ok: true, text: `Recorded: ${decision}.` } }));
+    } catch (error) {
+      const text = `Refused: ${error instanceof ApiError ? error.message : String(error)}`;
+      setNotes((current) => ({ ...current, [request.id]: { ok: false, text } }));
+    }
+  }
+  return (
+    <>
+      <h3>Open approval</h3>
+      <label htmlFor="decide-comment" className="visually-hidden">
+        Comment with the decision
+      </label>
+      <input id="decide-comment" type="text" placeholder="comment (optional)" value={comment} onChange={(event) => setComment(event.target.value)} />
+      <ul className="decide-list">
+        {requests.map((request) => {
+          const allowed = request.groups.some((group) => mine.has(group));
+          const note = notes[request.id];
+          return (
+            <li key={request.id}>
+              <div>
+                {request.title} <code>{request.execution_id}</code>
+              </div>
+              {allowed ? (
+                <div className="admin-actions">
+                  <button type="button" onClick={() => void decide(request, "approve")}>Approve</button>
+                  <button type="button" className="secondary" onClick={() => void decide(request, "reject")}>Reject</button>
+                </div>
+              ) : (
+                <p className="muted">Waiting on {request.groups.join(", ")}; you are in none of these groups.</p>
+              )}
+              {note !== undefined && <p className={note.ok ? "muted" : "error"} role="status">{note.text}</p>}
+            </li>
+          );
+        })}
+      </ul>
+    </>
+  );
+}
+
+/** The declared slots of `node` when it is a gather, else null. */
+function gatherSlots(doc: GraphDocument | null, node: string): string[] | null {
+  const found = doc?.nodes.find((candidate) => candidate.id === node);
+  return found !== undefined && found.type === "gather" && Array.isArray(found.slots) ? found.slots : null;
+}
+
+interface InspectorProps {
+  doc: GraphDocument | null;
+  runId: string;
+  groups: readonly string[];
+  node: string;
+  picture: RunPicture;
+  shown: { colors: Record<string, Color>; reasons: Record<string, string> };
+  events: readonly TraceEvent[];
+  onClose: () => void;
+}
+
+function Inspector({ doc, runId, groups, node, picture, shown, events, onClose }: InspectorProps) {
+  const row = picture.nodes[node];
+  const color = shown.colors[node];
+  const reason = shown.reasons[node];
+  const mine = events.filter((event) => event.node === node || (event.node ?? "").startsWith(`${node}/`));
+  const children = Object.entries(picture.nodes).filter(([path]) => path.startsWith(`${node}/`));
+  const slots = gatherSlots(doc, node);
+  const activations = slots === null ? [] : gatherActivations(events, node);
+  return (
+    <section className="panel inspector" aria-labelledby="inspector-h">
+      <h2 id="inspector-h">
+        <span>
+          Node <code>{node}</code>
+        </span>
+        <button type="button" className="secondary" onClick={onClose} aria-label="Close the inspector (Escape)">
+          ✕
+        </button>
+      </h2>
+      <dl>
+        <dt>Color</dt>
+        <dd>{color === undefined ? "—" : <StatusPill status={color} />}</dd>
+        {reason !== undefined && (
+          <>
+            <dt>Why</dt>
+            <dd>{reason}</dd>
+          </>
+        )}
+        <dt>Row</dt>
+        <dd>{row === undefined ? "no row (skipped, cancelled and pending are never written)" : row.status}</dd>
+        {row !== undefined && (
+          <>
+            <dt>Execution</dt>
+            <dd>
+              <code>{row.execution_id}</code>
+            </dd>
+            <dt>Attempt</dt>
+            <dd>{row.attempt ?? "—"}</dd>
+            {row.status_detail !== undefined && (
+              <>
+                <dt>Detail</dt>
+                <dd>
+                  <code>{row.status_detail}</code>
+                </dd>
+              </>
+            )}
+          </>
+        )}
+      </dl>
+      {row?.status === "waiting" && <DecideHere runId={runId} node={node} groups={groups} version={picture} />}
+      {row !== undefined && (
+        <>
+          <h3>Result</h3>
+          <pre>{pretty(row.result)}</pre>
+        </>
+      )}
+      {slots !== null && (
+        <>
+          <h3>Gather slots</h3>
+          {activations.length === 0 ? (
+            <p className="muted">No branch has arrived yet.</p>
+          ) : (
+            <pre>{activations.map((activation) => describeActivation(activation, slots)).join("\n")}</pre>
+          )}
+        </>
+      )}
+      {children.length > 0 && (
+        <>
+          <h3>Subflow rows</h3>
+          <pre>{children.map(([path, child]) => `${path}: ${child.status} (${child.execution_id})`).join("\n")}</pre>
+        </>
+      )}
+      <h3>Trace events ({mine.length})</h3>
+      {mine.length === 0 ? (
+        <p className="muted">No trace event names this node.</p>
+      ) : (
+        <ol className="trace-list">
+          {mine.slice(-200).map((event) => (
+            <li key={event.seq}>
+              <span title={absoluteTime(event.at)}>#{event.seq}</span> <strong>{event.event}</strong> <code>{event.execution_id}</code>
+              {Object.keys(event.detail ?? {}).length > 0 && <> {JSON.stringify(event.detail)}</>}
+            </li>
+          ))}
+        </ol>
+      )}
+    </section>
+  );
+}
+
+interface GanttProps {
+  events: readonly TraceEvent[];
+  live: boolean;
+  now: number;
+  finalColors: Readonly<Record<string, Color>>;
+  /** When an execution is picked: only its bars and those of the executions around it. */
+  chosen: string | null;
+}
+
+function Gantt({ events, live, now, finalColors, chosen }: GanttProps) {
+  const line = useMemo(() => {
+    const all = timeline(events, live, now, finalColors);
+    if (chosen === null) return all;
+    const related = (id: string) => isWithin(id, chosen) || isWithin(chosen, id);
+    return { ...all, bars: all.bars.filter((bar) => related(bar.executionId)) };
+  }, [events, live, now, finalColors, chosen]);
+  if (line.bars.length === 0) {
+    return (
+      <section className="panel" aria-labelledby="gantt-h">
+        <h2 id="gantt-h">Timeline</h2>
+        <p className="muted">No node has run yet.</p>
+      </section>
+    );
+  }
+  return (
+    <section className="panel" aria-labelledby="gantt-h">
+      <h2 id="gantt-h">Timeline{chosen !== null && <span className="muted"> of {chosen}</span>}</h2>
+      <div className="gantt-axis" aria-hidden="true">
+        <span>{absoluteTime(new Date(line.start).toISOString())}</span>
+        <span>{durationText(line.end - line.start)}</span>
+      </div>
+      <VirtualList
+        items={line.bars}
+        rowHeight={GANTT_ROW}
+        height={Math.min(300, line.bars.length * GANTT_ROW + 4)}
+        label="Timeline: one bar per node execution"
+        rowKey={(bar) => bar.key}
+        renderRow={(bar) => {
+          const { left, width } = barGeometry(bar, line);
+          const text = `${bar.node} in ${bar.executionId}: ${bar.color}, ${durationText(bar.end - bar.start)}${bar.open ? " so far" : ""}`;
+          return (
+            <div className="gantt-row" title={text}>
+              <span className="gantt-row__label" style={{ paddingLeft: `${bar.depth * 0.75}rem` }}>
+                <span aria-hidden="true">{COLOR_CUES[bar.color].icon}</span> {bar.node}
+                {bar.depth > 0 && <span className="muted"> · {bar.executionId.split(":").slice(-2).join(":")}</span>}
+              </span>
+              <span className="gantt-row__track" role="img" aria-label={text}>
+                <span className={`gantt-bar ${colorClass(bar.color)}`} style={{ left: `${left}%`, width: `${width}%` }} />
+              </span>
+            </div>
+          );
+        }}
+      />
+    </section>
+  );
+}
+
+/** The run's error text: the page's, then the API's once the run finishes while watched. */
+function useRunError(runId: string, status: string, initial: string): string {
+  const [error, setError] = useState(initial);
+  useEffect(() => {
+    if (status !== "failed" || error !== "") return;
+    let stopped = false;
+    getJson(`/api/runs/${runId}/`).then(
+      (body) => {
+        const text = (body as { error?: unknown }).error;
+        if (!stopped && typeof text === "string") setError(text);
+      },
+      () => undefined,
+    );
+    return () => {
+      stopped = true;
+    };
+  }, [runId, status, error]);
+  return error;
+}
+
+function parseDoc(value: unknown): { doc: GraphDocument } | { error: string } {
+  try {
+    return { doc: parseGraph(value) };
+  } catch (error) {
+    return { error: error instanceof GraphFormatError ? error.message : String(error) };
+  }
+}
+
+/** The whole view. */
+export function RunView({ data }: { data: RunViewData }) {
+  const now = useNow(1000);
+  const parsed = useMemo(() => parseDoc(data.graph), [data.graph]);
+  const { picture, connection, error } = useRunLive(data.run.id);
+  const { events, truncated, error: traceError, ready } = useTrace(data.run.id, picture);
+  const [chosen, setChosen] = useState<string | null>(null);
+  const [node, setNode] = useState<string | null>(null);
+  const [help, setHelp] = useState(false);
+  const status = picture?.status ?? data.run.status;
+  const tree = useMemo(() => buildExecutionTree(events, status), [events, status]);
+  const paths = useMemo(() => ("doc" in parsed ? parsed.doc.nodes.map((n) => n.id) : []), [parsed]);
+
+  const shown = useMemo(() => {
+    if (chosen === null || picture === null) return { colors: picture?.colors ?? {}, reasons: picture?.reasons ?? {} };
+    const execution = tree.byId.get(chosen);
+    const done = execution === undefined ? isFinished(status) : execution.status !== "running" && execution.status !== "waiting";
+    return colorsForExecution(events, paths, chosen, done);
+  }, [chosen, picture, tree, events, paths, status]);
+
+  const onKey = useCallback((event: KeyboardEvent) => {
+    const target = event.target as HTMLElement;
+    if (target.closest("input, textarea, select")) return;
+    if (event.key === "?") setHelp((open) => !open);
+    else if (event.key === "Escape") {
+      setHelp(false);
+      setNode(null);
+    } else if (event.key === "l") setChosen(null);
+  }, []);
+  useEffect(() => {
+    window.addEventListener("keydown", onKey);
+    return () => window.removeEventListener("keydown", onKey);
+  }, [onKey]);
+
+  const runError = useRunError(data.run.id, status, data.run.error);
+  const chosenExecution = chosen === null ? undefined : tree.byId.get(chosen);
+  return (
+    <div className="run-view">
+      <div className="run-head">
+        <StatusPill status={status} />
+        <span>
+          {data.run.flow === null ? "no flow" : <a href={`/flows/${data.run.flow}/`}>{data.run.flow} v{data.run.version}</a>}
+        </span>
+        <span>started by {data.run.started_by ?? "command line"}</span>
+        <RelativeTime iso={data.run.created_at} now={now} />
+        <span className={`live-badge live-badge--${connection === "live" ? "live" : "other"}`} role="status">
+          {connection === "live" ? "● live" : connection}
+        </span>
+        <button type="button" className="link" onClick={() => setHelp(true)} aria-label="Keyboard shortcuts">
+          ? shortcuts
+        </button>
+      </div>
+      {error !== "" && <p className="error" role="alert">{error}</p>}
+      {runError !== "" && status === "failed" && (
+        <p className="error" role="alert">
+          The run failed: {runError}
+        </p>
+      )}
+      <p className="view-mode" role="status">
+        {chosen === null ? (
+          "Showing the live view: colors from the run's node rows."
+        ) : (
+          <>
+            Showing execution <code>{chosen}</code>
+            {chosenExecution !== undefined && <> ({executionTitle(chosenExecution)})</>}, colored from its trace.
+            <button type="button" onClick={() => setChosen(null)}>Live</button>
+          </>
+        )}
+      </p>
+      <Legend />
+      <div className={node === null || picture === null ? "run-layout run-layout--single" : "run-layout"}>
+        <div>
+          {"doc" in parsed ? (
+            <FlowView doc={parsed.doc} colors={shown.colors} reasons={shown.reasons} onNodeChoose={setNode} showLegend={false} fitMinZoom={FIT_MIN_ZOOM} />
+          ) : (
+            <FlowError message={parsed.error} />
+          )}
+          <p className="hint">Hover or focus a node to read why it has its color; click it (or press Enter) to inspect it.</p>
+        </div>
+        {node !== null && picture !== null && (
+          <div className="run-side">
+            <Inspector doc={"doc" in parsed ? parsed.doc : null} runId={data.run.id} groups={data.viewer.groups} node={node} picture={picture} shown={shown} events={events} onClose={() => setNode(null)} />
+          </div>
+        )}
+      </div>
+      <div className="run-below">
+        <ExecutionTreePanel tree={tree} chosen={chosen} onChoose={setChosen} truncated={truncated} ready={ready} />
+        {traceError !== "" && <p className="error">{traceError}</p>}
+        <Gantt events={events} live={!isFinished(status)} now={now} finalColors={picture?.colors ?? NO_COLORS} chosen={chosen} />
+        {data.viewer.can_administer && <AdminActions runId={data.run.id} status={status} />}
+      </div>
+      <Shortcuts open={help} onClose={() => setHelp(false)} items={RUN_SHORTCUTS} />
+    </div>
+  );
+}

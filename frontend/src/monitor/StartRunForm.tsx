@@ -1,0 +1,142 @@
+/** Start a run of a published flow: pick the flow, edit its input as JSON, POST /api/runs/. */
+
+import { type FormEvent, useId, useState } from "react";
+import { ApiError, postJson } from "./api";
+import { inputTemplate, parseInput } from "./inputTemplate";
+
+export interface PublishedFlow {
+  slug: string;
+  name: string;
+  version: number;
+  input: unknown;
+}
+
+type FieldErrors = Partial<Record<"flow" | "input" | "form", string>>;
+
+function fieldErrors(error: unknown): FieldErrors {
+  if (!(error instanceof ApiError)) return { form: String(error) };
+  const body = error.body;
+  if (typeof body === "object" && body !== null) {
+    const record = body as Record<string, unknown>;
+    const out: FieldErrors = {};
+    const text = (value: unknown) => (Array.isArray(value) ? value.join(" ") : String(value));
+    if (record.flow !== undefined) out.flow = text(record.flow);
+    if (record.input !== undefined) out.input = text(record.input);
+    if (record.version !== undefined) out.form = `version: ${text(record.version)}`;
+    if (typeof record.detail === "string") out.form = record.detail;
+    if (Object.keys(out).length > 0) return out;
+  }
+  return { form: error.message };
+}
+
+interface StartRunFormProps {
+  flows: readonly PublishedFlow[];
+  initialFlow: string;
+  onClose: () => void;
+}
+
+/** The form; on 201 the browser opens the new run's view. */
+export function StartRunForm({ flows, initialFlow, onClose }: StartRunFormProps) {
+  const start = flows.find((flow) => flow.slug === initialFlow) ?? flows[0];
+  const [slug, setSlug] = useState(start?.slug ?? "");
+  const [text, setText] = useState(() => inputTemplate(start?.input));
+  const [errors, setErrors] = useState<FieldErrors>({});
+  const [busy, setBusy] = useState(false);
+  const id = useId();
+  const chosen = flows.find((flow) => flow.slug === slug);
+
+  function choose(next: string) {
+    setSlug(next);
+    setText(inputTemplate(flows.find((flow) => flow.slug === next)?.input));
+    setErrors({});
+  }
+
+  async function submit(event: FormEvent) {
+    event.preventDefault();
+    const parsed = parseInput(text);
+    if ("error" in parsed) {
+      setErrors({ input: parsed.error });
+      return;
+    }
+    setBusy(true);
+    setErrors({});
+    try {
+      const run = (await postJson("/api/runs/", { flow: slug, input: parsed.value })) as { id: string };
+      window.location.assign(`/runs/${run.id}/`);
+    } catch (error) {
+      setErrors(fieldErrors(error));
+      setBusy(false);
+    }
+  }
+
+  if (flows.length === 0) {
+    return (
+      <div className="card start-run" role="region" aria-label="Start a run">
+        <p>
+          No published flow yet. Publish one from <a href="/flows/">Flows</a>, then start it here.
+        </p>
+        <button type="button" className="secondary" onClick={onClose}>
+          Close
+        </button>
+      </div>
+    );
+  }
+  return (
+    <form className="card start-run" onSubmit={submit} aria-label="Start a run" noValidate>
+      <h2>Start a run</h2>
+      <label htmlFor={`${id}-flow`}>Flow</label>
+      <select
+        id={`${id}-flow`}
+        value={slug}
+        onChange={(event) => choose(event.target.value)}
+        aria-invalid={errors.flow !== undefined}
+        aria-describedby={errors.flow === undefined ? undefined : `${id}-flow-error`}
+      >
+        {flows.map((flow) => (
+          <option key={flow.slug} value={flow.slug}>
+            {flow.name} ({flow.slug} v{flow.version})
+          </option>
+        ))}
+      </select>
+      {errors.flow !== undefined && (
+        <p className="error field-error" id={`${id}-flow-error`}>
+          {errors.flow}
+        </p>
+      )}
+      <label htmlFor={`${id}-input`}>Input (JSON)</label>
+      <p className="hint" id={`${id}-hint`}>
+        {chosen?.input === undefined || chosen.input === null
+          ? "This flow declares no input fields; any JSON object is accepted."
+          : "Prefilled with the fields the flow declares; fill in the values."}
+      </p>
+      <textarea
+        id={`${id}-input`}
+        className="json-editor"
+        value={text}
+        rows={Math.min(16, Math.max(5, text.split("\n").length + 1))}
+        spellCheck={false}
+        onChange={(event) => setText(event.target.value)}
+        aria-invalid={errors.input !== undefined}
+        aria-describedby={`${id}-hint${errors.input === undefined ? "" : ` ${id}-input-error`}`}
+      />
+      {errors.input !== undefined && (
+        <p className="error field-error" id={`${id}-input-error`}>
+          {errors.input}
+        </p>
+      )}
+      {errors.form !== undefined && (
+        <p className="error" role="alert">
+          {errors.form}
+        </p>
+      )}
+      <div className="actions">
+        <button type="submit" disabled={busy}>
+          {busy ? "Starting…" : "Start run"}
+        </button>
+        <button type="button" className="secondary" onClick={onClose}>
+          Cancel
+        </button>
+      </div>
+    </form>
+  );
+}

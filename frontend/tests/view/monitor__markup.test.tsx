@@ -1,0 +1,136 @@
+import { renderToStaticMarkup } from "react-dom/server";
+import { expect, test } from "vitest";
+import { FlowView } from "../../src/FlowView";
+import { parseGraph, toFlow } from "../../src/graph";
+import { RunView, type RunViewData } from "../../src/monitor/RunView";
+import { RunsPage } from "../../src/monitor/RunsPage";
+import type { TraceEvent } from "../../src/monitor/types";
+
+const GRAPH = {
+  format: "braid.graph/1",
+  name: "IF",
+  nodes: [
+    { id: "start", type: "start" },
+    { id: "check", type: "if", condition: "input.ok" },
+    { id: "yes", type: "set", values: {} },
+    { id: "no", type: "set", values: {} },
+    { id: "done", type: "end" },
+  ],
+  edges: [
+    { source: "start", target: "check" },
+    { source: "check", outcome: "true", target: "yes" },
+    { source: "check", outcome: "false", target: "no" },
+    { source: "yes", target: "done" },
+    { source: "no", target: "done" },
+  ],
+};
+
+test("a node with a reason shows it as a tooltip, describes itself by it and says it in its label", () => {
+  const markup = renderToStaticMarkup(
+    <FlowView
+      doc={parseGraph(GRAPH)}
+      colors={{ start: "completed", check: "completed", yes: "completed", no: "skipped", done: "running" }}
+      reasons={{ no: "skipped: `check` took `true`" }}
+    />,
+  );
+  expect(markup).toContain('aria-describedby="braid-reason-no"');
+  expect(markup).toContain('<span id="braid-reason-no" role="tooltip" class="braid-node__reason">skipped: `check` took `true`</span>');
+  expect(markup).toContain('aria-label="no: ');
+  expect(markup).toMatch(/aria-label="no: [^"]*skipped: `check` took `true`"/);
+  expect(markup).toContain("braid-color--skipped");
+});
+
+test("edges between taken nodes are drawn taken, the rest faded", () => {
+  const { edges } = toFlow(parseGraph(GRAPH), {
+    start: "completed",
+    check: "completed",
+    yes: "completed",
+    no: "skipped",
+    done: "running",
+  });
+  expect(edges.map((edge) => [edge.source, edge.target, edge.className])).toEqual([
+    ["start", "check", "braid-edge--taken"],
+    ["check", "yes", "braid-edge--taken"],
+    ["check", "no", "braid-edge--untaken"],
+    ["yes", "done", "braid-edge--taken"],
+    ["no", "done", "braid-edge--untaken"],
+  ]);
+  expect(toFlow(parseGraph(GRAPH)).edges.map((edge) => edge.className)).toEqual([
+    undefined,
+    undefined,
+    undefined,
+    undefined,
+    undefined,
+  ]);
+});
+
+const RUN: RunViewData = {
+  viewer: { username: "admin", groups: ["admins"], can_start: true, can_administer: true },
+  run: {
+    id: "17b161d6-e3cd-4249-a2e0-e94994938592",
+    label: "IF v1",
+    status: "running",
+    flow: "if",
+    version: 1,
+    started_by: "admin",
+    created_at: "2026-12-04T05:00:00Z",
+    error: "",
+  },
+  graph: GRAPH,
+};
+
+test("the run view starts with the legend of seven colors, the graph, the panels and the admin actions", () => {
+  const markup = renderToStaticMarkup(<RunView data={RUN} />);
+  for (const color of ["pending", "running", "waiting", "completed", "failed", "skipped", "cancelled"]) {
+    expect(markup).toContain(`braid-legend__item braid-color--${color}`);
+  }
+  expect(markup).toContain('aria-label="Flow graph: IF"');
+  expect(markup).toContain("Executions");
+  expect(markup).toContain("Timeline");
+  expect(markup).toContain("Cancel run");
+  expect(markup).toContain(">Retry<");
+  expect(markup).toContain("connecting");
+});
+
+test("the run view offers no admin actions to someone who may not administer runs", () => {
+  const markup = renderToStaticMarkup(<RunView data={{ ...RUN, viewer: { ...RUN.viewer, can_administer: false } }} />);
+  expect(markup).not.toContain("Cancel run");
+});
+
+test("the run view of a graph it cannot draw says why", () => {
+  const markup = renderToStaticMarkup(<RunView data={{ ...RUN, graph: { format: "other" } }} />);
+  expect(markup).toContain("Cannot show this flow.");
+});
+
+test("the runs page opens the start form when asked to start a flow", () => {
+  const markup = renderToStaticMarkup(
+    <RunsPage
+      data={{
+        viewer: RUN.viewer,
+        flows: [{ slug: "if", name: "IF", version: 1, input: { type: "object", properties: { ok: { type: "boolean" } } } }],
+        start: "if",
+      }}
+    />,
+  );
+  expect(markup).toContain('aria-label="Start a run"');
+  expect(markup).toContain("{\n  &quot;ok&quot;: false\n}");
+  expect(markup).toContain("Loading runs…");
+});
+
+test("an execution tree of 10,000 items mounts a window of rows, not 10,000", async () => {
+  const { buildExecutionTree } = await import("../../src/monitor/executions");
+  const { ExecutionTreePanel } = await import("../../src/monitor/RunView");
+  const events: TraceEvent[] = [{ seq: 0, event: "run.started", execution_id: "root:1", node: null, at: "2026-12-04T05:00:00Z", detail: {} }];
+  for (let i = 1; i <= 10_000; i++) {
+    events.push({ seq: i, event: "item.started", execution_id: `root:1:lines:${i}`, node: "lines", at: "2026-12-04T05:00:01Z", detail: {} });
+  }
+  const tree = buildExecutionTree(events, "running");
+  const markup = renderToStaticMarkup(<ExecutionTreePanel tree={tree} chosen={null} onChoose={() => undefined} truncated={false} autoOpen={20_000} />);
+  expect(markup).toContain("items of lines: 10000 running");
+  const rows = (markup.match(/role="listitem"/g) ?? []).length;
+  expect(markup).toContain('data-total="10002"');
+  expect(markup).toContain("item 1 ");
+  expect(markup).not.toContain("item 100 ");
+  expect(rows).toBeGreaterThan(10);
+  expect(rows).toBeLessThan(30);
+});
