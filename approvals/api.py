@@ -57,7 +57,10 @@ class CanSeeRequest(BasePermission):
         return bool(set(group_names(request.user)) & set(obj.groups))
 
 
-REFUSED_STATUS = {services.NotAnApprover: status.HTTP_403_FORBIDDEN}
+REFUSED_STATUS = {
+    services.NotAnApprover: status.HTTP_403_FORBIDDEN,
+    services.StarterMayNotDecide: status.HTTP_403_FORBIDDEN,
+}
 
 
 class ApprovalViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
@@ -78,7 +81,11 @@ class ApprovalViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets
         responses={
             202: ApprovalSerializer,
             400: OpenApiResponse(description="the body is not a decision"),
-            403: OpenApiResponse(RefusalSerializer, description="not in the request's groups"),
+            403: OpenApiResponse(
+                RefusalSerializer,
+                description="not in the request's groups, or the run's starter (segregation "
+                "of duties: code approval.starter)",
+            ),
             409: OpenApiResponse(
                 RefusalSerializer, description="closed, already decided, or an in-process run"
             ),

@@ -7,6 +7,7 @@ these rows are what the approvers' inbox lists.
 
 from typing import Any
 
+from django.conf import settings
 from django.db import NotSupportedError, models
 from django.db.models import Lookup
 
@@ -63,6 +64,18 @@ class ApprovalRequest(models.Model):
     outcome = models.TextField(
         blank=True, default="", help_text="approved, rejected, or why it was closed"
     )
+    shown = models.JSONField(
+        default=list, blank=True, help_text="[{field, value}]: what the node shows approvers"
+    )
+    due_at = models.DateTimeField(null=True, blank=True, help_text="overdue after this time")
+    allow_starter = models.BooleanField(
+        default=False, help_text="whether the run's starter may decide (segregation of duties)"
+    )
+    assignee = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+        related_name="assigned_approvals",
+        help_text="set by delegation or reassignment: then only this person decides",
+    )  # fmt: skip
     created_at = models.DateTimeField(auto_now_add=True)
     closed_at = models.DateTimeField(null=True, blank=True)
 

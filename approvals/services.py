@@ -31,6 +31,12 @@ class NotAnApprover(DecisionRefused):
     code = "approval.not_an_approver"
 
 
+class StarterMayNotDecide(DecisionRefused):
+    """Segregation of duties: the run's starter may not decide its approvals."""
+
+    code = "approval.starter"
+
+
 class ApprovalClosed(DecisionRefused):
     """The request was decided, or its step was cancelled."""
 
@@ -70,6 +76,31 @@ def open_request_at(run_id: str, node: str, execution_id: str | None = None) -> 
     return by_key[choose_approval(places, node, execution_id).key]
 
 
+def starter_decides(approval: ApprovalRequest, user: AbstractBaseUser) -> bool:
+    """Return whether the user started the request's run (refused unless the node allows it).
+
+    Raise StarterMayNotDecide when the node does not say `allow_starter: true`.
+    """
+    started_by = Run.objects.filter(pk=approval.run_id).values_list("started_by_id", flat=True)
+    if started_by.first() != user.pk:
+        return False
+    if not approval.allow_starter:
+        raise StarterMayNotDecide(
+            f"{user.get_username()} started run {approval.run_id} and so may not decide its "
+            f"approval at {approval.node} (segregation of duties; the node does not set "
+            "allow_starter)"
+        )
+    return True
+
+
+def check_may_decide(approval: ApprovalRequest, user: AbstractBaseUser) -> bool:
+    """Refuse a person who may not decide the request; return whether they are its starter."""
+    username, groups = user.get_username(), group_names(user)
+    if not set(groups) & set(approval.groups):
+        raise NotAnApprover(f"{username} is in none of the groups {approval.groups}")
+    return starter_decides(approval, user)
+
+
 def decide_request(
     approval: ApprovalRequest, user: AbstractBaseUser, decision: Decision, comment: str = ""
 ) -> str:
@@ -79,8 +110,7 @@ def decide_request(
     person's two decisions cannot both be recorded.
     """
     username, groups = user.get_username(), group_names(user)
-    if not set(groups) & set(approval.groups):
-        raise NotAnApprover(f"{username} is in none of the groups {approval.groups}")
+    check_may_decide(approval, user)
     with transaction.atomic():
         run = Run.objects.select_for_update(no_key=True).only("runtime").get(pk=approval.run_id)
         if run.runtime != Runtime.DURABLE:

@@ -8,7 +8,7 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 
-from approvals.services import decide_request, open_request_at
+from approvals.services import check_may_decide, decide_request, open_request_at
 from braid.auth import group_names
 from designer.models import Flow, FlowVersion
 from designer.services import check_graph
@@ -123,6 +123,7 @@ def decide(
     if runtime_of(run_id) is Runtime.DURABLE:
         approval = open_request_at(run_id, node, execution_id)
         return Decided(run_id, Runtime.DURABLE, decide_request(approval, user, decision, comment))
+    check_may_decide(open_request_at(run_id, node, execution_id), user)
     engine = runtime(clock)
     state = engine.load(run_id)
     username, groups = user.get_username(), group_names(user)

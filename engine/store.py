@@ -21,7 +21,9 @@ from django.utils import timezone
 from approvals.models import ApprovalRequest, ApprovalStatus
 from engine.core.events import CloseApproval, RequestApproval, RunStatus, Trace, WriteRow
 from engine.core.events import RowStatus as CoreRowStatus
+from engine.core.expressions import format_timestamp
 from engine.core.rows import NodeRow, apply_write
+from engine.core.runtime import parse_time
 from engine.core.store import ApprovalCommand, StoredRun, UnknownRun
 from engine.models import NodeState, Run, Runtime, TraceEvent
 from engine.models import RowStatus as RowChoices
@@ -156,7 +158,9 @@ def open_requests(run_id: str, requests: Sequence[RequestApproval]) -> None:
     ApprovalRequest.objects.bulk_create(
         [ApprovalRequest(run_id=run_id, key=r.key, node=r.node, execution_id=r.execution_id,
                          groups=list(r.groups), policy=r.policy, title=r.title,
-                         instructions=r.instructions) for r in requests],
+                         instructions=r.instructions, allow_starter=r.allow_starter,
+                         shown=[{"field": f, "value": v} for f, v in r.shown],
+                         due_at=parse_time(r.due) if r.due else None) for r in requests],
         ignore_conflicts=True,
     )  # fmt: skip
 
@@ -260,7 +264,9 @@ class DjangoStore:
         return [
             RequestApproval(key=r.key, node=r.node, execution_id=r.execution_id,
                             groups=tuple(r.groups), policy=r.policy, title=r.title,
-                            instructions=r.instructions)
+                            instructions=r.instructions, allow_starter=r.allow_starter,
+                            shown=tuple((s["field"], s["value"]) for s in r.shown),
+                            due=format_timestamp(r.due_at) if r.due_at else None)
             for r in ApprovalRequest.objects.filter(run_id=run_id, status=ApprovalStatus.OPEN)
             .order_by("id")
         ]  # fmt: skip
