@@ -76,6 +76,12 @@ class ApprovalViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets
             return services.open_requests(self.request.user)
         return ApprovalRequest.objects.select_related("run__flow_version__flow")
 
+    def retrieve(self, request: Request, *args: object, **kwargs: object) -> Response:
+        """One request; an approver's first look at an open one is audited (`viewed`)."""
+        approval = self.get_object()
+        services.record_view(approval, request.user)
+        return Response(self.get_serializer(approval).data)
+
     @extend_schema(
         request=DecideSerializer,
         responses={

@@ -92,3 +92,77 @@ class ApprovalRequest(models.Model):
 
     def __str__(self) -> str:
         return f"{self.title} ({self.node}, {self.status})"
+
+
+class EventKind(models.TextChoices):
+    """What happened to a request, as the audit records it."""
+
+    REQUESTED = "requested", "Requested"
+    VIEWED = "viewed", "Viewed"
+    DECIDED = "decided", "Decided"
+    DELEGATED = "delegated", "Delegated"
+    REASSIGNED = "reassigned", "Reassigned"
+    CLOSED = "closed", "Closed"
+    CANCELLED = "cancelled", "Cancelled"
+    EXPIRED = "expired", "Expired"
+    REOPENED = "reopened", "Reopened"
+
+
+class AuditImmutable(Exception):
+    """The application tried to change or remove an audit entry."""
+
+
+class AppendOnlyQuerySet(models.QuerySet["ApprovalEvent"]):
+    """Audit entries are inserted, never updated or deleted through the ORM."""
+
+    def update(self, **kwargs: Any) -> int:
+        raise AuditImmutable("approval events are append-only: update refused")
+
+    def delete(self) -> tuple[int, dict[str, int]]:
+        raise AuditImmutable("approval events are append-only: delete refused")
+
+
+class ApprovalEvent(models.Model):
+    """One entry of the approval audit: append-only and chained by sha256 (approvals/audit.py).
+
+    Plain columns instead of foreign keys, so that deleting a run or a user never deletes
+    or changes an entry.
+    """
+
+    seq = models.PositiveBigIntegerField(unique=True, help_text="1, 2, 3 ... with no gaps")
+    at = models.DateTimeField()
+    kind = models.CharField(max_length=16, choices=EventKind.choices)
+    request_id = models.BigIntegerField(db_index=True)
+    run_id = models.UUIDField()
+    node = models.CharField(max_length=1000)
+    execution_id = models.CharField(max_length=2000)
+    actor = models.CharField(max_length=150, blank=True, default="", help_text="'' = the engine")
+    detail = models.JSONField(default=dict)
+    prev_hash = models.CharField(max_length=64)
+    hash = models.CharField(max_length=64)
+
+    objects = AppendOnlyQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["seq"]
+
+    def __str__(self) -> str:
+        return f"#{self.seq} {self.kind} request {self.request_id} by {self.actor or 'engine'}"
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        if not self._state.adding:
+            raise AuditImmutable(f"approval event #{self.seq} is append-only: save refused")
+        super().save(*args, **kwargs)
+
+    def delete(self, *args: Any, **kwargs: Any) -> tuple[int, dict[str, int]]:
+        raise AuditImmutable(f"approval event #{self.seq} is append-only: delete refused")
+
+
+class AuditHead(models.Model):
+    """The chain's head: the last entry's number and hash (one row, locked by each append)."""
+
+    seq = models.PositiveBigIntegerField(default=0)
+    hash = models.CharField(max_length=64, default="")
+
+    def __str__(self) -> str:
+        return f"audit head #{self.seq}"

@@ -5,11 +5,15 @@ request and person, so a second identical decision records nothing. The engine a
 it with the run's next step, which also closes the request when its policy is met.
 """
 
+import datetime as dt
+
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db import transaction
 from django.db.models import QuerySet
+from django.utils import timezone
 
-from approvals.models import ApprovalRequest, ApprovalStatus
+from approvals import audit
+from approvals.models import ApprovalEvent, ApprovalRequest, ApprovalStatus, EventKind
 from braid.auth import Role, group_names, has_role
 from engine import durable
 from engine.core.events import ApprovalDecided, Decision
@@ -110,7 +114,7 @@ def decide_request(
     person's two decisions cannot both be recorded.
     """
     username, groups = user.get_username(), group_names(user)
-    check_may_decide(approval, user)
+    starter = check_may_decide(approval, user)
     with transaction.atomic():
         run = Run.objects.select_for_update(no_key=True).only("runtime").get(pk=approval.run_id)
         if run.runtime != Runtime.DURABLE:
@@ -126,4 +130,29 @@ def decide_request(
         event = ApprovalDecided(at=durable.now_text(), key=approval.key, user=username,
                                 groups=groups, decision=decision, comment=comment)  # fmt: skip
         durable.submit(str(run.pk), inbox_key, event)
+        audit.record(EventKind.DECIDED, approval, username, decision=decision.value,
+                     comment=comment, starter=starter)  # fmt: skip
     return inbox_key
+
+
+def record_view(approval: ApprovalRequest, user: AbstractBaseUser) -> None:
+    """Audit a person's first look at an open request (later looks add nothing)."""
+    username = user.get_username()
+    if approval.status != ApprovalStatus.OPEN:
+        return
+    seen = ApprovalEvent.objects.filter(
+        request_id=approval.pk, kind=EventKind.VIEWED, actor=username
+    )
+    if not seen.exists():
+        audit.record(EventKind.VIEWED, approval, username)
+
+
+def record_expired(now: dt.datetime | None = None) -> int:
+    """Audit each open request whose due time passed, once; return how many."""
+    now = now or timezone.now()
+    overdue = ApprovalRequest.objects.filter(status=ApprovalStatus.OPEN, due_at__lte=now)
+    noted = ApprovalEvent.objects.filter(kind=EventKind.EXPIRED).values("request_id")
+    fresh = list(overdue.exclude(pk__in=noted).order_by("id")[:500])
+    audit.append([audit.Entry(EventKind.EXPIRED, r, detail={"due_at": r.due_at.isoformat()})
+                  for r in fresh if r.due_at])  # fmt: skip
+    return len(fresh)

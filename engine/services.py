@@ -7,7 +7,10 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
 
+from approvals import audit
+from approvals.models import EventKind
 from approvals.services import check_may_decide, decide_request, open_request_at
 from braid.auth import group_names
 from designer.models import Flow, FlowVersion
@@ -123,11 +126,15 @@ def decide(
     if runtime_of(run_id) is Runtime.DURABLE:
         approval = open_request_at(run_id, node, execution_id)
         return Decided(run_id, Runtime.DURABLE, decide_request(approval, user, decision, comment))
-    check_may_decide(open_request_at(run_id, node, execution_id), user)
+    approval = open_request_at(run_id, node, execution_id)
+    starter = check_may_decide(approval, user)
     engine = runtime(clock)
     state = engine.load(run_id)
     username, groups = user.get_username(), group_names(user)
-    engine.decide(state, node, username, groups, decision, comment, execution_id)
+    with transaction.atomic():  # the audit entry goes only if the run takes the decision
+        audit.record(EventKind.DECIDED, approval, username, decision=decision.value,
+                     comment=comment, starter=starter)  # fmt: skip
+        engine.decide(state, node, username, groups, decision, comment, execution_id)
     return Decided(run_id, Runtime.IN_PROCESS)
 
 

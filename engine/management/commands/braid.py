@@ -10,7 +10,7 @@ from braid.demo import DEMO_USERS, create_demo_users
 
 
 class Command(BaseCommand):
-    help = "Braid's command line: demo, serve, validate, import, run, show, decide."
+    help = "Braid's command line: demo, serve, validate, import, run, show, decide, audit."
 
     def add_arguments(self, parser: ArgumentParser) -> None:
         sub = parser.add_subparsers(dest="subcommand", required=True)
@@ -43,6 +43,8 @@ class Command(BaseCommand):
             help="the execution id, when several approvals are open at NODE (foreach items)",
         )  # fmt: skip
         decide.add_argument("--json", action="store_true", dest="as_json")
+        audit = sub.add_parser("audit", help="check the approval audit's hash chain")
+        audit.add_argument("action", choices=["verify"])
 
     def handle(self, *args: Any, **options: Any) -> None:
         status = getattr(self, f"handle_{options['subcommand']}")(**options)
@@ -85,6 +87,11 @@ class Command(BaseCommand):
         from engine.cli import show_command
 
         return show_command(run_id, as_json, self.stdout)
+
+    def handle_audit(self, action: str, **options: Any) -> int:
+        from approvals.cli import verify_command
+
+        return verify_command(self.stdout)
 
     def handle_decide(self, run_id: str, node: str, user: str, decision: str, comment: str,
                       as_json: bool, execution_id: str | None, **options: Any) -> int:  # fmt: skip
