@@ -1,8 +1,10 @@
 """What happens around a request opening and closing, whichever runtime opened or closed it:
-the audit entries (approvals/audit.py), in the engine's own transaction."""
+the audit entries (approvals/audit.py), in the engine's own transaction, and a live
+inbox update after it commits (approvals/live.py)."""
 
 from collections.abc import Sequence
 
+from approvals import live
 from approvals.audit import Entry, append
 from approvals.models import ApprovalRequest, EventKind
 from engine.core.graph import Outcome
@@ -22,6 +24,7 @@ def opened(requests: Sequence[ApprovalRequest]) -> None:
             for r in requests
         ]
     )
+    live.requests_changed(requests)
 
 
 def closed(requests: Sequence[ApprovalRequest], reasons: dict[str, str]) -> None:
@@ -34,6 +37,7 @@ def closed(requests: Sequence[ApprovalRequest], reasons: dict[str, str]) -> None
         else:
             entries.append(Entry(EventKind.CANCELLED, request, detail={"reason": reason}))
     append(entries)
+    live.requests_changed(requests)
 
 
 def reopened(requests: Sequence[ApprovalRequest], by: str) -> None:

@@ -76,6 +76,11 @@ class ApprovalRequest(models.Model):
         related_name="assigned_approvals",
         help_text="set by delegation or reassignment: then only this person decides",
     )  # fmt: skip
+    delegations = models.JSONField(
+        default=list, blank=True, help_text='[{"from", "to", "groups"}]: parts passed on'
+    )
+    delegated_from = GroupsField(default=list, blank=True, help_text="who delegated a part")
+    delegated_to = GroupsField(default=list, blank=True, help_text="who received a part")
     created_at = models.DateTimeField(auto_now_add=True)
     closed_at = models.DateTimeField(null=True, blank=True)
 

@@ -1,5 +1,9 @@
 """WebSocket routes; the monitor adds /ws/runs/<id>/ when it lands."""
 
-from django.urls import URLPattern
+from django.urls import URLPattern, path
 
-websocket_urlpatterns: list[URLPattern] = []
+from approvals.consumers import InboxConsumer
+
+websocket_urlpatterns: list[URLPattern] = [
+    path("ws/inbox/", InboxConsumer.as_asgi()),
+]

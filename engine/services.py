@@ -11,8 +11,7 @@ from django.db import transaction
 
 from approvals import audit
 from approvals.models import EventKind
-from approvals.services import check_may_decide, decide_request, open_request_at
-from braid.auth import group_names
+from approvals.services import decide_request, deciding_groups, open_request_at, starter_decides
 from designer.models import Flow, FlowVersion
 from designer.services import check_graph
 from engine import durable
@@ -127,13 +126,14 @@ def decide(
         approval = open_request_at(run_id, node, execution_id)
         return Decided(run_id, Runtime.DURABLE, decide_request(approval, user, decision, comment))
     approval = open_request_at(run_id, node, execution_id)
-    starter = check_may_decide(approval, user)
+    groups = deciding_groups(approval, user)
+    starter = starter_decides(approval, user)
     engine = runtime(clock)
     state = engine.load(run_id)
-    username, groups = user.get_username(), group_names(user)
+    username = user.get_username()
     with transaction.atomic():  # the audit entry goes only if the run takes the decision
         audit.record(EventKind.DECIDED, approval, username, decision=decision.value,
-                     comment=comment, starter=starter)  # fmt: skip
+                     comment=comment, starter=starter, groups=list(groups))  # fmt: skip
         engine.decide(state, node, username, groups, decision, comment, execution_id)
     return Decided(run_id, Runtime.IN_PROCESS)
 

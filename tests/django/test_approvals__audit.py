@@ -53,7 +53,12 @@ def test_requests_views_decisions_closing_and_cancelling_are_audited_in_order(
         ("cancelled", "leg", ""),
     ]
     decided = ApprovalEvent.objects.get(run_id=run.pk, kind="decided")
-    assert decided.detail == {"decision": "approve", "comment": "fine", "starter": False}
+    assert decided.detail == {
+        "decision": "approve",
+        "comment": "fine",
+        "starter": False,
+        "groups": ["finance"],
+    }
     cancelled = ApprovalEvent.objects.get(run_id=run.pk, kind="cancelled")
     assert cancelled.detail == {"reason": "run cancelled by admin"}
     assert verify_output() == (0, "audit chain verified: 6 entries\n")
