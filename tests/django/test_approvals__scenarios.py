@@ -1,0 +1,237 @@
+"""Approvals in the shapes people meet: parallel branches, a batch of line items, a race
+against a deadline, many approvers at once, and every refusal leaving nothing behind."""
+
+import copy
+import json
+import random
+import threading
+import time
+
+import pytest
+from django.contrib.auth.models import Group, User
+from django.db import connection
+from django.test import Client
+
+from approvals import audit
+from approvals.models import ApprovalEvent, ApprovalRequest
+from designer.demo import DEMO_DIR
+from engine import durable
+from engine.models import PendingEvent, Run
+from tests.conftest import database_vendor
+from tests.django.approval_helpers import (
+    INVOICE,
+    decide,
+    footprint,
+    post,
+    publish,
+    request_id,
+    start,
+)
+from tests.django.durable_driver import drain
+
+
+def demo_flow(name: str) -> dict:  # type: ignore[type-arg]
+    """Return a demo flow's document."""
+    return json.loads((DEMO_DIR / f"{name}.json").read_text())
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("order", [("fin", "leg"), ("leg", "fin")])
+def test_parallel_approvals_in_fork_branches_complete_in_either_order(
+    demo, client_for, order
+) -> None:  # type: ignore[no-untyped-def]
+    run = start(client_for("analyst"), "invoice-sign-off", INVOICE)
+    deciders = {"fin": client_for("finance"), "leg": client_for("legal")}
+    for node in order:
+        assert decide(deciders[node], request_id(run, node), "approve").status_code == 202
+        run = drain(run)
+    assert (run.status, run.state["log"]) == ("completed", ["finance approved", "legal approved"])
+    assert audit.verify().ok
+
+
+@pytest.mark.django_db
+def test_a_batch_of_50_lines_pauses_the_12_over_the_limit_and_completes_in_any_order(
+    demo, client_for
+) -> None:  # type: ignore[no-untyped-def]
+    graph = demo_flow("batch-line-approval")
+    graph["nodes"][1]["concurrency"] = 50
+    analyst, finance = client_for("analyst"), client_for("finance")
+    publish(analyst, "batch-50", graph)
+    big = set(random.Random(14).sample(range(50), 12))
+    lines = [{"id": f"L{i:02d}", "amount": 20000 + i if i in big else 100 + i} for i in range(50)]
+    run = start(analyst, "batch-50", {"lines": lines})
+    listed = finance.get("/api/approvals/?limit=500").json()
+    assert listed["count"] == 12
+    assert finance.get("/api/approvals/count/").json()["open"] == 12
+    ids = {r["execution_id"]: r["id"] for r in listed["results"]}
+    order = sorted(ids, key=lambda _: random.random())
+    rejected = set(order[:3])
+    for eid in order[:3]:
+        assert decide(finance, ids[eid], "reject").status_code == 202
+    bulk = post(finance, "/api/approvals/decide/",
+                {"ids": [ids[e] for e in order[3:8]], "decision": "approve"})  # fmt: skip
+    assert (bulk.status_code, bulk.json()["done"]) == (200, 5)
+    run = drain(run)
+    assert run.status == "waiting"
+    for eid in order[8:]:
+        assert decide(finance, ids[eid], "approve").status_code == 202
+    run = drain(run)
+    approved = [lines[i]["id"] for i in sorted(big) if f"root:1:lines:{i + 1}" not in rejected]
+    small = [lines[i]["id"] for i in range(50) if i not in big]
+    assert (run.status, run.state) == (
+        "completed",
+        {"approved": approved, "auto": small, "errors": []},
+    )
+    assert finance.get("/api/approvals/count/").json()["open"] == 0
+    assert ApprovalEvent.objects.filter(run_id=run.pk, kind="decided").count() == 12
+
+
+@pytest.mark.django_db
+def test_an_approval_raced_by_a_one_second_wait_is_cancelled_when_the_timer_wins(
+    demo, client_for
+) -> None:  # type: ignore[no-untyped-def]
+    graph = copy.deepcopy(demo_flow("approval-or-timeout"))
+    timer = next(n for n in graph["nodes"] if n["id"] == "timer")
+    timer["seconds"] = 1
+    publish(client_for("analyst"), "quick-deadline", graph)
+    run = start(client_for("analyst"), "quick-deadline", {"item": "desk", "hours": 0})
+    pk = request_id(run, "approve")
+    time.sleep(1.1)
+    assert durable.sweep()["timers"] == 1
+    run = drain(run)
+    assert (run.status, run.state["outcome"]) == ("completed", "escalated: no decision in time")
+    request = ApprovalRequest.objects.get(pk=pk)
+    assert (request.status, request.outcome) == ("closed", "race deadline won by timer")
+    cancelled = ApprovalEvent.objects.get(request_id=pk, kind="cancelled")
+    assert cancelled.detail == {"reason": "race deadline won by timer"}
+    late = decide(client_for("finance"), pk, "approve")
+    assert (late.status_code, late.json()["code"]) == (409, "approval.closed")
+
+
+@pytest.fixture
+def invoice_run(demo, client_for) -> Run:  # type: ignore[no-untyped-def]
+    """An invoice run started by the analyst, waiting on finance and legal."""
+    return start(client_for("analyst"), "invoice-sign-off", INVOICE)
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("case", "status", "code"),
+    [
+        ("non-member", 403, "approval.not_an_approver"),
+        ("starter", 403, "approval.starter"),
+        ("double decision", 409, "approval.already_decided"),
+        ("stale execution id", 409, "approval.stale"),
+        ("cancelled request", 409, "approval.closed"),
+        ("delegated away", 403, "approval.delegated"),
+        ("no CSRF token", 403, "permission_denied"),
+    ],
+)
+def test_each_refused_decision_has_its_status_and_changes_no_row(
+    demo, client_for, case, status, code
+) -> None:  # type: ignore[no-untyped-def]
+    finance = client_for("finance")
+    starter = "finance" if case == "starter" else "analyst"
+    run = start(client_for(starter), "invoice-sign-off", INVOICE)
+    fin = request_id(run, "fin")
+    body: dict[str, str] = {"decision": "approve"}
+    caller = finance
+    if case == "non-member":
+        caller = client_for("legal")
+    elif case == "double decision":
+        assert decide(finance, fin, "approve").status_code == 202
+    elif case == "stale execution id":
+        body["execution_id"] = "root:1:split.finance:2"
+    elif case == "cancelled request":
+        assert (
+            post(client_for("admin"), f"/api/runs/{run.pk}/cancel/", {"reason": "x"}).status_code
+            == 202
+        )
+        run = drain(run)
+    elif case == "delegated away":
+        other = User.objects.create_user("controller")
+        other.groups.add(Group.objects.get(name="finance"))
+        assert (
+            post(finance, f"/api/approvals/{fin}/delegate/", {"to": "controller"}).status_code
+            == 200
+        )
+    elif case == "no CSRF token":
+        caller = Client(enforce_csrf_checks=True)
+        caller.force_login(demo["finance"])
+    before = footprint(run)
+    audit_before = ApprovalEvent.objects.count()
+    refused = post(caller, f"/api/approvals/{fin}/decide/", body)
+    assert (refused.status_code, refused.json()["code"]) == (status, code)
+    assert footprint(run) == before  # nothing recorded: no inbox event, row or trace
+    assert ApprovalEvent.objects.count() == audit_before
+
+
+@pytest.mark.django_db
+def test_fifty_decisions_in_turn_on_one_any_request_have_one_winner(demo, client_for) -> None:  # type: ignore[no-untyped-def]
+    finance_group = Group.objects.get(name="finance")
+    clients = []
+    for i in range(50):
+        user = User.objects.create_user(f"approver{i:02d}")
+        user.groups.add(finance_group)
+        client = Client()
+        client.force_login(user)
+        clients.append(client)
+    run = start(
+        client_for("analyst"), "batch-line-approval", {"lines": [{"id": "X", "amount": 99999}]}
+    )
+    pk = request_id(run, "review")
+    statuses = [decide(c, pk, "approve").status_code for c in clients]
+    assert (statuses.count(202), statuses.count(409)) == (1, 49)
+    run = drain(run)
+    assert (run.status, run.state["approved"]) == ("completed", ["X"])
+    assert (
+        PendingEvent.objects.filter(
+            run=run, key__startswith=ApprovalRequest.objects.get(pk=pk).key
+        ).count()
+        == 1
+    )
+
+
+@pytest.mark.skipif(
+    database_vendor() != "postgresql",
+    reason="50 threads writing at once need PostgreSQL's row locks (SQLite locks the file)",
+)
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_fifty_concurrent_decisions_on_one_any_request_have_exactly_one_winner(
+    demo, client_for
+) -> None:  # type: ignore[no-untyped-def]
+    finance_group = Group.objects.get(name="finance")
+    users = []
+    for i in range(50):
+        user = User.objects.create_user(f"racer{i:02d}")
+        user.groups.add(finance_group)
+        users.append(user)
+    run = start(
+        client_for("analyst"), "batch-line-approval", {"lines": [{"id": "X", "amount": 99999}]}
+    )
+    pk = request_id(run, "review")
+    barrier, statuses = threading.Barrier(50), []
+    lock = threading.Lock()
+
+    def race(user: User) -> None:
+        try:
+            client = Client()
+            client.force_login(user)
+            barrier.wait()
+            status = decide(client, pk, "approve").status_code
+            with lock:
+                statuses.append(status)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=race, args=(u,)) for u in users]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert (statuses.count(202), statuses.count(409)) == (1, 49)
+    run = drain(run)
+    assert (run.status, run.state["approved"]) == ("completed", ["X"])
+    assert ApprovalEvent.objects.filter(request_id=pk, kind="decided").count() == 1
+    assert audit.verify().ok
