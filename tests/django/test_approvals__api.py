@@ -87,7 +87,7 @@ def test_each_approver_lists_the_open_requests_of_their_groups_newest_first(
         "policy": "all",
         "title": "Legal sign-off for I-3",
         "instructions": "Check the contract terms of Acme.",
-        "shown": [],
+        "shown": [{"field": "input.invoice.vendor", "value": "Acme"}],
         "status": "open",
         "outcome": "",
         "created_at": first["created_at"],
