@@ -235,3 +235,57 @@ def test_fifty_concurrent_decisions_on_one_any_request_have_exactly_one_winner(
     assert (run.status, run.state["approved"]) == ("completed", ["X"])
     assert ApprovalEvent.objects.filter(request_id=pk, kind="decided").count() == 1
     assert audit.verify().ok
+
+
+@pytest.mark.django_db
+def test_a_quorum_of_two_closes_on_the_second_approval_and_refuses_the_third(
+    demo, client_for
+) -> None:  # type: ignore[no-untyped-def]
+    from tests.django.approval_helpers import approval_graph
+
+    finance_group = Group.objects.get(name="finance")
+    clients = {}
+    for name in ("ann", "bob", "cy"):
+        user = User.objects.create_user(name)
+        user.groups.add(finance_group)
+        clients[name] = Client()
+        clients[name].force_login(user)
+    publish(client_for("analyst"), "two-of-three", approval_graph(policy={"quorum": 2}))
+    run = start(client_for("analyst"), "two-of-three", {"amount": 10})
+    pk = request_id(run, "ask")
+    assert decide(clients["ann"], pk, "approve").status_code == 202
+    run = drain(run)
+    assert (run.status, ApprovalRequest.objects.get(pk=pk).status) == ("waiting", "open")
+    assert decide(clients["bob"], pk, "approve").status_code == 202
+    late = decide(clients["cy"], pk, "approve")  # recorded decisions already meet the quorum
+    assert (late.status_code, late.json()) == (
+        409,
+        {
+            "code": "approval.closed",
+            "detail": "the approval at ask is already decided by ann, bob; the run is applying it",
+        },
+    )
+    run = drain(run)
+    assert (run.status, run.state["decision"]) == ("completed", "approved")
+    reassign = post(client_for("admin"), f"/api/approvals/{pk}/reassign/", {"to": "cy"})
+    assert (reassign.status_code, reassign.json()["code"]) == (409, "approval.closed")
+
+
+@pytest.mark.django_db
+def test_a_quorum_cannot_be_reassigned_to_one_person(demo, client_for) -> None:  # type: ignore[no-untyped-def]
+    from tests.django.approval_helpers import approval_graph
+
+    publish(client_for("analyst"), "two-needed", approval_graph(policy={"quorum": 2}))
+    run = start(client_for("analyst"), "two-needed", {"amount": 10})
+    before = footprint(run)
+    refused = post(
+        client_for("admin"), f"/api/approvals/{request_id(run, 'ask')}/reassign/", {"to": "legal"}
+    )
+    assert (refused.status_code, refused.json()) == (
+        400,
+        {
+            "code": "approval.delegate_target",
+            "detail": "a quorum of 2 needs that many people: delegate parts instead",
+        },
+    )
+    assert footprint(run) == before
