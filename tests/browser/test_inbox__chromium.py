@@ -176,3 +176,46 @@ def test_the_inbox_reads_well_on_a_phone_and_bulk_decides_with_a_summary(
     expect(page.get_by_role("status").filter(has_text="Rejected: 4 of 4 done.")).to_be_visible()
     shot(page, "9-phone-bulk-summary")
     assert page.evaluate("document.documentElement.scrollWidth") <= 390
+
+
+def test_overdue_and_cancelled_requests_read_plainly_and_filter(
+    browser: Browser, server: Server
+) -> None:
+    from tests.django.approval_helpers import approval_graph
+
+    graph = approval_graph(title="Pay ${input.vendor}", show=["state.total"], due_in_s=1)
+    server.api("analyst", "POST", "/api/flows/", {"slug": "quick-due", "draft": graph})
+    server.api("analyst", "POST", "/api/flows/quick-due/publish/")
+    server.api(
+        "analyst",
+        "POST",
+        "/api/runs/",
+        {"flow": "quick-due", "input": {"amount": 7, "vendor": "Globex"}},
+    )
+    doomed = server.api(
+        "analyst", "POST", "/api/runs/", {"flow": "invoice-sign-off", "input": INVOICE}
+    )
+    wait_for(
+        lambda: server.api("admin", "GET", f"/api/runs/{doomed['id']}/")["status"] == "waiting"
+    )
+    server.api("admin", "POST", f"/api/runs/{doomed['id']}/cancel/", {"reason": "duplicate"})
+    wait_for(
+        lambda: server.api("admin", "GET", f"/api/runs/{doomed['id']}/")["status"] == "cancelled"
+    )
+    time.sleep(1.2)
+    page = browser.new_context(viewport={"width": 1280, "height": 860}).new_page()
+    log_in(page, server.url, "finance", "braid-finance")
+    item = page.get_by_role("article", name="Pay Globex")
+    expect(item).to_contain_text("overdue by")
+    expect(item).to_contain_text("state.total")
+    page.get_by_label("Due", exact=True).select_option("overdue")
+    expect(page.get_by_role("article")).to_have_count(1)
+    page.get_by_label("Search", exact=True).fill("nothing like this")
+    expect(page.get_by_text("No request matches these filters.")).to_be_visible()
+    page.get_by_role("button", name="Clear filters").first.click()
+    expect(page.get_by_role("article")).to_have_count(1)
+    shot(page, "10-overdue")
+    page.get_by_role("tab", name="Archive").click()
+    cancelled = page.get_by_role("article", name="Finance sign-off for INV-42")
+    expect(cancelled).to_contain_text("Cancelled: run cancelled by admin")
+    shot(page, "11-archive-cancelled")

@@ -186,48 +186,50 @@ export function Inbox({ config }: { config: InboxConfig }) {
       </div>
 
       <form className="filters" role="search" aria-label="Filter requests" onSubmit={(e) => e.preventDefault()}>
-        <label>
-          <span>Search</span>
-          <input ref={searchRef} type="search" value={filters.search} placeholder="title, value, node…"
+        <div className="filter">
+          <label htmlFor="filter-search">Search</label>
+          <input id="filter-search" ref={searchRef} type="search" value={filters.search} placeholder="title, value, node…"
             aria-keyshortcuts="/" onChange={(e) => setFilters({ ...filters, search: e.target.value })}
             onKeyDown={(e) => { if (e.key === "Escape") (e.target as HTMLInputElement).blur(); }} />
-        </label>
-        <label>
-          <span>Flow</span>
-          <select value={filters.flow} onChange={(e) => setFilters({ ...filters, flow: e.target.value })}>
+        </div>
+        <div className="filter">
+          <label htmlFor="filter-flow">Flow</label>
+          <select id="filter-flow" value={filters.flow} onChange={(e) => setFilters({ ...filters, flow: e.target.value })}>
             <option value="">All flows</option>
             {flows.map((f) => <option key={f} value={f}>{f}</option>)}
           </select>
-        </label>
-        <label>
-          <span>Group</span>
-          <select value={filters.group} onChange={(e) => setFilters({ ...filters, group: e.target.value })}>
+        </div>
+        <div className="filter">
+          <label htmlFor="filter-group">Group</label>
+          <select id="filter-group" value={filters.group} onChange={(e) => setFilters({ ...filters, group: e.target.value })}>
             <option value="">All groups</option>
             {groupNames.map((g) => <option key={g} value={g}>{g}</option>)}
           </select>
-        </label>
-        <label>
-          <span>Due</span>
-          <select value={filters.due} onChange={(e) => setFilters({ ...filters, due: e.target.value as Filters["due"] })}>
-            <option value="any">Any time</option>
-            <option value="overdue">Overdue</option>
-            <option value="due">Due later</option>
-            <option value="none">No due date</option>
-          </select>
-        </label>
-        <label>
-          <span>Field</span>
-          <select value={filters.field} onChange={(e) => setFilters({ ...filters, field: e.target.value })}>
+        </div>
+        {tab === "open" ? (
+          <div className="filter">
+            <label htmlFor="filter-due">Due</label>
+            <select id="filter-due" value={filters.due} onChange={(e) => setFilters({ ...filters, due: e.target.value as Filters["due"] })}>
+              <option value="any">Any time</option>
+              <option value="overdue">Overdue</option>
+              <option value="due">Due later</option>
+              <option value="none">No due date</option>
+            </select>
+          </div>
+        ) : null}
+        <div className="filter">
+          <label htmlFor="filter-field">Shown field</label>
+          <select id="filter-field" value={filters.field} onChange={(e) => setFilters({ ...filters, field: e.target.value })}>
             <option value="">Any field</option>
             {fields.map((f) => <option key={f} value={f}>{f}</option>)}
           </select>
-        </label>
+        </div>
         {filters.field ? (
-          <label>
-            <span>Value contains</span>
-            <input type="text" value={filters.fieldValue}
+          <div className="filter">
+            <label htmlFor="filter-value">Value contains</label>
+            <input id="filter-value" type="text" value={filters.fieldValue}
               onChange={(e) => setFilters({ ...filters, fieldValue: e.target.value })} />
-          </label>
+          </div>
         ) : null}
         {filtered ? (
           <button type="button" className="link-button" onClick={() => setFilters(NO_FILTERS)}>Clear filters</button>
@@ -422,7 +424,8 @@ function Detail({ request, tab, now, config, api, onDecided, onChanged }: Detail
         <div><dt>Step</dt><dd><code>{request.node}</code> <span className="muted">({request.execution_id})</span></dd></div>
         <div><dt>Who</dt><dd><Policy request={request} /></dd></div>
         <div><dt>Asked</dt><dd><When iso={request.created_at} now={now} /></dd></div>
-        {request.due_at ? <div><dt>Due</dt><dd><Due request={request} now={now} /></dd></div> : null}
+        {request.due_at && tab === "open" ? <div><dt>Due</dt><dd><Due request={request} now={now} /></dd></div> : null}
+        {tab === "archive" && request.closed_at ? <div><dt>Closed</dt><dd><When iso={request.closed_at} now={now} /></dd></div> : null}
         {tab === "archive" ? <div><dt>Outcome</dt><dd><Outcome request={request} /></dd></div> : null}
       </dl>
       <Decisions request={request} now={now} />
