@@ -24,6 +24,7 @@ export function Inbox({ config }: { config: InboxConfig }) {
   const [tab, setTab] = useState<Tab>("open");
   const [open, setOpen] = useState<ApprovalRequest[] | null>(null);
   const [archive, setArchive] = useState<ApprovalRequest[] | null>(null);
+  const [totals, setTotals] = useState<Record<Tab, number>>({ open: 0, archive: 0 });
   const [loadError, setLoadError] = useState("");
   const [filters, setFilters] = useState<Filters>(NO_FILTERS);
   const [activeId, setActiveId] = useState<number | null>(null);
@@ -41,6 +42,7 @@ export function Inbox({ config }: { config: InboxConfig }) {
     try {
       const page = which === "open" ? await api.open() : await api.archive();
       (which === "open" ? setOpen : setArchive)(page.results);
+      setTotals((current) => ({ ...current, [which]: page.count }));
       setLoadError("");
     } catch (error) {
       setLoadError(error instanceof Error ? error.message : String(error));
@@ -270,6 +272,12 @@ export function Inbox({ config }: { config: InboxConfig }) {
         <section className="inbox-list" aria-label={tab === "open" ? "Open requests" : "Archived requests"} aria-busy={source === null}>
           {source === null ? <p className="muted">Loading…</p> : null}
           {source !== null && source.length === 0 ? <Empty tab={tab} config={config} /> : null}
+          {source !== null && totals[tab] > source.length ? (
+            <p className="notice" role="note">
+              Showing the {tab === "open" ? "newest" : "latest"} {source.length} of {totals[tab]} requests;
+              the API (<code>/api/approvals/</code>) pages through all of them.
+            </p>
+          ) : null}
           {source !== null && source.length > 0 && visible.length === 0 ? (
             <p className="empty">No request matches these filters.{" "}
               <button type="button" className="link-button" onClick={() => setFilters(NO_FILTERS)}>Clear filters</button>
@@ -345,7 +353,7 @@ interface ItemProps {
   onDecide: (decision: Verdict) => void;
 }
 
-function Item({ request, tab, now, config, active, selected, register, onFocus, onToggle, onDecide }: ItemProps) {
+export function Item({ request, tab, now, config, active, selected, register, onFocus, onToggle, onDecide }: ItemProps) {
   const titleId = `request-${request.id}-title`;
   const state = request.overdue ? "overdue" : tab === "open" ? "waiting" : "closed";
   return (
