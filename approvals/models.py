@@ -81,6 +81,9 @@ class ApprovalRequest(models.Model):
     )
     delegated_from = GroupsField(default=list, blank=True, help_text="who delegated a part")
     delegated_to = GroupsField(default=list, blank=True, help_text="who received a part")
+    decided_by = GroupsField(
+        default=list, blank=True, help_text="who has recorded a decision (out of their inbox)"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     closed_at = models.DateTimeField(null=True, blank=True)
 

@@ -124,10 +124,11 @@ def actionable(user: User, groups: Sequence[str] | None = None) -> Q:
         Q(groups__overlaps=groups) | Q(delegated_to__overlaps=[username])
     )
     not_away = ~Q(delegated_from__overlaps=[username])
+    not_decided = ~Q(decided_by__overlaps=[username])
     not_starter = ~Q(run__started_by_id=user.pk) | Q(allow_starter=True)
     return Q(status=ApprovalStatus.OPEN) & (
         (unassigned & not_away) | Q(assignee_id=user.pk)
-    ) & not_starter  # fmt: skip
+    ) & not_decided & not_starter  # fmt: skip
 
 
 def open_requests(user: User, groups: Sequence[str] | None = None) -> QuerySet[ApprovalRequest]:
@@ -226,6 +227,8 @@ def may_decide(approval: ApprovalRequest, user: AbstractBaseUser, groups: Sequen
     username = user.get_username()
     if approval.run.started_by_id == user.pk and not approval.allow_starter:
         return False
+    if username in approval.decided_by:
+        return False
     if approval.assignee_id is not None:
         return approval.assignee_id == user.pk
     if username in approval.delegated_from:
@@ -295,6 +298,8 @@ def decide_request(
         event = ApprovalDecided(at=durable.now_text(), key=approval.key, user=username,
                                 groups=groups, decision=decision, comment=comment)  # fmt: skip
         durable.submit(str(run.pk), inbox_key, event)
+        approval.decided_by = sorted({*approval.decided_by, username})
+        approval.save(update_fields=["decided_by"])
         audit.record(EventKind.DECIDED, approval, username, decision=decision.value,
                      comment=comment, starter=starter, groups=list(groups))  # fmt: skip
         transaction.on_commit(lambda: changed([approval]))

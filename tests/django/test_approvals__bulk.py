@@ -125,3 +125,25 @@ def test_search_and_filters_narrow_the_inbox(demo, client_for) -> None:  # type:
     assert titles("flow=invoice-sign-off") == ["Finance sign-off for I-3"]
     assert titles("group=legal") == []
     assert len(titles("group=finance")) == 3
+
+
+def test_a_request_leaves_the_inbox_of_whoever_decided_it_while_others_still_owe_theirs(
+    demo, client_for
+) -> None:  # type: ignore[no-untyped-def]
+    from tests.django.approval_helpers import approval_graph, publish
+
+    graph = approval_graph(policy="all")
+    graph["nodes"][2]["groups"] = ["finance", "legal"]
+    publish(client_for("analyst"), "both-groups", graph)
+    run = start(client_for("analyst"), "both-groups", {"amount": 3})
+    finance, legal = client_for("finance"), client_for("legal")
+    pk = request_id(run, "ask")
+    assert decide(finance, pk, "approve").status_code == 202
+    run = drain(run)
+    assert ApprovalRequest.objects.get(pk=pk).status == "open"
+    assert finance.get("/api/approvals/count/").json()["open"] == 0
+    assert finance.get("/api/approvals/").json()["results"] == []
+    assert finance.get(f"/api/approvals/{pk}/").json()["may_decide"] is False
+    assert [r["id"] for r in legal.get("/api/approvals/").json()["results"]] == [pk]
+    assert decide(legal, pk, "approve").status_code == 202
+    assert drain(run).state["decision"] == "approved"
