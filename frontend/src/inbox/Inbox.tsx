@@ -175,7 +175,8 @@ export function Inbox({ config }: { config: InboxConfig }) {
       <div className="inbox-top">
         <div role="tablist" aria-label="Requests" className="tabs">
           {(["open", "archive"] as Tab[]).map((name) => (
-            <button key={name} type="button" role="tab" aria-selected={tab === name}
+            <button key={name} id={`inbox-tab-${name}`} type="button" role="tab" aria-selected={tab === name}
+              aria-controls="inbox-panel"
               className={tab === name ? "tab tab--current" : "tab"}
               onClick={() => { setTab(name); setSelected(new Set()); setSummary(null); }}>
               {name === "open" ? `Open${open ? ` (${open.length})` : ""}` : "Archive"}
@@ -268,7 +269,7 @@ export function Inbox({ config }: { config: InboxConfig }) {
         </p>
       ) : null}
 
-      <div className="inbox-body">
+      <div className="inbox-body" role="tabpanel" id="inbox-panel" aria-labelledby={`inbox-tab-${tab}`}>
         <section className="inbox-list" aria-label={tab === "open" ? "Open requests" : "Archived requests"} aria-busy={source === null}>
           {source === null ? <p className="muted">Loading…</p> : null}
           {source !== null && source.length === 0 ? <Empty tab={tab} config={config} /> : null}
