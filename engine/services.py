@@ -77,18 +77,27 @@ def load_subflow(node: SubflowNode, graphs: dict[str, Graph], pending: list, dep
     pending.append((graphs[key], depth + 1, (*chain, key)))
 
 
-def runtime(clock: Clock | None = None, **store: Any) -> InProcessRuntime:
+def runtime(
+    clock: Clock | None = None, approval_timer_wait_s: float | None = None, **store: Any
+) -> InProcessRuntime:
     """Return the in-process runtime on the project's database and actions."""
-    return InProcessRuntime(DjangoStore(**store), ACTIONS, clock or RealClock())
+    engine = InProcessRuntime(DjangoStore(**store), ACTIONS, clock or RealClock())
+    engine.approval_timer_wait_s = approval_timer_wait_s
+    return engine
 
 
 def start_run(
     document: object, label: str, input_value: Any, flow_version: FlowVersion | None = None,
     started_by: AbstractBaseUser | None = None, clock: Clock | None = None,
+    approval_timer_wait_s: float | None = None,
 ) -> RunState:  # fmt: skip
-    """Validate, store and run a graph in-process until it finishes or waits for a person."""
+    """Validate, store and run a graph in-process until it finishes or waits for a person.
+
+    With approval_timer_wait_s it also waits out a timer racing a person's decision when
+    the timer is due within that many seconds (`braid run --max-wait`).
+    """
     graphs = resolve_graphs(document)
-    engine = runtime(clock, flow_version=flow_version, started_by=started_by)
+    engine = runtime(clock, approval_timer_wait_s, flow_version=flow_version, started_by=started_by)
     return engine.start(str(uuid.uuid4()), graphs, label, input_value)
 
 

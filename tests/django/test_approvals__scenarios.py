@@ -2,13 +2,16 @@
 against a deadline, many approvers at once, and every refusal leaving nothing behind."""
 
 import copy
+import io
 import json
 import random
 import threading
 import time
+from typing import Any
 
 import pytest
 from django.contrib.auth.models import Group, User
+from django.core.management import call_command
 from django.db import connection
 from django.test import Client
 
@@ -285,3 +288,41 @@ def test_a_quorum_cannot_be_reassigned_to_one_person(demo, client_for) -> None: 
         },
     )
     assert footprint(run) == before
+
+
+def quick_deadline_file(tmp_path: Any, seconds: float) -> str:
+    """Write the demo deadline flow with a short timer; return its path."""
+    graph = copy.deepcopy(demo_flow("approval-or-timeout"))
+    next(n for n in graph["nodes"] if n["id"] == "timer")["seconds"] = seconds
+    path = tmp_path / "quick-deadline.json"
+    path.write_text(json.dumps(graph))
+    return str(path)
+
+
+@pytest.mark.django_db
+def test_braid_run_waits_out_a_one_second_wait_racing_an_approval(demo, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    out = io.StringIO()
+    started = time.monotonic()
+    call_command("braid", "run", quick_deadline_file(tmp_path, 1), "--input",
+                 '{"item": "desk", "hours": 0}', "--json", stdout=out)  # fmt: skip
+    assert 0.9 < time.monotonic() - started < 10
+    report = json.loads(out.getvalue())
+    assert (report["status"], report["state"]["outcome"]) == (
+        "completed",
+        "escalated: no decision in time",
+    )
+    request = ApprovalRequest.objects.get(run_id=report["run"])
+    assert (request.status, request.outcome) == ("closed", "race deadline won by timer")
+    assert ApprovalEvent.objects.get(request_id=request.pk, kind="cancelled").detail == {
+        "reason": "race deadline won by timer"
+    }
+
+
+@pytest.mark.django_db
+def test_braid_run_leaves_a_longer_wait_racing_an_approval_to_the_approver(demo, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    out = io.StringIO()
+    call_command("braid", "run", quick_deadline_file(tmp_path, 30), "--max-wait", "0.5",
+                 "--input", '{"item": "desk", "hours": 0}', "--json", stdout=out)  # fmt: skip
+    report = json.loads(out.getvalue())
+    assert report["status"] == "waiting"
+    assert ApprovalRequest.objects.get(run_id=report["run"]).status == "open"
