@@ -25,6 +25,7 @@ from django.db import connection, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
+from approvals import hooks
 from approvals.models import ApprovalRequest, ApprovalStatus
 from designer.models import FlowVersion
 from engine import leases, live
@@ -493,7 +494,7 @@ def retry(run_id: str, by: str) -> None:
         run.pending_events.filter(key__in=waited).exclude(key=key).update(applied_at=None)
         due = [Timer(run=run, key=k, due_at=parse_time(d)) for d, k in state.timers()]
         Timer.objects.bulk_create(due, ignore_conflicts=True)
-        reopen_approvals(run, [k for k, _ in state.approvals()])
+        reopen_approvals(run, [k for k, _ in state.approvals()], by)
         Run.objects.filter(pk=run.pk).update(
             snapshot=snapshot, status=state.status.value, error="", redrive=None
         )
@@ -501,7 +502,7 @@ def retry(run_id: str, by: str) -> None:
                Redrive(at=now_text(), key=key, by=by))  # fmt: skip
 
 
-def reopen_approvals(run: Run, keys: list[str]) -> None:
+def reopen_approvals(run: Run, keys: list[str], by: str) -> None:
     """Open these requests again and re-apply the decisions recorded for them.
 
     A decision's inbox key is `<approval key>|<user>`; one already counted in the
@@ -509,9 +510,10 @@ def reopen_approvals(run: Run, keys: list[str]) -> None:
     """
     if not keys:
         return
-    ApprovalRequest.objects.filter(run=run, key__in=keys).update(
-        status=ApprovalStatus.OPEN, outcome="", closed_at=None
-    )
+    closed = ApprovalRequest.objects.filter(run=run, key__in=keys, status=ApprovalStatus.CLOSED)
+    reopening = list(closed.order_by("id"))
+    closed.update(status=ApprovalStatus.OPEN, outcome="", closed_at=None)
+    hooks.reopened(reopening, by)
     wanted = set(keys)
     decisions = [pk for pk, inbox_key in run.pending_events.values_list("pk", "key")
                  if inbox_key.rpartition("|")[0] in wanted]  # fmt: skip
@@ -520,6 +522,8 @@ def reopen_approvals(run: Run, keys: list[str]) -> None:
 
 def sweep(stale_after_s: float | None = None) -> dict[str, int]:
     """Fire due timers, re-send lost actions and advance runs with unapplied events.
+
+    It also audits approval requests that passed their due time (`expired`).
 
     An action counts as lost when the process that claimed it stopped beating (its lease
     is older than BRAID_LEASE_DEAD_S), or when nobody claimed it `stale_after_s` after it
@@ -546,7 +550,15 @@ def sweep(stale_after_s: float | None = None) -> dict[str, int]:
     for run_id in waiting:
         advance_run.delay(str(run_id))
     leases.forget_dead()
+    record_expired()
     return {"timers": fired, "actions": len(lost), "runs": len(waiting)}
+
+
+def record_expired() -> int:
+    """Audit approval requests past their due time (imported late: approvals uses durable)."""
+    from approvals.services import record_expired as audit_expired
+
+    return audit_expired()
 
 
 def lost_dispatches(unsent_since: dt.datetime, unclaimed_since: dt.datetime) -> list[int]:
