@@ -7,7 +7,10 @@ import { defineConfig } from "vite";
  * Entry points, keyed by their source path. django-vite looks each one up in
  * the manifest by this same path: `{% vite_asset 'src/flow-view.tsx' %}`.
  */
-const ENTRIES = ["src/flow-view.tsx"];
+const ENTRIES = [
+  "src/flow-view.tsx",
+  "src/designer.tsx",
+];
 
 /** `src/flow-view.tsx` -> `flow-view`: readable file names in static/dist/assets. */
 function entryStem(path: string): string {

@@ -35,7 +35,7 @@ export const NODE_ICONS: Record<NodeType, string> = {
   set: "✎",
   if: "◇",
   switch: "⋔",
-  fork: "⑂",
+  fork: "⇉",
   gather: "⊕",
   foreach: "↻",
   loop: "⟳",
@@ -277,4 +277,37 @@ export function pasteNodes(doc: GraphDocument, clip: Clipboard, offset: Point): 
 /** Duplicate nodes (and the edges among them) beside the originals. */
 export function duplicateNodes(doc: GraphDocument, ids: ReadonlySet<string>, offset: Point = { x: 40, y: 40 }) {
   return pasteNodes(doc, copyNodes(doc, ids), offset);
+}
+
+function objectKeys(value: unknown): string[] {
+  return typeof value === "object" && value !== null && !Array.isArray(value) ? Object.keys(value) : [];
+}
+
+/** Which nodes write each state field (set values, task output, foreach errors, subflow output). */
+export function stateWriters(doc: GraphDocument): Record<string, string[]> {
+  const writers: Record<string, string[]> = {};
+  const add = (field: unknown, nodeId: string): void => {
+    if (typeof field !== "string" || field === "") return;
+    const list = (writers[field] ??= []);
+    if (!list.includes(nodeId)) list.push(nodeId);
+  };
+  for (const node of doc.nodes) {
+    if (node.type === "set") objectKeys(node.values).forEach((field) => add(field, node.id));
+    if (node.type === "task") add(node.output, node.id);
+    if (node.type === "foreach") add(node.errors, node.id);
+    if (node.type === "subflow") objectKeys(node.output).forEach((field) => add(field, node.id));
+  }
+  return writers;
+}
+
+/** Set or remove (undefined) config members of a node, keeping the others in their order. */
+export function patchNode(doc: GraphDocument, nodeId: string, patch: Record<string, unknown>): GraphDocument {
+  const node = doc.nodes.find((n) => n.id === nodeId);
+  if (node === undefined) return doc;
+  const next: Record<string, unknown> = { ...node };
+  for (const [key, value] of Object.entries(patch)) {
+    if (value === undefined) delete next[key];
+    else next[key] = value;
+  }
+  return replaceNode(doc, nodeId, next as unknown as GraphNode);
 }

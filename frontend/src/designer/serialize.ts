@@ -21,6 +21,8 @@ export type EditorEdge = Edge<EditorEdgeData>;
 
 /** Pixels a node needs per handle, so that handle labels do not overlap. */
 const HANDLE_PITCH = 64;
+/** Extra height for the rows of handle labels above and below the text. */
+const PORT_LABEL_ROOM = 30;
 
 export interface EditorOptions {
   actionOutcomes?: Record<string, string[]>;
@@ -30,7 +32,7 @@ export function editorNodeSize(node: GraphNode, actionOutcomes: Record<string, s
   const handles = Math.max(sourceHandles(node, actionOutcomes).length, targetHandles(node).length);
   const width = Math.max(NODE_WIDTH, handles * HANDLE_PITCH);
   const titled = node.type === "approval" && typeof node.title === "string" && node.title !== "";
-  return { width, height: titled ? TITLED_NODE_HEIGHT + 14 : NODE_HEIGHT + 14 };
+  return { width, height: (titled ? TITLED_NODE_HEIGHT : NODE_HEIGHT) + PORT_LABEL_ROOM };
 }
 
 /** Positions for every node: the document's layout, dagre for nodes it lacks. */

@@ -22,6 +22,14 @@ export const RETURN_HANDLE = "return";
 /** Edge type drawn along dagre's route (`data.route`); the others are smoothstep. */
 export const ROUTED_EDGE = "routed";
 
+/** A handle the designer draws on a node (the read-only views draw none of these). */
+export type NodePort = {
+  id: string;
+  label: string;
+  /** Target ports: how many edges arrive (more than one into a gather slot means OR). */
+  feeds?: number;
+};
+
 export type BraidNodeData = {
   /** The node id, shown as the node's heading. */
   label: string;
@@ -31,6 +39,15 @@ export type BraidNodeData = {
   /** An approval's title template, shown raw (`${…}` is interpolated at run time). */
   title?: string;
   color?: Color;
+  /** Designer only: labelled handles per outcome/branch (bottom) and per slot/input (top). */
+  ports?: { sources: NodePort[]; targets: NodePort[]; hasReturn: boolean };
+  /** Designer only: handles accept connections. */
+  editable?: boolean;
+  /** Designer only: the worst validation finding on the node, and its messages. */
+  problem?: "error" | "warning";
+  problemText?: string;
+  /** Designer only: how a compared version differs from the draft at this node. */
+  change?: "added" | "removed" | "changed";
 };
 
 export type BraidEdgeData = {

@@ -84,3 +84,25 @@ describe("editing operations", () => {
     expect(invoiceSignoff.layout).toEqual({ start: { x: 0, y: 0 } });
   });
 });
+
+describe("state and config helpers", () => {
+  test("stateWriters names the nodes that write each field", async () => {
+    const { stateWriters } = await import("../../src/designer/ops");
+    const doc = {
+      ...invoiceSignoff,
+      nodes: [
+        ...invoiceSignoff.nodes,
+        { id: "s", type: "set" as const, values: { log: "['x']", total: "1" } },
+        { id: "t", type: "task" as const, action: "noop", output: "invoice" },
+        { id: "t2", type: "task" as const, action: "noop", output: "invoice" },
+      ],
+    };
+    expect(stateWriters(doc)).toEqual({ log: ["s"], total: ["s"], invoice: ["t", "t2"] });
+  });
+
+  test("patchNode sets and removes members in place", async () => {
+    const { patchNode } = await import("../../src/designer/ops");
+    const doc = patchNode(invoiceSignoff, "fin", { title: undefined, policy: { quorum: 2 } });
+    expect(doc.nodes[2]).toEqual({ id: "fin", type: "approval", groups: ["finance"], policy: { quorum: 2 } });
+  });
+});
