@@ -82,11 +82,10 @@ export function toEditorFlow(doc: GraphDocument, options: EditorOptions = {}): {
       type: "smoothstep",
       data: { edge, back: isBack, index },
     };
+    // Outcomes, branches and slots are labelled on the handles; a return says so on the edge.
     if (isBack) {
       flowEdge.className = "braid-edge--back";
       flowEdge.label = label === "" ? "↩ return" : `↩ ${label}`;
-    } else if (label !== "") {
-      flowEdge.label = label;
     }
     return flowEdge;
   });

@@ -110,7 +110,7 @@ function EditorInner({ page }: { page: EditorPage }) {
   const [dragging, setDragging] = useState<Record<string, Point> | null>(null);
   const [actions, setActions] = useState<ActionInfo[]>([]);
   const [report, setReport] = useState<Report | null>(null);
-  const [checking, setChecking] = useState(false);
+  const [checking, setChecking] = useState(page.canEdit);
   const [saveState, setSaveState] = useState<SaveState>(page.canEdit ? "saved" : "readonly");
   const [saveError, setSaveError] = useState("");
   const [conflict, setConflict] = useState<Conflict | null>(null);
@@ -263,7 +263,7 @@ function EditorInner({ page }: { page: EditorPage }) {
       const classes = [edge.className ?? ""];
       if (found.length > 0) classes.push(found.some((p) => p.severity === "error") ? "braid-edge--error" : "braid-edge--warning");
       const next: EditorEdge = { ...edge, className: classes.join(" ").trim(), selected: selected.edges.has(edge.id), ariaLabel: `Edge from ${edge.source} to ${edge.target}${edge.label ? `, ${String(edge.label)}` : ""}` };
-      if (found.length > 0) next.label = `${found.some((p) => p.severity === "error") ? "✖" : "⚠"} ${edge.label ?? ""}`.trim();
+      if (found.length > 0) next.label = `${found.some((p) => p.severity === "error") ? "✖ error" : "⚠ warning"} ${edge.label ?? ""}`.trim();
       return next;
     });
     return { nodes: flowNodes, edges: flowEdges };
@@ -343,12 +343,28 @@ function EditorInner({ page }: { page: EditorPage }) {
 
   const selectOnly = useCallback((ids: string[]) => setSelected({ nodes: new Set(ids), edges: new Set() }), []);
 
+  // Pan to a node just added or pasted when it landed outside the visible canvas.
+  const [reveal, setReveal] = useState<string | null>(null);
+  useEffect(() => {
+    if (reveal === null) return;
+    setReveal(null);
+    const target = nodes.find((n) => n.id === reveal);
+    const box = document.querySelector(".braid-editor__canvas")?.getBoundingClientRect();
+    if (target === undefined || box === undefined) return;
+    const width = target.width ?? 232;
+    const height = target.height ?? 86;
+    const topLeft = flow.flowToScreenPosition(target.position);
+    const bottomRight = flow.flowToScreenPosition({ x: target.position.x + width, y: target.position.y + height });
+    const inside = topLeft.x >= box.left && topLeft.y >= box.top && bottomRight.x <= box.right - 160 && bottomRight.y <= box.bottom;
+    if (!inside) void flow.setCenter(target.position.x + width / 2, target.position.y + height / 2, { zoom: flow.getZoom() });
+  }, [reveal, nodes, flow]);
+
   const placeNear = useCallback((): Point => {
     const only = selected.nodes.size === 1 ? [...selected.nodes][0]! : null;
     if (only !== null && doc.layout?.[only] !== undefined) {
       const at = doc.layout[only]!;
       const children = doc.edges.filter((e) => e.source === only).length;
-      return { x: at.x + children * 280 - (children > 0 ? 140 : 0), y: at.y + 150 };
+      return { x: at.x + children * 290, y: at.y + 150 };
     }
     const box = document.querySelector(".braid-editor__canvas")?.getBoundingClientRect();
     const center = box ? { x: box.left + box.width / 2, y: box.top + box.height / 2 } : { x: 400, y: 300 };
@@ -374,6 +390,7 @@ function EditorInner({ page }: { page: EditorPage }) {
       }
       commit(next);
       selectOnly([added.id]);
+      setReveal(added.id);
       setStatus(`Added ${type} ${added.id}${from !== undefined ? ` after ${from.id}` : ""}.`);
     },
     [readOnly, selected, doc, placeNear, actionOutcomes, commit, selectOnly],
@@ -434,6 +451,7 @@ function EditorInner({ page }: { page: EditorPage }) {
     const result = pasteNodes(doc, clip, { x: 48, y: 48 });
     commit(result.doc);
     selectOnly(result.ids);
+    setReveal(result.ids[0] ?? null);
     setStatus(`Pasted ${result.ids.length} node(s).`);
   }, [readOnly, doc, commit, selectOnly]);
 
