@@ -5,8 +5,8 @@ import re
 from pathlib import Path
 
 import pytest
-from django.core.management import call_command
 from django.contrib.auth.models import User
+from django.core.management import call_command
 from playwright.sync_api import Page, expect
 
 from designer import services
@@ -31,9 +31,10 @@ def smallest_label_px(page: Page) -> float:
     """Return the smallest on-screen font size of the node labels at the current zoom."""
     return page.evaluate(
         """() => {
-          const zoom = new DOMMatrix(getComputedStyle(document.querySelector('.react-flow__viewport')).transform).a;
-          const sizes = [...document.querySelectorAll('.braid-node__id')].map(e => parseFloat(getComputedStyle(e).fontSize) * zoom);
-          return Math.min(...sizes);
+          const viewport = document.querySelector('.react-flow__viewport');
+          const zoom = new DOMMatrix(getComputedStyle(viewport).transform).a;
+          const labels = [...document.querySelectorAll('.braid-node__id')];
+          return Math.min(...labels.map(e => parseFloat(getComputedStyle(e).fontSize) * zoom));
         }"""
     )
 
