@@ -10,6 +10,7 @@ import { defineConfig } from "vite";
 const ENTRIES = [
   "src/flow-view.tsx",
   "src/designer.tsx",
+  "src/flows-list.tsx",
 ];
 
 /** `src/flow-view.tsx` -> `flow-view`: readable file names in static/dist/assets. */

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from django.contrib.auth.models import User
 from django.core.management import call_command
+from django.test import Client
 from playwright.sync_api import Page, expect
 
 from designer import services
@@ -272,4 +273,64 @@ def test_a_label_with_markup_shows_as_text_and_runs_nothing(
     assert page.locator(".react-flow img, .braid-editor img").count() == 0
     assert page.evaluate("window.__xss") is None
     shoot(page, "markup-label")
+    assert page.errors == []  # type: ignore[attr-defined]
+
+
+def test_the_flows_list_searches_creates_duplicates_imports_and_refuses_deleting_a_used_flow(
+    analyst_page: Page, live_server
+) -> None:  # type: ignore[no-untyped-def]
+    page = analyst_page
+    client = Client()
+    client.force_login(User.objects.get(username="analyst"))
+    started = client.post(
+        "/api/runs/",
+        json.dumps({"flow": "staged-gathers", "input": {}}),
+        content_type="application/json",
+    )
+    assert started.status_code == 201
+    page.on("dialog", lambda dialog: dialog.accept())
+    page.goto(f"{live_server.url}/flows/")
+    rows = page.locator(".braid-flows__table tbody tr")
+    expect(rows).to_have_count(len(DEMO_SLUGS))
+    expect(rows.first).to_contain_text("v1 by analyst")
+    shoot(page, "flows-list")
+
+    page.get_by_placeholder("Search by name, slug or owner").fill("gather")
+    expect(rows).to_have_count(1)
+    page.get_by_role("button", name="Delete staged-gathers").click()
+    expect(page.get_by_role("alert")).to_have_text(
+        "Not deleted: runs reference staged-gathers; it cannot be deleted."
+    )
+    page.get_by_role("button", name="Duplicate staged-gathers").click()
+    expect(page.get_by_role("status")).to_contain_text(
+        "Duplicated staged-gathers as staged-gathers-copy"
+    )
+    copy = Flow.objects.get(slug="staged-gathers-copy")
+    original = Flow.objects.get(slug="staged-gathers").draft
+    assert copy.draft == {**original, "name": "Staged gathers: a+b, then d+c (copy)"}
+    page.get_by_role("button", name="Delete staged-gathers-copy").click()
+    expect(rows).to_have_count(1)
+    assert not Flow.objects.filter(slug="staged-gathers-copy").exists()
+
+    # Import: a broken document is refused with the validator's reasons; a good one opens.
+    page.get_by_role("button", name="Import JSON").click()
+    broken = {**EXPECTED, "name": "Broken import", "edges": EXPECTED["edges"][:-1]}
+    page.get_by_label("or paste the JSON").fill(json.dumps(broken))
+    page.get_by_role("button", name="Validate and import").click()
+    expect(page.get_by_role("alert")).to_contain_text("Not imported: the document has 1 error(s)")
+    expect(page.locator(".braid-flows__problems")).to_contain_text("Slot `legal` of gather `both`")
+    assert not Flow.objects.filter(slug="broken-import").exists()
+    page.get_by_label("or paste the JSON").fill(json.dumps({**EXPECTED, "name": "Pasted flow"}))
+    page.get_by_role("button", name="Validate and import").click()
+    expect(page).to_have_url(f"{live_server.url}/flows/pasted-flow/")
+    assert Flow.objects.get(slug="pasted-flow").draft == {**EXPECTED, "name": "Pasted flow"}
+
+    # Create opens an empty canvas.
+    page.goto(f"{live_server.url}/flows/")
+    page.get_by_role("button", name="New flow").click()
+    page.get_by_label("Name").fill("Fresh one")
+    expect(page.get_by_label("Slug (its address)")).to_have_value("fresh-one")
+    page.get_by_role("button", name="Create and open").click()
+    expect(page).to_have_url(f"{live_server.url}/flows/fresh-one/")
+    expect(page.locator(".react-flow__node")).to_have_count(0)
     assert page.errors == []  # type: ignore[attr-defined]
