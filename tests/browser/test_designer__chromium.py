@@ -334,3 +334,20 @@ def test_the_flows_list_searches_creates_duplicates_imports_and_refuses_deleting
     expect(page).to_have_url(f"{live_server.url}/flows/fresh-one/")
     expect(page.locator(".react-flow__node")).to_have_count(0)
     assert page.errors == []  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("path", ["/flows/", "/flows/batch-line-approval/"])
+def test_at_390_px_wide_the_designer_pages_content_does_not_scroll_sideways(analyst_page: Page, live_server, path: str) -> None:  # type: ignore[no-untyped-def]
+    page = analyst_page
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.goto(f"{live_server.url}{path}")
+    page.wait_for_load_state("networkidle")
+    shoot(page, f"narrow-{path.strip('/').replace('/', '-')}")
+    wide = page.evaluate(
+        """() => [...document.querySelectorAll('body *')]
+            .filter(e => e.closest('main') && !e.closest('.react-flow'))
+            .filter(e => e.getBoundingClientRect().right > 391)
+            .map(e => e.tagName + '.' + e.className).slice(0, 8)"""
+    )
+    # Only <main>: the shared top bar (base.html) is the lead's and is measured elsewhere.
+    assert wide == []

@@ -15,12 +15,25 @@ import type { GraphDocument, GraphEdge, GraphNode, NodeType, Point } from "../gr
 import { edgeSourceHandle, edgeTargetHandle, sourceHandles, targetHandles } from "./handles";
 
 export type EditorNodeData = BraidNodeData & { node: GraphNode };
-export type EditorEdgeData = { edge: GraphEdge; back: boolean; index: number; problem?: "error" | "warning" };
+export type EditorEdgeData = {
+  edge: GraphEdge;
+  back: boolean;
+  index: number;
+  /** A return's vertical lane (flow x), right of every node it passes. */
+  lane?: number;
+};
+
+/** Edge type of a return (the component lives in src/edges/ReturnEdge.tsx). */
+export const RETURN_EDGE_TYPE = "return";
+/** Space between a return's lane and the nodes it passes. */
+const LANE_GAP = 36;
 export type EditorNode = Node<EditorNodeData, NodeType>;
 export type EditorEdge = Edge<EditorEdgeData>;
 
 /** Pixels a node needs per handle, so that handle labels do not overlap. */
 const HANDLE_PITCH = 64;
+/** Width of one character of a 12 px handle label, generously. */
+const LABEL_CHAR = 7.5;
 /** Extra height for the rows of handle labels above and below the text. */
 const PORT_LABEL_ROOM = 30;
 
@@ -29,8 +42,10 @@ export interface EditorOptions {
 }
 
 export function editorNodeSize(node: GraphNode, actionOutcomes: Record<string, string[]> = {}): Size {
-  const handles = Math.max(sourceHandles(node, actionOutcomes).length, targetHandles(node).length);
-  const width = Math.max(NODE_WIDTH, handles * HANDLE_PITCH);
+  const row = (labels: string[]) => labels.reduce((sum, label) => sum + Math.max(HANDLE_PITCH, label.length * LABEL_CHAR + 24), 0);
+  const sources = row(sourceHandles(node, actionOutcomes).map((h) => h.label));
+  const targets = row(targetHandles(node).map((h) => h.label));
+  const width = Math.max(NODE_WIDTH, sources, targets);
   const titled = node.type === "approval" && typeof node.title === "string" && node.title !== "";
   return { width, height: (titled ? TITLED_NODE_HEIGHT : NODE_HEIGHT) + PORT_LABEL_ROOM };
 }
@@ -70,6 +85,19 @@ export function toEditorFlow(doc: GraphDocument, options: EditorOptions = {}): {
     };
   });
   const ids = editorEdgeIds(doc);
+  const boxes = new Map(nodes.map((node) => [node.id, { ...node.position, width: node.width!, height: node.height! }]));
+  /** The x right of every node between the return's ends (vertically), target included. */
+  const laneOf = (edge: GraphEdge): number => {
+    const from = boxes.get(edge.source)!;
+    const to = boxes.get(edge.target)!;
+    const top = Math.min(to.y, from.y);
+    const bottom = Math.max(to.y + to.height, from.y + from.height) + 18;
+    let right = Math.max(from.x + from.width, to.x + to.width);
+    for (const box of boxes.values()) {
+      if (box.y < bottom && box.y + box.height > top) right = Math.max(right, box.x + box.width);
+    }
+    return right + LANE_GAP;
+  };
   const edges = doc.edges.map((edge, index): EditorEdge => {
     const isBack = back.has(index);
     const label = edgeLabel(edge);
@@ -85,6 +113,10 @@ export function toEditorFlow(doc: GraphDocument, options: EditorOptions = {}): {
     // Outcomes, branches and slots are labelled on the handles; a return says so on the edge.
     if (isBack) {
       flowEdge.className = "braid-edge--back";
+      if (flowEdge.targetHandle === "return") {
+        flowEdge.type = RETURN_EDGE_TYPE;
+        flowEdge.data!.lane = laneOf(edge);
+      }
       flowEdge.label = label === "" ? "↩ return" : `↩ ${label}`;
     }
     return flowEdge;

@@ -50,3 +50,18 @@ describe("document ⇄ React Flow", () => {
     expect(new Set(ids).size).toBe(ids.length);
   });
 });
+
+describe("returns", () => {
+  test("a return is its own edge type with a lane right of every node it passes", () => {
+    const doc = demos.find(([name]) => name === "batch-line-approval.json")![1];
+    const { nodes, edges } = toEditorFlow(doc);
+    for (const edge of edges.filter((e) => e.data!.back)) {
+      expect(edge.type).toBe("return");
+      const top = nodes.find((n) => n.id === edge.target)!.position.y;
+      const bottom = nodes.find((n) => n.id === edge.source)!.position.y;
+      for (const node of nodes.filter((n) => n.position.y >= top && n.position.y <= bottom)) {
+        expect(edge.data!.lane!).toBeGreaterThan(node.position.x + node.width!);
+      }
+    }
+  });
+});
