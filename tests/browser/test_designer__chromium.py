@@ -11,7 +11,7 @@ from django.test import Client
 from playwright.sync_api import Page, expect
 
 from designer import services
-from designer.models import Flow
+from designer.models import DraftRevision, Flow
 from tests.browser.test_login__chromium import log_in
 
 pytestmark = pytest.mark.browser
@@ -337,7 +337,9 @@ def test_the_flows_list_searches_creates_duplicates_imports_and_refuses_deleting
 
 
 @pytest.mark.parametrize("path", ["/flows/", "/flows/batch-line-approval/"])
-def test_at_390_px_wide_the_designer_pages_content_does_not_scroll_sideways(analyst_page: Page, live_server, path: str) -> None:  # type: ignore[no-untyped-def]
+def test_at_390_px_wide_the_designer_pages_content_does_not_scroll_sideways(
+    analyst_page: Page, live_server, path: str
+) -> None:  # type: ignore[no-untyped-def]
     page = analyst_page
     page.set_viewport_size({"width": 390, "height": 844})
     page.goto(f"{live_server.url}{path}")
@@ -351,3 +353,105 @@ def test_at_390_px_wide_the_designer_pages_content_does_not_scroll_sideways(anal
     )
     # Only <main>: the shared top bar (base.html) is the lead's and is measured elsewhere.
     assert wide == []
+
+
+def test_two_tabs_never_silently_overwrite_each_other(
+    analyst_page: Page, browser, live_server
+) -> None:  # type: ignore[no-untyped-def]
+    first = analyst_page
+    context = browser.new_context(viewport={"width": 1280, "height": 860})
+    second = context.new_page()
+    log_in(second, live_server.url, "analyst", "braid-analyst")
+    for page in (first, second):
+        page.goto(f"{live_server.url}/flows/invoice-sign-off/")
+        wait_saved(page)
+    title = "Title (${CEL} is interpolated)"
+    node(first, "fin").click()
+    set_field(first, title, "Edited in the first tab")
+    wait_saved(first)
+    node(second, "leg").click()
+    set_field(second, title, "Edited in the second tab")
+    banner = second.get_by_role("alertdialog", name="Save conflict")
+    expect(banner).to_contain_text("This draft was saved elsewhere")
+    expect(second.locator(".braid-save")).to_have_text("Not saved: conflict")
+    shoot(second, "conflict")
+    titles = {n["id"]: n.get("title") for n in stored("invoice-sign-off")["nodes"]}
+    assert titles["fin"] == "Edited in the first tab"
+    assert titles["leg"] != "Edited in the second tab"
+
+    # The second tab keeps its version; the first tab's is kept in the draft history.
+    banner.get_by_role("button", name="Keep mine").click()
+    wait_saved(second)
+    titles = {n["id"]: n.get("title") for n in stored("invoice-sign-off")["nodes"]}
+    assert titles["leg"] == "Edited in the second tab"
+    assert titles["fin"] != "Edited in the first tab"
+    kept = DraftRevision.objects.get(flow__slug="invoice-sign-off", reason="overwritten")
+    assert {n["id"]: n.get("title") for n in kept.draft["nodes"]}[
+        "fin"
+    ] == "Edited in the first tab"
+
+    # The first tab, editing again, is told too; it takes the saved draft and can undo back.
+    node(first, "done").click()
+    set_field(first, "Id", "finished")
+    expect(first.get_by_role("alertdialog", name="Save conflict")).to_be_visible()
+    first.get_by_role("button", name="Load the saved draft").click()
+    expect(node(first, "done")).to_be_visible()
+    expect(node(first, "leg").locator(".braid-node__title")).to_have_text(
+        "Edited in the second tab"
+    )
+    wait_saved(first)
+    assert stored("invoice-sign-off")["nodes"][-1]["id"] == "done"
+    context.close()
+    assert first.errors == []  # type: ignore[attr-defined]
+
+
+def test_a_version_opens_read_only_with_its_differences_and_restores(
+    analyst_page: Page, live_server
+) -> None:  # type: ignore[no-untyped-def]
+    page = analyst_page
+    page.goto(f"{live_server.url}/flows/invoice-sign-off/")
+    node(page, "leg").click()
+    page.keyboard.press("Delete")
+    wait_saved(page)
+    page.get_by_role("button", name="History").click()
+    history = page.get_by_role("complementary", name="Version history")
+    expect(history).to_contain_text("v1 by analyst")
+    history.get_by_role("button", name="Open v1").click()
+    banner = page.get_by_role("region", name="Viewing a version")
+    expect(banner).to_contain_text("Viewing version 1 (read-only)")
+    expect(banner).to_contain_text("Against the draft: adds leg; 3 edge(s) more")
+    expect(node(page, "leg").locator(".braid-node__change")).to_have_text("added")
+    expect(page.locator(".braid-palette")).to_have_count(0)
+    shoot(page, "version-diff")
+    banner.get_by_role("button", name="Restore into the draft").click()
+    expect(banner).to_have_count(0)
+    wait_saved(page)
+    version = Flow.objects.get(slug="invoice-sign-off").versions.get(number=1).graph
+    assert json.dumps(without_layout(stored("invoice-sign-off"))) == json.dumps(version)
+    assert page.errors == []  # type: ignore[attr-defined]
+
+
+def test_a_cel_error_shows_beside_its_field_at_the_reported_position(
+    analyst_page: Page, live_server
+) -> None:  # type: ignore[no-untyped-def]
+    page = analyst_page
+    page.goto(f"{live_server.url}/flows/a-risk-score/")
+    wait_saved(page)
+    first_set = next(n["id"] for n in stored("a-risk-score")["nodes"] if n["type"] == "set")
+    node(page, first_set).click()
+    field = page.locator(".braid-inspector .braid-pair .braid-input--mono").first
+    field.fill("1 +")
+    field.press("Enter")
+    inline = page.locator(".braid-inspector .braid-field__problem--error").first
+    expect(inline).to_contain_text("line 1, column 4:")
+    expect(inline).to_contain_text("fix the CEL expression")
+    expect(node(page, first_set).locator(".braid-node__problem--error")).to_be_visible()
+    expect(page.locator(".braid-problem--error").first).to_contain_text(first_set)
+    page.locator(".braid-problem--error").first.click()
+    expect(node(page, first_set)).to_have_class(re.compile("selected"))
+    shoot(page, "cel-error")
+    page.keyboard.press("Escape")
+    node(page, first_set).focus()
+    page.keyboard.press("Control+z")
+    expect(page.locator(".braid-problem--error")).to_have_count(0, timeout=8000)
+    assert page.errors == []  # type: ignore[attr-defined]

@@ -207,7 +207,7 @@ function EditorInner({ page }: { page: EditorPage }) {
     let stale = false;
     const timer = window.setTimeout(() => {
       setChecking(true);
-      api<Report>("POST", flowPath(page.slug, "validate/"), { graph: shownDoc })
+      api<Report>("POST", flowPath(page.slug, "validate/"), { graph: doc })
         .then((result) => !stale && setReport(result))
         .catch((error: unknown) => !stale && setStatus(`Could not validate: ${errorText(error)}`))
         .finally(() => !stale && setChecking(false));
@@ -216,9 +216,10 @@ function EditorInner({ page }: { page: EditorPage }) {
       stale = true;
       window.clearTimeout(timer);
     };
-  }, [shownDoc, page.canEdit, page.slug]);
+  }, [doc, page.canEdit, page.slug]);
 
-  const problems = useMemo(() => (report === null ? [] : [...report.errors, ...report.warnings]), [report]);
+  // Findings are the draft's: a version on show was valid when it was published.
+  const problems = useMemo(() => (report === null || viewing !== null ? [] : [...report.errors, ...report.warnings]), [report, viewing]);
 
   // ---- the canvas, derived from the document ------------------------------------------
   const diff: GraphDiff | null = useMemo(() => (viewing === null ? null : diffGraphs(doc, viewing.graph)), [viewing, doc]);
@@ -279,7 +280,8 @@ function EditorInner({ page }: { page: EditorPage }) {
       for (const change of changes) {
         if (change.type === "position" && change.position) {
           moved = { ...(moved ?? dragging ?? {}), [change.id]: change.position };
-          if (change.dragging === false) finished = true;
+          // A drag ends with dragging false; a keyboard move (arrow keys) is done at once.
+          if (change.dragging !== true) finished = true;
         } else if (change.type === "position" && change.dragging === false) {
           finished = true;
         } else if (change.type === "select") {
@@ -652,7 +654,7 @@ function EditorInner({ page }: { page: EditorPage }) {
           </button>
         </div>
       )}
-      <div className="braid-editor__body">
+      <div className={readOnly ? "braid-editor__body braid-editor__body--no-palette" : "braid-editor__body"}>
         {!readOnly && <Palette onAdd={(type) => quickAdd(type)} />}
         <div className="braid-editor__canvas braid-flow" onDragOver={onDragOver} onDrop={onDrop}>
           <ReactFlow
@@ -707,7 +709,7 @@ function EditorInner({ page }: { page: EditorPage }) {
           />
         )}
       </div>
-      {page.canEdit && (
+      {page.canEdit && viewing === null && (
         <section className="braid-problems" aria-label="Problems">
           <h2>
             Problems{" "}
