@@ -455,3 +455,82 @@ def test_a_cel_error_shows_beside_its_field_at_the_reported_position(
     page.keyboard.press("Control+z")
     expect(page.locator(".braid-problem--error")).to_have_count(0, timeout=8000)
     assert page.errors == []  # type: ignore[attr-defined]
+
+
+def test_an_analyst_draws_a_foreach_with_a_return_and_an_or_slot_gather(
+    analyst_page: Page, live_server
+) -> None:  # type: ignore[no-untyped-def]
+    page = analyst_page
+    page.set_viewport_size({"width": 1440, "height": 1000})
+    document = {**EMPTY, "name": "Loops and alternatives", "state": {"seen": {"reducer": "append"}}}
+    services.create_flow(User.objects.get(username="analyst"), "loops", document)
+    page.goto(f"{live_server.url}/flows/loops/")
+    canvas = page.locator(".braid-editor__canvas")
+    page.locator('.braid-palette__item[data-node-type="start"]').drag_to(
+        canvas, target_position={"x": 300, "y": 80}
+    )
+    quick_add(page, "fork")
+    quick_add(page, "if")  # after the fork's first branch, a
+    set_field(page, "Condition (CEL)", "size(state.seen) > 0")
+    node(page, "if").click()
+    quick_add(page, "gather")  # the if's true outcome into slot a
+    node(page, "if").click()
+    # The if's false outcome into the same slot: an alternative (OR), by mouse.
+    drag_between(page, handle(page, "if", "outcome:false"), handle(page, "gather", "slot:a"))
+    expect(node(page, "gather").locator(".braid-port__or")).to_have_text(" OR×2")
+    node(page, "fork").click()
+    quick_add(page, "foreach")  # the fork's branch b
+    set_field(page, "Items (CEL list)", "[1, 2, 3]")
+    node(page, "foreach").click()
+    quick_add(page, "set")  # the foreach's item outcome: the body
+    page.locator(".braid-inspector").get_by_label("New field").fill("seen")
+    page.locator(".braid-inspector").get_by_label("New field").press("Enter")
+    set_field(page, "CEL (seen)", "[item]")
+    # The body returns to its foreach, by mouse, onto the return handle.
+    drag_between(page, handle(page, "set", "outcome:next"), handle(page, "foreach", "return"))
+    expect(page.locator(".react-flow__edge.braid-edge--back")).to_have_count(1)
+    # The foreach's done outcome into the gather's slot b, picked from the side panel.
+    node(page, "foreach").click()
+    page.locator(".braid-inspector").get_by_label("Outcome done leads to").select_option(
+        label="gather · slot b"
+    )
+    node(page, "gather").click()
+    quick_add(page, "end")
+    expect(page.locator(".braid-problems__counts")).to_have_text(
+        re.compile(r"none: the flow is valid|0 error\(s\)"), timeout=8000
+    )
+    wait_saved(page)
+    page.get_by_role("button", name="Publish", exact=True).click()
+    expect(page.locator(".braid-editor__status")).to_have_text("Published version 1.")
+    page.reload()
+    expect(page.locator(".react-flow__node")).to_have_count(7)
+    shoot(page, "loops-and-alternatives")
+    flow = Flow.objects.get(slug="loops")
+    assert without_layout(flow.versions.get(number=1).graph) == without_layout(flow.draft)
+    assert without_layout(flow.draft) == {
+        "format": "braid.graph/1",
+        "name": "Loops and alternatives",
+        "nodes": [
+            {"id": "start", "type": "start"},
+            {"id": "fork", "type": "fork", "branches": ["a", "b"]},
+            {"id": "if", "type": "if", "condition": "size(state.seen) > 0"},
+            {"id": "gather", "type": "gather", "slots": ["a", "b"], "conflicts": "error"},
+            {"id": "foreach", "type": "foreach", "items": "[1, 2, 3]", "as": "item",
+             "concurrency": 1, "on_item_failure": "fail"},
+            {"id": "set", "type": "set", "values": {"seen": "[item]"}},
+            {"id": "end", "type": "end"},
+        ],
+        "edges": [
+            {"source": "start", "target": "fork"},
+            {"source": "fork", "target": "if", "branch": "a"},
+            {"source": "if", "target": "gather", "outcome": "true", "slot": "a"},
+            {"source": "if", "target": "gather", "outcome": "false", "slot": "a"},
+            {"source": "fork", "target": "foreach", "branch": "b"},
+            {"source": "foreach", "target": "set", "outcome": "item"},
+            {"source": "set", "target": "foreach"},
+            {"source": "foreach", "target": "gather", "outcome": "done", "slot": "b"},
+            {"source": "gather", "target": "end"},
+        ],
+        "state": {"seen": {"reducer": "append"}},
+    }  # fmt: skip
+    assert page.errors == []  # type: ignore[attr-defined]
