@@ -477,7 +477,8 @@ def test_an_analyst_draws_a_foreach_with_a_return_and_an_or_slot_gather(
     node(page, "if").click()
     # The if's false outcome into the same slot: an alternative (OR), by mouse.
     drag_between(page, handle(page, "if", "outcome:false"), handle(page, "gather", "slot:a"))
-    expect(node(page, "gather").locator(".braid-port__or")).to_have_text(" OR×2")
+    two_alternatives = " OR\N{MULTIPLICATION SIGN}2"
+    expect(node(page, "gather").locator(".braid-port__or")).to_have_text(two_alternatives)
     node(page, "fork").click()
     quick_add(page, "foreach")  # the fork's branch b
     set_field(page, "Items (CEL list)", "[1, 2, 3]")
