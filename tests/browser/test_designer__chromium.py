@@ -535,3 +535,39 @@ def test_an_analyst_draws_a_foreach_with_a_return_and_an_or_slot_gather(
         "state": {"seen": {"reducer": "append"}},
     }  # fmt: skip
     assert page.errors == []  # type: ignore[attr-defined]
+
+
+def test_an_approver_sees_the_editor_read_only(page: Page, live_server) -> None:  # type: ignore[no-untyped-def]
+    call_command("braid", "demo")
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    log_in(page, live_server.url, "finance", "braid-finance")
+    page.goto(f"{live_server.url}/flows/invoice-sign-off/")
+    expect(page.locator(".react-flow__node")).to_have_count(11)
+    expect(page.locator(".braid-save")).to_have_text("Read-only")
+    expect(page.locator(".braid-palette")).to_have_count(0)
+    expect(page.get_by_role("button", name="Publish", exact=True)).to_have_count(0)
+    node(page, "fin").click()
+    expect(page.locator(".braid-inspector").get_by_label("Id", exact=True)).to_be_disabled()
+    page.keyboard.press("Delete")
+    expect(node(page, "fin")).to_be_visible()
+    shoot(page, "read-only")
+    assert errors == []
+
+
+def test_the_keyboard_reaches_nodes_and_the_shortcuts_list(analyst_page: Page, live_server) -> None:  # type: ignore[no-untyped-def]
+    page = analyst_page
+    page.goto(f"{live_server.url}/flows/a-risk-score/")
+    wait_saved(page)
+    node(page, "start").focus()
+    page.keyboard.press("Tab")
+    page.keyboard.press("Enter")
+    expect(page.locator(".braid-inspector h2")).to_contain_text("set score")
+    page.keyboard.press("Escape")
+    expect(page.locator(".braid-inspector h2")).to_have_text("Flow")
+    page.keyboard.press("?")
+    dialog = page.get_by_role("dialog", name="Keyboard shortcuts")
+    expect(dialog).to_contain_text("Quick-add a node")
+    page.keyboard.press("Escape")
+    expect(dialog).to_have_count(0)
+    assert page.errors == []  # type: ignore[attr-defined]
