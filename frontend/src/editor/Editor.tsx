@@ -23,6 +23,7 @@ import {
   useReactFlow,
 } from "@xyflow/react";
 import { type DragEvent, useCallback, useEffect, useMemo, useRef, useState } from "react";
+import { autoLayout } from "../designer/autolayout";
 import { diffGraphs, type GraphDiff } from "../designer/diff";
 import { checkConnection, sourceHandles, targetHandles } from "../designer/handles";
 import { canRedo, canUndo, createHistory, type History, push, redo, undo } from "../designer/history";
@@ -87,11 +88,14 @@ function inEditableField(target: EventTarget | null): boolean {
   return target instanceof HTMLElement && (target.isContentEditable || ["INPUT", "TEXTAREA", "SELECT"].includes(target.tagName));
 }
 
-/** Fill in positions for nodes without one, so that nothing jumps when a node is added. */
+/**
+ * Fill in positions for nodes without one, so that nothing jumps when a node
+ * is added: the auto-layout when the document has none, else beside the rest.
+ */
 function withPositions(doc: GraphDocument): GraphDocument {
   if (doc.nodes.every((node) => doc.layout?.[node.id] !== undefined)) return doc;
-  const positions = editorPositions(doc);
-  return moveNodes(doc, Object.fromEntries(positions));
+  if (doc.nodes.every((node) => doc.layout?.[node.id] === undefined)) return moveNodes(doc, autoLayout(doc));
+  return moveNodes(doc, Object.fromEntries(editorPositions(doc)));
 }
 
 export function Editor(props: { page: EditorPage }) {
@@ -464,6 +468,13 @@ function EditorInner({ page }: { page: EditorPage }) {
     selectOnly(result.ids);
   }, [readOnly, selected, doc, commit, selectOnly]);
 
+  const arrange = useCallback(() => {
+    if (readOnly) return;
+    commit(moveNodes(doc, autoLayout(doc, actionOutcomes)));
+    window.setTimeout(() => void flow.fitView(FIT_VIEW), 0);
+    setStatus("Laid out top to bottom, branches and slots in declared order. Undo (Ctrl+Z) reverts.");
+  }, [readOnly, doc, actionOutcomes, commit, flow]);
+
   const doUndo = useCallback(() => setHistory((h) => undo(h)), []);
   const doRedo = useCallback(() => setHistory((h) => redo(h)), []);
 
@@ -526,13 +537,16 @@ function EditorInner({ page }: { page: EditorPage }) {
       } else if (!mod && event.key === "/") {
         event.preventDefault();
         quickAddInput.current?.focus();
+      } else if (!mod && key === "l" && event.shiftKey) {
+        event.preventDefault();
+        arrange();
       } else if (!mod && event.key === "?") {
         setShowShortcuts((shown) => !shown);
       }
     };
     window.addEventListener("keydown", onKey);
     return () => window.removeEventListener("keydown", onKey);
-  }, [readOnly, doUndo, doRedo, copySelection, paste, duplicate, save, deleteSelection, showShortcuts, showVersions, shownDoc]);
+  }, [readOnly, doUndo, doRedo, copySelection, paste, duplicate, save, deleteSelection, showShortcuts, showVersions, shownDoc, arrange]);
 
   // ---- publishing, conflicts and versions -----------------------------------------------------------
   const publish = useCallback(async () => {
@@ -608,6 +622,9 @@ function EditorInner({ page }: { page: EditorPage }) {
             </button>
             <button type="button" onClick={doRedo} disabled={readOnly || !canRedo(history)} aria-keyshortcuts="Control+Shift+Z">
               Redo
+            </button>
+            <button type="button" onClick={arrange} disabled={readOnly} aria-keyshortcuts="Shift+L">
+              Auto-layout
             </button>
             <button type="button" className="braid-primary" onClick={() => void publish()} disabled={readOnly || publishing || saveState === "conflict"}>
               {publishing ? "Publishing…" : "Publish"}
@@ -819,6 +836,7 @@ const SHORTCUTS: [string, string][] = [
   ["Ctrl+D", "Duplicate the selection"],
   ["Ctrl+A", "Select every node"],
   ["Ctrl+S", "Save now"],
+  ["Shift+L", "Auto-layout, branches and slots in declared order"],
   ["Shift+drag", "Select an area"],
   ["Ctrl+click", "Add to the selection"],
   ["Tab / Enter", "Move between nodes / select the focused node"],
