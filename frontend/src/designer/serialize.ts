@@ -35,7 +35,7 @@ const HANDLE_PITCH = 64;
 /** Width of one character of a 12 px handle label, generously. */
 const LABEL_CHAR = 7.5;
 /** Extra height for the rows of handle labels above and below the text. */
-const PORT_LABEL_ROOM = 30;
+const PORT_LABEL_ROOM = 38;
 
 export interface EditorOptions {
   actionOutcomes?: Record<string, string[]>;
