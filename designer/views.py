@@ -1,9 +1,11 @@
 """Pages of the designer: the flow list and the editor of one flow."""
 
+from django.contrib.auth.models import Group
 from django.http import HttpRequest, HttpResponse
 from django.middleware.csrf import get_token
 from django.shortcuts import get_object_or_404, render
 
+from braid.auth import Role
 from braid.permissions import Act, allows
 from designer.models import Flow
 
@@ -45,5 +47,11 @@ def detail(request: HttpRequest, slug: str) -> HttpResponse:
         "draft": flow.draft,
         "revision": flow.revision,
         "latest_version": None if latest is None else latest.number,
+        # The approval groups an approval node can name: every group but the role groups.
+        "approval_groups": list(
+            Group.objects.exclude(name__in=Role.values)
+            .order_by("name")
+            .values_list("name", flat=True)
+        ),
     }
     return render(request, "designer/detail.html", {"flow": flow, "page": page})

@@ -21,6 +21,7 @@ interface PageJson {
   draft: unknown;
   revision: number;
   latest_version: number | null;
+  approval_groups?: string[];
 }
 
 function mount(): void {
@@ -38,6 +39,7 @@ function mount(): void {
       draft: parseGraph(data.draft),
       revision: data.revision,
       latestVersion: data.latest_version,
+      approvalGroups: data.approval_groups ?? [],
     };
     root.render(
       <StrictMode>

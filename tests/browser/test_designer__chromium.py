@@ -576,3 +576,29 @@ def test_the_keyboard_reaches_nodes_and_the_shortcuts_list(analyst_page: Page, l
     page.keyboard.press("Escape")
     expect(dialog).to_have_count(0)
     assert page.errors == []  # type: ignore[attr-defined]
+
+
+def test_nodes_copied_in_one_flow_paste_into_another(analyst_page: Page, live_server) -> None:  # type: ignore[no-untyped-def]
+    page = analyst_page
+    page.goto(f"{live_server.url}/flows/invoice-sign-off/")
+    node(page, "fin").click()
+    node(page, "fin_no").click(modifiers=["Control"])
+    page.keyboard.press("Control+c")
+    expect(page.locator(".braid-editor__status")).to_have_text("Copied 2 node(s).")
+    page.goto(f"{live_server.url}/flows/staged-gathers/")
+    wait_saved(page)
+    page.locator(".braid-problems__counts").click()
+    page.keyboard.press("Control+v")
+    expect(node(page, "fin")).to_be_visible()
+    expect(node(page, "fin_no")).to_be_visible()
+    wait_saved(page)
+    draft = stored("staged-gathers")
+    source = stored("invoice-sign-off")
+    copied = [n for n in source["nodes"] if n["id"] in {"fin", "fin_no"}]
+    assert [n for n in draft["nodes"] if n["id"] in {"fin", "fin_no"}] == copied
+    assert {"source": "fin", "outcome": "rejected", "target": "fin_no"} in draft["edges"]
+    # The approval's group picker offers the approval groups that exist.
+    page.keyboard.press("Escape")  # the pasted pair is selected; start afresh
+    node(page, "fin").click()
+    expect(page.locator(".braid-inspector")).to_contain_text("Groups: legal")
+    assert page.errors == []  # type: ignore[attr-defined]

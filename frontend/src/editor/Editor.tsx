@@ -53,6 +53,8 @@ export interface EditorPage {
   draft: GraphDocument;
   revision: number;
   latestVersion: number | null;
+  /** Group names an approval can name (the approval groups that exist). */
+  approvalGroups: string[];
 }
 
 type SaveState = "saved" | "dirty" | "saving" | "error" | "conflict" | "readonly";
@@ -279,8 +281,7 @@ function EditorInner({ page }: { page: EditorPage }) {
     (changes: NodeChange<EditorNode>[]) => {
       let moved: Record<string, Point> | null = null;
       let finished = false;
-      const selection = { nodes: new Set(selected.nodes), edges: new Set(selected.edges) };
-      let selectionChanged = false;
+      const picks: [string, boolean][] = [];
       for (const change of changes) {
         if (change.type === "position" && change.position) {
           moved = { ...(moved ?? dragging ?? {}), [change.id]: change.position };
@@ -289,12 +290,20 @@ function EditorInner({ page }: { page: EditorPage }) {
         } else if (change.type === "position" && change.dragging === false) {
           finished = true;
         } else if (change.type === "select") {
-          selectionChanged = true;
-          if (change.selected) selection.nodes.add(change.id);
-          else selection.nodes.delete(change.id);
+          picks.push([change.id, change.selected]);
         }
       }
-      if (selectionChanged) setSelected(selection);
+      // Functional updates: React Flow may send several batches before a render.
+      if (picks.length > 0) {
+        setSelected((current) => {
+          const nodes = new Set(current.nodes);
+          for (const [id, on] of picks) {
+            if (on) nodes.add(id);
+            else nodes.delete(id);
+          }
+          return { nodes, edges: current.edges };
+        });
+      }
       if (moved !== null) setDragging(moved);
       if (finished) {
         const positions = moved ?? dragging;
@@ -302,24 +311,21 @@ function EditorInner({ page }: { page: EditorPage }) {
         setDragging(null);
       }
     },
-    [selected, dragging, readOnly, doc, commit],
+    [dragging, readOnly, doc, commit],
   );
 
-  const onEdgesChange = useCallback(
-    (changes: EdgeChange<EditorEdge>[]) => {
-      const selection = { nodes: new Set(selected.nodes), edges: new Set(selected.edges) };
-      let changed = false;
-      for (const change of changes) {
-        if (change.type === "select") {
-          changed = true;
-          if (change.selected) selection.edges.add(change.id);
-          else selection.edges.delete(change.id);
-        }
+  const onEdgesChange = useCallback((changes: EdgeChange<EditorEdge>[]) => {
+    const picks = changes.flatMap((change) => (change.type === "select" ? [[change.id, change.selected] as const] : []));
+    if (picks.length === 0) return;
+    setSelected((current) => {
+      const edges = new Set(current.edges);
+      for (const [id, on] of picks) {
+        if (on) edges.add(id);
+        else edges.delete(id);
       }
-      if (changed) setSelected(selection);
-    },
-    [selected],
-  );
+      return { nodes: current.nodes, edges };
+    });
+  }, []);
 
   const connectionCheck = useCallback((connection: FlowConnection | { source: string; target: string; sourceHandle?: string | null; targetHandle?: string | null }) => checkConnection(doc, connection, actionOutcomes), [doc, actionOutcomes]);
 
@@ -721,6 +727,7 @@ function EditorInner({ page }: { page: EditorPage }) {
             problems={problems}
             actions={actions}
             actionOutcomes={actionOutcomes}
+            approvalGroups={page.approvalGroups}
             onChange={commit}
             onSelectNode={(id) => selectOnly(id === null ? [] : [id])}
           />

@@ -29,6 +29,7 @@ interface InspectorProps {
   problems: Problem[];
   actions: ActionInfo[];
   actionOutcomes: Record<string, string[]>;
+  approvalGroups?: string[];
   onChange: (doc: GraphDocument) => void;
   onSelectNode: (id: string | null) => void;
 }
@@ -57,7 +58,7 @@ export function Inspector(props: InspectorProps) {
   );
 }
 
-function NodeSettings({ doc, node, readOnly, problems, actions, actionOutcomes, onChange, onSelectNode }: InspectorProps & { node: GraphNode }) {
+function NodeSettings({ doc, node, readOnly, problems, actions, actionOutcomes, approvalGroups = [], onChange, onSelectNode }: InspectorProps & { node: GraphNode }) {
   const raw = node as unknown as Raw;
   const mine = problems.filter((p) => p.node === node.id);
   const forField = (field: string) => mine.filter((p) => p.field === field || (p.field ?? "").startsWith(`${field}.`) || (p.field ?? "").startsWith(`${field}[`));
@@ -83,7 +84,7 @@ function NodeSettings({ doc, node, readOnly, problems, actions, actionOutcomes, 
           onSelectNode(id);
         }}
       />
-      <TypeForm doc={doc} node={node} raw={raw} disabled={disabled} patch={patch} forField={forField} actions={actions} stateFields={stateFields} onChange={onChange} />
+      <TypeForm doc={doc} node={node} raw={raw} disabled={disabled} patch={patch} forField={forField} actions={actions} stateFields={stateFields} approvalGroups={approvalGroups} onChange={onChange} />
       <Connections doc={doc} node={node} disabled={disabled} actionOutcomes={actionOutcomes} onChange={onChange} />
       {!disabled && (
         <button type="button" className="braid-danger" onClick={() => { onChange(removeElements(doc, new Set([node.id]))); onSelectNode(null); }}>
@@ -103,6 +104,7 @@ interface TypeFormProps {
   forField: (field: string) => Problem[];
   actions: ActionInfo[];
   stateFields: string[];
+  approvalGroups: string[];
   onChange: (doc: GraphDocument) => void;
 }
 
@@ -110,7 +112,7 @@ function stateOptions(fields: string[], noneLabel = "(none)") {
   return [{ value: "", label: noneLabel }, ...fields.map((field) => ({ value: field, label: field }))];
 }
 
-function TypeForm({ doc, node, raw, disabled, patch, forField, actions, stateFields, onChange }: TypeFormProps) {
+function TypeForm({ doc, node, raw, disabled, patch, forField, actions, stateFields, approvalGroups, onChange }: TypeFormProps) {
   switch (node.type) {
     case "start":
     case "end":
@@ -205,7 +207,7 @@ function TypeForm({ doc, node, raw, disabled, patch, forField, actions, stateFie
         </>
       );
     case "approval":
-      return <ApprovalForm raw={raw} disabled={disabled} patch={patch} forField={forField} stateFields={stateFields} />;
+      return <ApprovalForm raw={raw} disabled={disabled} patch={patch} forField={forField} stateFields={stateFields} approvalGroups={approvalGroups} />;
     case "wait":
       return <WaitForm raw={raw} disabled={disabled} patch={patch} forField={forField} />;
     case "subflow":
@@ -286,7 +288,7 @@ function policyKind(policy: unknown): string {
   return typeof policy === "object" && policy !== null ? "quorum" : str(policy) || "all";
 }
 
-function ApprovalForm({ raw, disabled, patch, forField, stateFields }: Pick<TypeFormProps, "raw" | "disabled" | "patch" | "forField" | "stateFields">) {
+function ApprovalForm({ raw, disabled, patch, forField, stateFields, approvalGroups }: Pick<TypeFormProps, "raw" | "disabled" | "patch" | "forField" | "stateFields" | "approvalGroups">) {
   const groups = strings(raw.groups);
   const quorum = typeof raw.policy === "object" && raw.policy !== null ? Number((raw.policy as Raw).quorum) : undefined;
   return (
@@ -300,6 +302,7 @@ function ApprovalForm({ raw, disabled, patch, forField, stateFields }: Pick<Type
         onRename={(from, to) => patch({ groups: groups.map((g) => (g === from ? to : g)) })}
         onRemove={(name) => patch({ groups: groups.filter((g) => g !== name) })}
         onAdd={(name) => patch({ groups: [...groups, name] })}
+        suggestions={approvalGroups.filter((g) => !groups.includes(g))}
       />
       <SelectField
         label="Policy"

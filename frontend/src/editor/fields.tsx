@@ -148,6 +148,7 @@ export function NameListEditor({
   onAdd,
   addLabel,
   problems = [],
+  suggestions,
 }: {
   label: string;
   names: string[];
@@ -158,8 +159,11 @@ export function NameListEditor({
   onAdd: (name: string) => void;
   addLabel: string;
   problems?: Problem[];
+  /** Names offered while typing a new entry (e.g. the approval groups that exist). */
+  suggestions?: string[];
 }) {
   const [draft, setDraft] = useState("");
+  const suggestionsId = useId();
   const [refusal, setRefusal] = useState<string | null>(null);
   const validName = (name: string, current?: string) => {
     if (!/^[A-Za-z0-9_-]+$/.test(name)) return "Use letters, digits, _ and - only.";
@@ -208,6 +212,7 @@ export function NameListEditor({
             className="braid-input"
             aria-label={addLabel}
             placeholder={addLabel}
+            list={suggestions && suggestions.length > 0 ? suggestionsId : undefined}
             value={draft}
             onChange={(event) => setDraft(event.target.value)}
             onKeyDown={(event) => {
@@ -220,8 +225,16 @@ export function NameListEditor({
           <button type="button" onClick={add}>
             Add
           </button>
+          {suggestions && suggestions.length > 0 && (
+            <datalist id={suggestionsId}>
+              {suggestions.map((name) => (
+                <option key={name} value={name} />
+              ))}
+            </datalist>
+          )}
         </div>
       )}
+      {suggestions && suggestions.length > 0 && !disabled && <div className="braid-field__hint">Groups: {suggestions.join(", ")}</div>}
       {refusal !== null && <div className="braid-field__problem braid-field__problem--error" role="alert">{refusal}</div>}
       <FieldProblems problems={problems} />
     </fieldset>
