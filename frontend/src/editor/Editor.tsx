@@ -154,11 +154,18 @@ function EditorInner({ page }: { page: EditorPage }) {
   useEffect(loadVersions, [loadVersions]);
 
   // ---- saving ------------------------------------------------------------------------
-  const save = useCallback(
-    async (options: { keepReplaced?: boolean; baseRevision?: number } = {}): Promise<boolean> => {
-      const draft = history.present;
+  const latest = useRef(history.present);
+  latest.current = history.present;
+
+  /** PUT the latest draft; one save at a time, so that a second never races the first's revision. */
+  const saveNow = useCallback(
+    async (options: { keepReplaced?: boolean; baseRevision?: number }): Promise<boolean> => {
+      const draft = latest.current;
       const body = json(draft);
-      if (body === savedJson.current && !options.keepReplaced) return true;
+      if (body === savedJson.current && !options.keepReplaced) {
+        setSaveState("saved");
+        return true;
+      }
       setSaveState("saving");
       try {
         const saved = await api<FlowRecord>("PUT", flowPath(page.slug), {
@@ -169,7 +176,7 @@ function EditorInner({ page }: { page: EditorPage }) {
         revision.current = saved.revision;
         savedJson.current = body;
         setConflict(null);
-        setSaveState("saved");
+        setSaveState(json(latest.current) === body ? "saved" : "dirty");
         return true;
       } catch (error) {
         if (error instanceof ApiError && error.status === 409 && error.body.code === "flow.draft_conflict") {
@@ -182,7 +189,16 @@ function EditorInner({ page }: { page: EditorPage }) {
         return false;
       }
     },
-    [history.present, page.slug],
+    [page.slug],
+  );
+
+  const save = useCallback(
+    (options: { keepReplaced?: boolean; baseRevision?: number } = {}): Promise<boolean> => {
+      const next = (saving.current ?? Promise.resolve(true)).then(() => saveNow(options));
+      saving.current = next;
+      return next;
+    },
+    [saveNow],
   );
 
   useEffect(() => {
@@ -192,9 +208,7 @@ function EditorInner({ page }: { page: EditorPage }) {
       return;
     }
     setSaveState((state) => (state === "saving" ? state : "dirty"));
-    const timer = window.setTimeout(() => {
-      saving.current = save();
-    }, SAVE_DELAY_MS);
+    const timer = window.setTimeout(() => void save(), SAVE_DELAY_MS);
     return () => window.clearTimeout(timer);
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [doc, conflict]);
