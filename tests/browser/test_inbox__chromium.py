@@ -219,3 +219,49 @@ def test_overdue_and_cancelled_requests_read_plainly_and_filter(
     cancelled = page.get_by_role("article", name="Finance sign-off for INV-42")
     expect(cancelled).to_contain_text("Cancelled: run cancelled by admin")
     shot(page, "11-archive-cancelled")
+
+
+def test_an_approver_delegates_and_an_admin_reassigns_from_the_detail_panel(
+    browser: Browser, server: Server
+) -> None:
+    run = server.api(
+        "analyst", "POST", "/api/runs/", {"flow": "invoice-sign-off", "input": INVOICE}
+    )
+    wait_for(lambda: server.api("admin", "GET", f"/api/runs/{run['id']}/")["status"] == "waiting")
+    finance = browser.new_context(viewport={"width": 1280, "height": 860}).new_page()
+    log_in(finance, server.url, "finance", "braid-finance")
+    detail = finance.get_by_role("complementary", name="Request details")
+    detail.get_by_text("Delegate to another approver").click()
+    detail.get_by_label("User name").fill("controller")
+    detail.get_by_role("button", name="Delegate").click()
+    expect(finance.get_by_text("Nothing waits for your decision.")).to_be_visible()
+    expect(
+        finance.get_by_role("status").filter(
+            has_text="Delegated “Finance sign-off for INV-42” to controller."
+        )
+    ).to_be_attached()
+    controller = browser.new_context(viewport={"width": 1280, "height": 860}).new_page()
+    log_in(controller, server.url, "controller", "braid-controller")
+    item = controller.get_by_role("article", name="Finance sign-off for INV-42")
+    expect(item).to_be_visible()
+    expect(controller.get_by_role("complementary", name="Request details")).to_contain_text(
+        "finance delegated to controller"
+    )
+    admin = browser.new_context(viewport={"width": 1280, "height": 860}).new_page()
+    log_in(admin, server.url, "admin", "braid-admin")
+    fin = admin.get_by_role("article", name="Finance sign-off for INV-42")
+    fin.click()
+    expect(fin).to_contain_text("You see this as an admin; its approvers decide it.")
+    panel = admin.get_by_role("complementary", name="Request details")
+    panel.get_by_text("Reassign to anyone (admins)").click()
+    panel.get_by_label("User name").fill("legal")
+    panel.get_by_role("button", name="Reassign").click()
+    expect(panel).to_contain_text("Reassigned to legal", timeout=10_000)
+    shot(admin, "12-admin-reassigned")
+    legal = browser.new_context(viewport={"width": 1280, "height": 860}).new_page()
+    log_in(legal, server.url, "legal", "braid-legal")
+    expect(legal.get_by_role("article", name="Finance sign-off for INV-42")).to_be_visible()
+    expect(legal.locator("nav [data-inbox-count]")).to_have_attribute("data-inbox-count", "2")
+    expect(controller.locator("nav [data-inbox-count]")).to_have_attribute(
+        "data-inbox-count", "0", timeout=15_000
+    )

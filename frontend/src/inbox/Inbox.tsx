@@ -320,7 +320,8 @@ export function Inbox({ config }: { config: InboxConfig }) {
         {ordered.length === 0 ? null : <aside className="inbox-detail" aria-label="Request details">
           {active ? <Detail key={active.id} request={active} tab={tab} now={now} config={config}
             onDecided={(id, decision) => finish([id], `${PAST[decision]}: ${active.title}`)}
-            api={api} onChanged={() => void load("open")} /> : (
+            api={api} onHandedOver={(id, message) => { finish([id], message); void load("open"); }}
+            onChanged={() => void load("open")} /> : (
             <p className="muted">Choose a request to see its details.</p>
           )}
         </aside>}
@@ -388,18 +389,27 @@ export function Item({ request, tab, now, config, active, selected, register, on
             <button type="button" tabIndex={active ? 0 : -1} className="danger" onClick={(e) => { e.stopPropagation(); onDecide("reject"); }}
               aria-label={`Reject ${request.title}`}><Icon name="cross" /> Reject…</button>
           </div>
-        ) : <p className="muted">You may not decide this one (you can see it as an admin, or it was handed to someone else).</p>
+        ) : <p className="muted">{whyNot(request, config)}</p>
       ) : null}
     </article>
   );
 }
 
-interface DetailProps {
-  request: ApprovalRequest; tab: Tab; now: number; config: InboxConfig; api: InboxApi;
-  onDecided: (id: number, decision: Verdict) => void; onChanged: () => void;
+/** Say why the caller sees a request they may not decide. */
+function whyNot(request: ApprovalRequest, config: InboxConfig): string {
+  if (request.assignee && request.assignee !== config.user) return `Reassigned to ${request.assignee}; only they decide it.`;
+  if (request.decisions.some((d) => d.user === config.user)) return "You have decided this one; others still owe theirs.";
+  if (config.admin) return "You see this as an admin; its approvers decide it.";
+  return "You may not decide this one.";
 }
 
-function Detail({ request, tab, now, config, api, onDecided, onChanged }: DetailProps) {
+interface DetailProps {
+  request: ApprovalRequest; tab: Tab; now: number; config: InboxConfig; api: InboxApi;
+  onDecided: (id: number, decision: Verdict) => void;
+  onHandedOver: (id: number, message: string) => void; onChanged: () => void;
+}
+
+function Detail({ request, tab, now, config, api, onDecided, onHandedOver, onChanged }: DetailProps) {
   const [comment, setComment] = useState("");
   const [to, setTo] = useState("");
   const [message, setMessage] = useState("");
@@ -414,11 +424,16 @@ function Detail({ request, tab, now, config, api, onDecided, onChanged }: Detail
       setBusy(false);
     }
   };
-  const delegate = async () => {
+  const handOver = async (how: "delegate" | "reassign") => {
+    const person = to.trim();
     try {
-      await api.delegate(request.id, to.trim(), comment);
-      setMessage(`Delegated to ${to.trim()}.`);
-      onChanged();
+      await (how === "delegate" ? api.delegate : api.reassign).call(api, request.id, person, comment);
+      if (how === "delegate") {
+        onHandedOver(request.id, `Delegated “${request.title}” to ${person}.`);
+      } else {
+        setMessage(`Reassigned to ${person}.`);
+        onChanged();
+      }
     } catch (error) {
       setMessage(error instanceof Error ? error.message : String(error));
     }
@@ -451,11 +466,19 @@ function Detail({ request, tab, now, config, api, onDecided, onChanged }: Detail
             <summary>Delegate to another approver</summary>
             <label htmlFor={`to-${request.id}`}>User name</label>
             <input id={`to-${request.id}`} type="text" value={to} onChange={(e) => setTo(e.target.value)} />
-            <button type="button" disabled={!to.trim()} onClick={() => void delegate()}>Delegate</button>
+            <button type="button" disabled={!to.trim()} onClick={() => void handOver("delegate")}>Delegate</button>
           </details>
-          {message ? <p role="status" className="message-inline">{message}</p> : null}
         </form>
       ) : null}
+      {tab === "open" && config.admin ? (
+        <details className="delegate">
+          <summary>Reassign to anyone (admins)</summary>
+          <label htmlFor={`reassign-${request.id}`}>User name</label>
+          <input id={`reassign-${request.id}`} type="text" value={to} onChange={(e) => setTo(e.target.value)} />
+          <button type="button" disabled={!to.trim()} onClick={() => void handOver("reassign")}>Reassign</button>
+        </details>
+      ) : null}
+      {message ? <p role="status" className="message-inline">{message}</p> : null}
     </div>
   );
 }

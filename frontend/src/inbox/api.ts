@@ -67,4 +67,8 @@ export class InboxApi {
   delegate(id: number, to: string, comment: string): Promise<ApprovalRequest> {
     return this.call(`${id}/delegate/`, { method: "POST", body: JSON.stringify({ to, comment }) });
   }
+
+  reassign(id: number, to: string, comment: string): Promise<ApprovalRequest> {
+    return this.call(`${id}/reassign/`, { method: "POST", body: JSON.stringify({ to, comment }) });
+  }
 }

@@ -49,7 +49,7 @@ describe("a request in the list", () => {
   it("offers no decision to someone who may not decide it", () => {
     const html = render(request({ may_decide: false }));
     expect(html).not.toContain("Approve…");
-    expect(html).toContain("You may not decide this one");
+    expect(html).toContain("You may not decide this one.");
   });
 
   it("shows in the archive who decided what, and the outcome", () => {
