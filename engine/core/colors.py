@@ -259,6 +259,22 @@ class Walk:
         """Return where the walk goes next, and how, from a colored node."""
         edges = forward(graph)[node.id]
         paint = downstream_paint(node, arrival, verdict)
+        if (
+            paint is not None
+            and arrival.paint is None
+            and isinstance(node, g.ForeachNode | g.LoopNode)
+        ):
+            # A failure inside the body failed the owner: the body keeps its own colors (the
+            # failed node failed, siblings cut short cancelled); only its exits are skipped.
+            row = self.rows.get(prefix + node.id)
+            if row is not None and verdict.color is Color.FAILED:
+                eid = ExecutionId.parse(row.execution_id)
+                body = (g.Outcome.ITEM.value, g.Outcome.BODY.value)
+                return [
+                    (e.target, self.body_arrival(node, eid, row.result) if e.follows in body
+                     else paint)
+                    for e in edges
+                ]  # fmt: skip
         if paint is not None:
             return [(e.target, paint) for e in edges]
         if arrival.loose:

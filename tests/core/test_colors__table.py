@@ -221,3 +221,23 @@ def test_the_walk_colors_every_node_of_a_long_chain(size: int) -> None:
         color == "running" or color == "pending" or path == "start"
         for path, (color, _) in seen.items()
     )
+
+
+def test_row_19_a_failed_foreach_item_fails_and_its_running_siblings_are_cancelled() -> None:
+    document = flow(
+        [START, {"id": "each", "type": "foreach", "items": "input.items", "as": "item",
+                 "concurrency": 3},
+         {"id": "bad", "type": "if", "condition": "item == 2"},
+         {"id": "boom", "type": "fail", "error": "item two is bad"},
+         {"id": "work", **TASK}, END],
+        [edge("start", "each"), edge("each", "bad", outcome="item"),
+         edge("bad", "boom", outcome="true"), edge("bad", "work", outcome="false"),
+         edge("work", "each"), edge("each", "done", outcome="done")],
+    )  # fmt: skip
+    driver = Driver(document, {"items": [1, 2, 3]})
+    seen = verdicts(driver)
+    assert driver.state.status.value == "failed"
+    assert seen["each"][0] == "failed"
+    assert seen["boom"] == ("failed", "failed: item two is bad")
+    assert seen["work"] == ("cancelled", "cancelled: `boom` failed while this was running")
+    assert seen["done"] == ("skipped", "skipped: upstream `each` failed")
