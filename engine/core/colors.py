@@ -268,10 +268,10 @@ class Walk:
             # failed node failed, siblings cut short cancelled); only its exits are skipped.
             row = self.rows.get(prefix + node.id)
             if row is not None and verdict.color is Color.FAILED:
-                eid = ExecutionId.parse(row.execution_id)
+                owner = ExecutionId.parse(row.execution_id)
                 body = (g.Outcome.ITEM.value, g.Outcome.BODY.value)
                 return [
-                    (e.target, self.body_arrival(node, eid, row.result) if e.follows in body
+                    (e.target, self.body_arrival(node, owner, row.result) if e.follows in body
                      else paint)
                     for e in edges
                 ]  # fmt: skip
