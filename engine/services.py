@@ -17,11 +17,11 @@ from designer.services import check_graph
 from engine import durable
 from engine.actions import ACTIONS
 from engine.core.colors import colors, explain
-from engine.core.events import Decision, RunStatus
+from engine.core.events import Decision, RequestApproval, RunStatus
 from engine.core.graph import Graph, SubflowNode
-from engine.core.runtime import Clock, InProcessRuntime, RealClock
+from engine.core.runtime import Clock, EventRefused, InProcessRuntime, RealClock
 from engine.core.state import MAIN, RunState, subflow_key
-from engine.core.store import UnknownRun
+from engine.core.store import InMemoryStore, UnknownRun
 from engine.core.validation import Report
 from engine.models import PendingEvent, Run, Runtime
 from engine.store import DjangoStore
@@ -207,3 +207,52 @@ def run_tree(run: Run) -> dict[str, Any]:
         "colors": {path: verdict.color.value for path, verdict in verdicts.items()},
         "reasons": {path: verdict.reason for path, verdict in verdicts.items()},
     }
+
+
+TEST_RUN_TIMER_WAIT_S = 2.0
+TEST_RUN_USER = "designer test run"
+
+
+def test_run(document: object, input_value: Any, decisions: list[dict[str, str]]) -> dict[str, Any]:
+    """Run a draft in this process on an in-memory store, storing nothing; return its colors.
+
+    The designer's "Test run": the draft runs with the registered actions, timers due
+    within TEST_RUN_TIMER_WAIT_S are waited out, and each decision (`{node, decision}`, in
+    order) is taken at that node's open approval as an approver of its groups would.
+    """
+    graphs = resolve_graphs(document)
+    store = InMemoryStore()
+    engine = InProcessRuntime(store, ACTIONS, RealClock())
+    engine.max_timer_wait_s = engine.approval_timer_wait_s = TEST_RUN_TIMER_WAIT_S
+    run_id = str(uuid.uuid4())
+    state = engine.start(run_id, graphs, "test run", input_value)
+    refused: list[dict[str, str]] = []
+    for step in decisions:
+        if state.status.finished:
+            break
+        waiting = open_requests(store, run_id)
+        groups = tuple(next((r.groups for r in waiting if r.node == step["node"]), ()))
+        try:
+            state = engine.decide(state, step["node"], TEST_RUN_USER, groups,
+                                  Decision(step["decision"]))  # fmt: skip
+        except (EventRefused, LookupError, ValueError) as error:
+            refused.append({"node": step["node"], "detail": str(error)})
+    rows = store.rows(run_id)
+    verdicts = explain(graphs, rows, state.status, state.error or "")
+    open_nodes = sorted({r.node for r in open_requests(store, run_id)})
+    return {
+        "status": state.status.value,
+        "error": state.error,
+        "state": state.current_view(),
+        "nodes": {path: row.to_json() for path, row in sorted(rows.items())},
+        "colors": {path: v.color.value for path, v in verdicts.items()},
+        "reasons": {path: v.reason for path, v in verdicts.items()},
+        "waiting_on": open_nodes,
+        "refused": refused,
+    }
+
+
+def open_requests(store: InMemoryStore, run_id: str) -> list[RequestApproval]:
+    """Return a stored run's approval requests that are still open."""
+    closed = store.closed[run_id]
+    return [r for key, r in store.requests[run_id].items() if key not in closed]

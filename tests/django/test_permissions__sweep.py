@@ -53,6 +53,8 @@ ROWS: list[tuple[str, str, Any, tuple[int, int, int, int, int]]] = [
     ("PUT", "/api/flows/made-analyst/", {"draft": GRAPH}, (403, 403, 200, 403, 200)),
     ("GET", "/api/flows/invoice-sign-off/export/", None, (403, 200, 200, 200, 200)),
     ("POST", "/api/flows/invoice-sign-off/validate/", {}, (403, 403, 200, 403, 200)),
+    ("POST", "/api/flows/b-and-d-or-e/test-run/", {"input": {"urgent": True}},
+     (403, 403, 200, 403, 200)),
     ("POST", "/api/flows/made-analyst/publish/", None, (403, 403, 201, 403, 200)),
     ("GET", "/api/flows/invoice-sign-off/versions/", None, (403, 200, 200, 200, 200)),
     ("GET", "/api/flows/invoice-sign-off/versions/1/", None, (403, 200, 200, 200, 200)),
