@@ -27,6 +27,7 @@ import { autoLayout } from "../designer/autolayout";
 import { diffGraphs, type GraphDiff } from "../designer/diff";
 import { checkConnection, sourceHandles, targetHandles } from "../designer/handles";
 import { canRedo, canUndo, createHistory, type History, push, redo, undo } from "../designer/history";
+import { type TestResult, TestRunPanel } from "./TestRun";
 import {
   addEdge,
   addNode,
@@ -82,6 +83,12 @@ const SAVE_TEXT: Record<SaveState, string> = {
   readonly: "Read-only",
 };
 
+/** The document without its layout: what a test run's colors belong to (moving a node keeps them). */
+function graphJson(doc: GraphDocument): string {
+  const { layout: _layout, ...graph } = doc as GraphDocument & { layout?: unknown };
+  return json(graph);
+}
+
 function json(value: unknown): string {
   return JSON.stringify(value);
 }
@@ -127,6 +134,8 @@ function EditorInner({ page }: { page: EditorPage }) {
   const [showShortcuts, setShowShortcuts] = useState(false);
   const [status, setStatus] = useState("");
   const [publishing, setPublishing] = useState(false);
+  const [testing, setTesting] = useState(false);
+  const [tested, setTested] = useState<{ json: string; result: TestResult } | null>(null);
   const revision = useRef(page.revision);
   // The draft as loaded, with positions filled in for nodes that had none: not an unsaved edit.
   const savedJson = useRef(json(history.present));
@@ -136,6 +145,8 @@ function EditorInner({ page }: { page: EditorPage }) {
   const readOnly = !page.canEdit || viewing !== null;
   const shownDoc = viewing?.graph ?? doc;
 
+  // A test run's colors stay on the canvas until the graph changes.
+  const testedNow = tested !== null && viewing === null && tested.json === graphJson(doc) ? tested.result : null;
   const actionOutcomes = useMemo(() => Object.fromEntries(actions.map((a) => [a.name, a.outcomes])), [actions]);
 
   const commit = useCallback((next: GraphDocument) => setHistory((h) => push(h, next)), []);
@@ -268,6 +279,12 @@ function EditorInner({ page }: { page: EditorPage }) {
         hasReturn: targetHandles(graphNode).some((h) => h.id === "return"),
       };
       data.editable = !readOnly;
+      if (testedNow !== null) {
+        const color = testedNow.colors[node.id];
+        if (color !== undefined) data.color = color;
+        const reason = testedNow.reasons[node.id];
+        if (reason !== undefined) data.reason = reason;
+      }
       if (found.length > 0) {
         data.problem = found.some((p) => p.severity === "error") ? "error" : "warning";
         data.problemText = found.map((p) => p.message).join("\n");
@@ -288,7 +305,7 @@ function EditorInner({ page }: { page: EditorPage }) {
       return next;
     });
     return { nodes: flowNodes, edges: flowEdges };
-  }, [shownDoc, actionOutcomes, problems, dragging, selected, readOnly, diff]);
+  }, [shownDoc, actionOutcomes, problems, dragging, selected, readOnly, diff, testedNow]);
 
   // ---- canvas events -------------------------------------------------------------------
   const onNodesChange = useCallback(
@@ -652,6 +669,11 @@ function EditorInner({ page }: { page: EditorPage }) {
           </>
         )}
         <span className="braid-editor__version">{latestVersion === null ? "Not published yet" : `Latest: v${latestVersion}`}</span>
+        {page.canEdit && (
+          <button type="button" onClick={() => setTesting((shown) => !shown)} aria-expanded={testing} disabled={viewing !== null}>
+            Test run
+          </button>
+        )}
         <button type="button" onClick={() => setShowVersions((shown) => !shown)} aria-expanded={showVersions}>
           History
         </button>
@@ -675,6 +697,17 @@ function EditorInner({ page }: { page: EditorPage }) {
           </button>{" "}
           (the other draft is kept in the flow's draft history)
         </div>
+      )}
+      {testing && viewing === null && (
+        <TestRunPanel
+          slug={page.slug}
+          doc={doc}
+          onResult={(result) => setTested(result === null ? null : { json: graphJson(doc), result })}
+          onClose={() => {
+            setTesting(false);
+            setTested(null);
+          }}
+        />
       )}
       {viewing !== null && diff !== null && (
         <div className="braid-banner" role="region" aria-label="Viewing a version">

@@ -1,0 +1,53 @@
+"""A test run from the designer colors the canvas with the monitor's colors and reasons."""
+
+import re
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from engine.models import Run
+from tests.browser.test_designer__chromium import analyst_page, node, shoot  # noqa: F401
+
+pytestmark = pytest.mark.browser
+
+
+def test_a_test_run_colors_the_canvas_decides_and_stores_nothing(
+    analyst_page: Page,  # noqa: F811
+    live_server,
+) -> None:  # type: ignore[no-untyped-def]
+    page = analyst_page
+    page.goto(f"{live_server.url}/flows/invoice-sign-off/")
+    expect(node(page, "fin")).to_be_visible()
+    page.get_by_role("button", name="Test run").click()
+    page.get_by_label("input (JSON)", exact=False).fill(
+        '{"invoice": {"id": "I-9", "amount": 120, "vendor": "ACME"}}'
+    )
+    page.get_by_role("button", name="Run", exact=True).click()
+    expect(page.get_by_role("status").filter(has_text="The run is")).to_contain_text("waiting")
+    expect(node(page, "fin").locator(".braid-node")).to_have_class(
+        re.compile("braid-color--waiting")
+    )
+    assert (
+        node(page, "fin")
+        .locator(".braid-node")
+        .get_attribute("title")
+        .endswith("waiting: for a decision by finance")
+    )
+    approvals = page.get_by_role("list", name="Approvals waiting")
+    approvals.get_by_role("listitem").filter(has_text="fin").get_by_role(
+        "button", name="Approve"
+    ).click()
+    expect(approvals.get_by_role("listitem")).to_have_count(1)
+    approvals.get_by_role("listitem").filter(has_text="leg").get_by_role(
+        "button", name="Reject"
+    ).click()
+    expect(page.get_by_role("status").filter(has_text="The run is")).to_contain_text("failed")
+    expect(node(page, "leg_no").locator(".braid-node")).to_have_class(
+        re.compile("braid-color--failed")
+    )
+    expect(node(page, "fin_ok").locator(".braid-node")).to_have_class(
+        re.compile("braid-color--completed")
+    )
+    shoot(page, "test-run")
+    assert Run.objects.count() == 0
+    assert page.errors == []  # type: ignore[attr-defined]
