@@ -291,6 +291,8 @@ def test_a_rejection_fails_the_run_and_cancels_the_sibling_on_screen(
     expect(node(page, "leg")).to_have_class(re.compile(r"braid-color--cancelled"), timeout=LIVE)
     expect(node(page, "both")).to_have_class(re.compile(r"braid-color--skipped"))
     expect(page.get_by_role("alert")).to_contain_text("Finance rejected the invoice")
+    page.keyboard.press("Escape")  # closes the inspector: the whole graph is fitted again
+    expect(page.get_by_role("region", name=re.compile("Node fin"))).to_have_count(0)
     page.locator('.react-flow__node[data-id="leg"]').hover()
     expect(page.locator("#braid-reason-leg")).to_contain_text("cancelled")
     shoot(page, "run-failed-1280")
