@@ -74,6 +74,7 @@ bench: $(INSTALLED)
 	$(PY) -m bench.run --out bench/RESULTS.md
 	$(PY) bench/bench_validate.py
 	$(PY) -m bench.durable --out bench/DURABLE.md
+	$(PY) -m bench.monitor --out bench/MONITOR.md
 
 bench-quick: $(INSTALLED)
 	$(VENV)/bin/pip install -q -e '.[bench]'

@@ -1,18 +1,45 @@
-"""REST API for approval requests: the caller's open ones, one request, and deciding it."""
+"""REST API for approval requests: the inbox, the archive, the count, one request, and
+deciding (one or many), delegating and reassigning. Refusals are `{code, detail}`."""
 
-from django.db.models import QuerySet
-from drf_spectacular.utils import OpenApiResponse, extend_schema
-from rest_framework import mixins, serializers, status, viewsets
+from typing import Any
+
+from django.db.models import Q, QuerySet
+from django.utils import timezone
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    OpenApiResponse,
+    extend_schema,
+    extend_schema_field,
+)
+from rest_framework import mixins, serializers, viewsets
 from rest_framework.decorators import action
+from rest_framework.exceptions import ValidationError
 from rest_framework.permissions import BasePermission, IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from approvals import services
-from approvals.models import ApprovalRequest
+from approvals import audit, services
+from approvals.models import ApprovalRequest, ApprovalStatus, EventKind
 from braid.auth import Role, group_names, has_role
+from braid.permissions import Act, Allowed
 from braid.schema import RefusalSerializer
 from engine.core.events import Decision
+
+
+class ShownSerializer(serializers.Serializer):
+    """One value the node shows approvers: the expression and its value at the request."""
+
+    field = serializers.CharField()
+    value = serializers.JSONField(allow_null=True)
+
+
+class DecisionEntrySerializer(serializers.Serializer):
+    """One person's recorded decision, from the audit."""
+
+    user = serializers.CharField()
+    decision = serializers.ChoiceField(choices=[d.value for d in Decision])
+    comment = serializers.CharField(allow_blank=True)
+    at = serializers.DateTimeField()
 
 
 class ApprovalSerializer(serializers.ModelSerializer):
@@ -23,12 +50,23 @@ class ApprovalSerializer(serializers.ModelSerializer):
     runtime = serializers.CharField(source="run.runtime", read_only=True)
     groups = serializers.ListField(child=serializers.CharField(), read_only=True)
     policy = serializers.JSONField(read_only=True)
+    shown = ShownSerializer(many=True, read_only=True)
+    overdue = serializers.SerializerMethodField()
+    assignee = serializers.CharField(
+        source="assignee.get_username", read_only=True, default=None, allow_null=True
+    )
+    delegations = serializers.ListField(
+        child=serializers.DictField(), read_only=True, help_text='[{"from", "to", "groups"}]'
+    )
+    may_decide = serializers.SerializerMethodField()
+    decisions = serializers.SerializerMethodField()
 
     class Meta:
         model = ApprovalRequest
         fields = [
             "id", "run", "flow", "runtime", "node", "execution_id", "groups", "policy", "title",
-            "instructions", "status", "outcome", "created_at", "closed_at",
+            "instructions", "shown", "status", "outcome", "created_at", "due_at", "overdue",
+            "closed_at", "assignee", "delegations", "may_decide", "decisions",
         ]  # fmt: skip
         read_only_fields = fields
 
@@ -36,28 +74,133 @@ class ApprovalSerializer(serializers.ModelSerializer):
         version = approval.run.flow_version
         return version.flow.slug if version else None
 
+    def get_overdue(self, approval: ApprovalRequest) -> bool:
+        """Open and past its due time."""
+        due = approval.due_at
+        return approval.status == ApprovalStatus.OPEN and due is not None and due <= timezone.now()
+
+    def get_may_decide(self, approval: ApprovalRequest) -> bool:
+        """Whether the caller may decide it now."""
+        request = self.context.get("request")
+        if request is None:
+            return False
+        groups = self.context.get("groups")
+        if groups is None:
+            groups = self.context["groups"] = group_names(request.user)
+        return services.may_decide(approval, request.user, groups)
+
+    @extend_schema_field(DecisionEntrySerializer(many=True))
+    def get_decisions(self, approval: ApprovalRequest) -> list[dict[str, Any]]:
+        """Who decided what and when (from the audit)."""
+        history = self.context.get("history")
+        if history is None:
+            history = audit.history([approval.pk])
+        return [
+            {"user": e.actor, "decision": e.detail.get("decision"),
+             "comment": e.detail.get("comment", ""), "at": e.at}
+            for e in history.get(approval.pk, []) if e.kind == EventKind.DECIDED
+        ]  # fmt: skip
+
 
 class DecideSerializer(serializers.Serializer):
-    """One approver's answer."""
+    """One approver's answer; `execution_id`, when given, must be the request's."""
 
     decision = serializers.ChoiceField(choices=[d.value for d in Decision])
     comment = serializers.CharField(required=False, allow_blank=True, default="", max_length=2000)
+    execution_id = serializers.CharField(required=False, max_length=2000)
+
+
+class BulkDecideSerializer(serializers.Serializer):
+    """One answer for many requests, each recorded on its own."""
+
+    ids = serializers.ListField(
+        child=serializers.IntegerField(min_value=1), min_length=1, max_length=500
+    )
+    decision = serializers.ChoiceField(choices=[d.value for d in Decision])
+    comment = serializers.CharField(required=False, allow_blank=True, default="", max_length=2000)
+
+    def validate_ids(self, value: list[int]) -> list[int]:
+        if len(set(value)) != len(value):
+            raise serializers.ValidationError("ids repeat")
+        return value
+
+
+class BulkResultSerializer(serializers.Serializer):
+    """What happened to one request of a bulk decision."""
+
+    id = serializers.IntegerField()
+    result = serializers.ChoiceField(choices=["done", "refused"])
+    code = serializers.CharField(allow_blank=True)
+    detail = serializers.CharField(allow_blank=True)
+
+
+class BulkSummarySerializer(serializers.Serializer):
+    """A bulk decision's summary and its per-request results, in the order asked."""
+
+    total = serializers.IntegerField()
+    done = serializers.IntegerField()
+    refused = serializers.IntegerField()
+    results = BulkResultSerializer(many=True)
+
+
+class HandOverSerializer(serializers.Serializer):
+    """Who receives a request (a user name), and why."""
+
+    to = serializers.CharField(max_length=150)
+    comment = serializers.CharField(required=False, allow_blank=True, default="", max_length=2000)
+
+
+class CountSerializer(serializers.Serializer):
+    """The caller's open requests: how many they may decide, and how many of those are overdue."""
+
+    open = serializers.IntegerField()
+    overdue = serializers.IntegerField()
 
 
 class CanSeeRequest(BasePermission):
-    """Members of a request's groups and admins may read it; deciding checks the groups."""
+    """Those who may see a request may read it; the actions check who may act (403)."""
 
     message = "You are in none of this request's groups."
 
     def has_object_permission(self, request: Request, view: object, obj: ApprovalRequest) -> bool:
-        if getattr(view, "action", None) == "decide":
-            return True  # the decision itself refuses outsiders, admins included (403)
+        if getattr(view, "action", None) in {"decide", "delegate", "reassign"}:
+            return True  # the services refuse outsiders, admins included (403)
         if has_role(request.user, Role.ADMINS):
             return True
-        return bool(set(group_names(request.user)) & set(obj.groups))
+        username = request.user.get_username()
+        mine = bool(set(group_names(request.user)) & set(obj.groups))
+        return mine or obj.assignee_id == request.user.pk or username in obj.delegated_to
 
 
-REFUSED_STATUS = {services.NotAnApprover: status.HTTP_403_FORBIDDEN}
+def refusal(refused: services.DecisionRefused) -> Response:
+    """Return a refusal as `{code, detail}` with its status."""
+    return Response({"code": refused.code, "detail": str(refused)}, status=refused.http_status)
+
+
+FILTERS = [
+    OpenApiParameter("status", str, enum=["open", "closed"], description="default: open"),
+    OpenApiParameter("flow", str, description="flow slug"),
+    OpenApiParameter("group", str, description="one of the request's groups"),
+    OpenApiParameter("overdue", str, enum=["true", "false"]),
+    OpenApiParameter("q", str, description="words in the title, instructions or node"),
+]
+REFUSED_403 = OpenApiResponse(
+    RefusalSerializer,
+    description="may not act on it: not in its groups (approval.not_an_approver), the run's "
+    "starter (approval.starter), delegated away (approval.delegated) or reassigned to "
+    "someone else (approval.assigned)",
+)
+CONFLICT_409 = OpenApiResponse(
+    RefusalSerializer,
+    description="closed or already decided by others (approval.closed), decided by you "
+    "(approval.already_decided), a stale execution id (approval.stale), or an in-process "
+    "run (approval.in_process)",
+)
+TARGET_400 = OpenApiResponse(
+    RefusalSerializer,
+    description="the body is invalid, or the person named may not receive it "
+    "(approval.delegate_target)",
+)
 
 
 class ApprovalViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
@@ -70,18 +213,76 @@ class ApprovalViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets
         if getattr(self, "swagger_fake_view", False):  # drf-spectacular's schema pass
             return ApprovalRequest.objects.none()
         if self.action == "list":
-            return services.open_requests(self.request.user)
-        return ApprovalRequest.objects.select_related("run__flow_version__flow")
+            return self.filtered(self.request.query_params)
+        return ApprovalRequest.objects.select_related("run__flow_version__flow", "assignee")
+
+    def groups(self) -> tuple[str, ...]:
+        """Return the caller's group names, read once per request."""
+        if not hasattr(self, "_groups"):
+            self._groups = group_names(self.request.user)
+        return self._groups
+
+    def filtered(self, params: Any) -> QuerySet[ApprovalRequest]:
+        """Return the inbox or the archive with the query's filters."""
+        user, groups = self.request.user, self.groups()
+        wanted = params.get("status", "open")
+        if wanted not in ("open", "closed"):
+            raise ValidationError({"status": "open or closed"})
+        if wanted == "open":
+            requests = services.open_requests(user, groups)
+        else:
+            requests = services.closed_requests(user, groups)
+        if params.get("flow"):
+            requests = requests.filter(run__flow_version__flow__slug=params["flow"])
+        if params.get("group"):
+            requests = requests.filter(groups__overlaps=[params["group"]])
+        if params.get("overdue") not in (None, "true", "false"):
+            raise ValidationError({"overdue": "true or false"})
+        if params.get("overdue") == "true":
+            requests = requests.filter(due_at__lte=timezone.now())
+        elif params.get("overdue") == "false":
+            requests = requests.filter(Q(due_at__isnull=True) | Q(due_at__gt=timezone.now()))
+        for word in params.get("q", "").split()[:8]:
+            requests = requests.filter(
+                Q(title__icontains=word) | Q(instructions__icontains=word) | Q(node__icontains=word)
+            )
+        return requests
+
+    def get_serializer_context(self) -> dict[str, Any]:
+        context = super().get_serializer_context()
+        if getattr(self, "swagger_fake_view", False) or not self.request:
+            return context
+        if self.request.user.is_authenticated:
+            context["groups"] = self.groups()
+        return context
+
+    def with_history(self, approvals: list[ApprovalRequest]) -> dict[str, Any]:
+        """Return a serializer context carrying the audit of these requests (one query)."""
+        context = self.get_serializer_context()
+        context["history"] = audit.history(a.pk for a in approvals)
+        return context
+
+    @extend_schema(parameters=FILTERS)
+    def list(self, request: Request, *args: object, **kwargs: object) -> Response:
+        """The inbox (`status=open`, newest first) or the archive (`status=closed`)."""
+        page = self.paginate_queryset(self.get_queryset())
+        assert page is not None
+        serializer = ApprovalSerializer(page, many=True, context=self.with_history(page))
+        return self.get_paginated_response(serializer.data)
+
+    def retrieve(self, request: Request, *args: object, **kwargs: object) -> Response:
+        """One request; an approver's first look at an open one is audited (`viewed`)."""
+        approval = self.get_object()
+        services.record_view(approval, request.user)
+        return Response(ApprovalSerializer(approval, context=self.with_history([approval])).data)
 
     @extend_schema(
         request=DecideSerializer,
         responses={
             202: ApprovalSerializer,
             400: OpenApiResponse(description="the body is not a decision"),
-            403: OpenApiResponse(RefusalSerializer, description="not in the request's groups"),
-            409: OpenApiResponse(
-                RefusalSerializer, description="closed, already decided, or an in-process run"
-            ),
+            403: REFUSED_403,
+            409: CONFLICT_409,
         },
     )
     @action(detail=True, methods=["post"])
@@ -93,9 +294,86 @@ class ApprovalViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets
         answer = form.validated_data
         try:
             services.decide_request(
-                approval, request.user, Decision(answer["decision"]), answer["comment"]
-            )
+                approval, request.user, Decision(answer["decision"]), answer["comment"],
+                answer.get("execution_id"),
+            )  # fmt: skip
         except services.DecisionRefused as refused:
-            http_status = REFUSED_STATUS.get(type(refused), status.HTTP_409_CONFLICT)
-            return Response({"code": refused.code, "detail": str(refused)}, status=http_status)
-        return Response(ApprovalSerializer(approval).data, status=status.HTTP_202_ACCEPTED)
+            return refusal(refused)
+        context = self.with_history([approval])
+        return Response(ApprovalSerializer(approval, context=context).data, status=202)
+
+    @extend_schema(
+        request=BulkDecideSerializer,
+        responses={
+            200: BulkSummarySerializer,
+            400: OpenApiResponse(description="the body is not a list of ids and a decision"),
+        },
+    )
+    @action(detail=False, methods=["post"], url_path="decide")
+    def bulk_decide(self, request: Request) -> Response:
+        """Decide many requests at once; each is recorded (or refused) on its own."""
+        form = BulkDecideSerializer(data=request.data)
+        form.is_valid(raise_exception=True)
+        answer = form.validated_data
+        results = services.bulk_decide(
+            answer["ids"], request.user, Decision(answer["decision"]), answer["comment"]
+        )
+        done = sum(1 for r in results if r.result == "done")
+        summary = {
+            "total": len(results), "done": done, "refused": len(results) - done,
+            "results": [{"id": r.id, "result": r.result, "code": r.code, "detail": r.detail}
+                        for r in results],
+        }  # fmt: skip
+        return Response(summary)
+
+    @extend_schema(responses=CountSerializer)
+    @action(detail=False, methods=["get"])
+    def count(self, request: Request) -> Response:
+        """How many open requests the caller may decide (the navigation bar's badge)."""
+        mine = ApprovalRequest.objects.filter(services.actionable(request.user, self.groups()))
+        overdue = mine.filter(due_at__lte=timezone.now()).count()
+        return Response({"open": mine.count(), "overdue": overdue})
+
+    @extend_schema(
+        request=HandOverSerializer,
+        responses={
+            200: ApprovalSerializer,
+            400: TARGET_400,
+            403: REFUSED_403,
+            409: CONFLICT_409,
+        },
+    )
+    @action(detail=True, methods=["post"])
+    def delegate(self, request: Request, pk: str) -> Response:
+        """Pass your part of a request to another member of one of its groups."""
+        approval = self.get_object()
+        form = HandOverSerializer(data=request.data)
+        form.is_valid(raise_exception=True)
+        answer = form.validated_data
+        try:
+            services.delegate(approval, request.user, answer["to"], answer["comment"])
+        except services.DecisionRefused as refused:
+            return refusal(refused)
+        return Response(ApprovalSerializer(approval, context=self.with_history([approval])).data)
+
+    @extend_schema(
+        request=HandOverSerializer,
+        responses={
+            200: ApprovalSerializer,
+            400: TARGET_400,
+            403: OpenApiResponse(RefusalSerializer, description="admins only"),
+            409: CONFLICT_409,
+        },
+    )
+    @action(detail=True, methods=["post"], permission_classes=[Allowed.to(Act.REASSIGN_APPROVALS)])
+    def reassign(self, request: Request, pk: str) -> Response:
+        """An admin gives the whole request to one person, who then alone decides it."""
+        approval = self.get_object()
+        form = HandOverSerializer(data=request.data)
+        form.is_valid(raise_exception=True)
+        answer = form.validated_data
+        try:
+            services.reassign(approval, request.user, answer["to"], answer["comment"])
+        except services.DecisionRefused as refused:
+            return refusal(refused)
+        return Response(ApprovalSerializer(approval, context=self.with_history([approval])).data)

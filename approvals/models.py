@@ -7,6 +7,7 @@ these rows are what the approvers' inbox lists.
 
 from typing import Any
 
+from django.conf import settings
 from django.db import NotSupportedError, models
 from django.db.models import Lookup
 
@@ -63,6 +64,26 @@ class ApprovalRequest(models.Model):
     outcome = models.TextField(
         blank=True, default="", help_text="approved, rejected, or why it was closed"
     )
+    shown = models.JSONField(
+        default=list, blank=True, help_text="[{field, value}]: what the node shows approvers"
+    )
+    due_at = models.DateTimeField(null=True, blank=True, help_text="overdue after this time")
+    allow_starter = models.BooleanField(
+        default=False, help_text="whether the run's starter may decide (segregation of duties)"
+    )
+    assignee = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+        related_name="assigned_approvals",
+        help_text="set by delegation or reassignment: then only this person decides",
+    )  # fmt: skip
+    delegations = models.JSONField(
+        default=list, blank=True, help_text='[{"from", "to", "groups"}]: parts passed on'
+    )
+    delegated_from = GroupsField(default=list, blank=True, help_text="who delegated a part")
+    delegated_to = GroupsField(default=list, blank=True, help_text="who received a part")
+    decided_by = GroupsField(
+        default=list, blank=True, help_text="who has recorded a decision (out of their inbox)"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     closed_at = models.DateTimeField(null=True, blank=True)
 
@@ -79,3 +100,77 @@ class ApprovalRequest(models.Model):
 
     def __str__(self) -> str:
         return f"{self.title} ({self.node}, {self.status})"
+
+
+class EventKind(models.TextChoices):
+    """What happened to a request, as the audit records it."""
+
+    REQUESTED = "requested", "Requested"
+    VIEWED = "viewed", "Viewed"
+    DECIDED = "decided", "Decided"
+    DELEGATED = "delegated", "Delegated"
+    REASSIGNED = "reassigned", "Reassigned"
+    CLOSED = "closed", "Closed"
+    CANCELLED = "cancelled", "Cancelled"
+    EXPIRED = "expired", "Expired"
+    REOPENED = "reopened", "Reopened"
+
+
+class AuditImmutable(Exception):
+    """The application tried to change or remove an audit entry."""
+
+
+class AppendOnlyQuerySet(models.QuerySet["ApprovalEvent"]):
+    """Audit entries are inserted, never updated or deleted through the ORM."""
+
+    def update(self, **kwargs: Any) -> int:
+        raise AuditImmutable("approval events are append-only: update refused")
+
+    def delete(self) -> tuple[int, dict[str, int]]:
+        raise AuditImmutable("approval events are append-only: delete refused")
+
+
+class ApprovalEvent(models.Model):
+    """One entry of the approval audit: append-only and chained by sha256 (approvals/audit.py).
+
+    Plain columns instead of foreign keys, so that deleting a run or a user never deletes
+    or changes an entry.
+    """
+
+    seq = models.PositiveBigIntegerField(unique=True, help_text="1, 2, 3 ... with no gaps")
+    at = models.DateTimeField()
+    kind = models.CharField(max_length=16, choices=EventKind.choices)
+    request_id = models.BigIntegerField(db_index=True)
+    run_id = models.UUIDField()
+    node = models.CharField(max_length=1000)
+    execution_id = models.CharField(max_length=2000)
+    actor = models.CharField(max_length=150, blank=True, default="", help_text="'' = the engine")
+    detail = models.JSONField(default=dict)
+    prev_hash = models.CharField(max_length=64)
+    hash = models.CharField(max_length=64)
+
+    objects = AppendOnlyQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["seq"]
+
+    def __str__(self) -> str:
+        return f"#{self.seq} {self.kind} request {self.request_id} by {self.actor or 'engine'}"
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        if not self._state.adding:
+            raise AuditImmutable(f"approval event #{self.seq} is append-only: save refused")
+        super().save(*args, **kwargs)
+
+    def delete(self, *args: Any, **kwargs: Any) -> tuple[int, dict[str, int]]:
+        raise AuditImmutable(f"approval event #{self.seq} is append-only: delete refused")
+
+
+class AuditHead(models.Model):
+    """The chain's head: the last entry's number and hash (one row, locked by each append)."""
+
+    seq = models.PositiveBigIntegerField(default=0)
+    hash = models.CharField(max_length=64, default="")
+
+    def __str__(self) -> str:
+        return f"audit head #{self.seq}"

@@ -1,34 +1,79 @@
-"""Approval requests: whose they are, which one a person means, and recording a decision.
+"""Approval requests: whose they are, who may decide them, and recording what people do.
 
 A decision on a durable run goes into the run's inbox like every other event, keyed by
 request and person, so a second identical decision records nothing. The engine applies
 it with the run's next step, which also closes the request when its policy is met.
+
+Who may decide (docs/approvals.md): a member of one of the request's groups, except the
+run's starter (unless the node sets `allow_starter`) and except a person who delegated
+their part to someone else; the person a part was delegated to; and, once an admin has
+reassigned the request, only its assignee. Every step is audited (approvals/audit.py).
 """
 
+import datetime as dt
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db import transaction
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
+from django.utils import timezone
 
-from approvals.models import ApprovalRequest, ApprovalStatus
+from approvals import audit
+from approvals.models import ApprovalEvent, ApprovalRequest, ApprovalStatus, EventKind
 from braid.auth import Role, group_names, has_role
 from engine import durable
+from engine.core import graph as g
 from engine.core.events import ApprovalDecided, Decision
 from engine.core.runtime import EventRefused, OpenApproval, choose_approval
-from engine.models import Run, Runtime
+from engine.core.scheduler import approval_outcome
+from engine.models import PendingEvent, Run, Runtime
 
 User = AbstractBaseUser | AnonymousUser
 
 
 class DecisionRefused(EventRefused):
-    """A decision that was not recorded; `code` says why, for machines."""
+    """A decision (or delegation) that was not recorded; `code` says why, for machines."""
 
     code = "approval.refused"
+    http_status = 409
 
 
 class NotAnApprover(DecisionRefused):
-    """The person is in none of the request's groups."""
+    """The person is in none of the request's groups and holds no part delegated to them."""
 
     code = "approval.not_an_approver"
+    http_status = 403
+
+
+class StarterMayNotDecide(DecisionRefused):
+    """Segregation of duties: the run's starter may not decide its approvals."""
+
+    code = "approval.starter"
+    http_status = 403
+
+
+class DelegatedAway(DecisionRefused):
+    """The person delegated their part of the request to someone else."""
+
+    code = "approval.delegated"
+    http_status = 403
+
+
+class AssignedElsewhere(DecisionRefused):
+    """An admin reassigned the request to someone else."""
+
+    code = "approval.assigned"
+    http_status = 403
+
+
+class BadDelegate(DecisionRefused):
+    """The person named to receive a request may not receive it."""
+
+    code = "approval.delegate_target"
+    http_status = 400
 
 
 class ApprovalClosed(DecisionRefused):
@@ -43,23 +88,69 @@ class AlreadyDecided(DecisionRefused):
     code = "approval.already_decided"
 
 
+class StaleExecution(DecisionRefused):
+    """The decision names an execution id that is not the request's."""
+
+    code = "approval.stale"
+
+
 class RunsInProcess(DecisionRefused):
     """The run is driven by `braid run` in one process: only `braid decide` can resume it."""
 
     code = "approval.in_process"
 
 
-def visible_requests(user: User) -> QuerySet[ApprovalRequest]:
-    """Return the requests a user may see: of their groups, or every one for admins."""
-    requests = ApprovalRequest.objects.select_related("run__flow_version__flow")
+# ---------------------------------------------------------------------------- who sees what
+
+
+def visible_requests(user: User, groups: Sequence[str] | None = None) -> QuerySet[ApprovalRequest]:
+    """Return the requests a user may see: of their groups, given to them, or all (admins).
+
+    `groups` are the user's group names when the caller has them (saves a query).
+    """
+    requests = ApprovalRequest.objects.select_related("run__flow_version__flow", "assignee")
     if has_role(user, Role.ADMINS):
         return requests
-    return requests.filter(groups__overlaps=list(group_names(user)))
+    groups = list(group_names(user) if groups is None else groups)
+    mine = Q(groups__overlaps=groups) | Q(assignee_id=user.pk)
+    return requests.filter(mine | Q(delegated_to__overlaps=[user.get_username()]))
 
 
-def open_requests(user: User) -> QuerySet[ApprovalRequest]:
-    """Return the open requests a user may see (the inbox), newest first."""
-    return visible_requests(user).filter(status=ApprovalStatus.OPEN).order_by("-created_at", "-id")
+def actionable(user: User, groups: Sequence[str] | None = None) -> Q:
+    """Return the condition for requests the user may decide now (open ones only)."""
+    username = user.get_username()
+    groups = list(group_names(user) if groups is None else groups)
+    unassigned = Q(assignee__isnull=True) & (
+        Q(groups__overlaps=groups) | Q(delegated_to__overlaps=[username])
+    )
+    not_away = ~Q(delegated_from__overlaps=[username])
+    not_decided = ~Q(decided_by__overlaps=[username])
+    not_starter = ~Q(run__started_by_id=user.pk) | Q(allow_starter=True)
+    return Q(status=ApprovalStatus.OPEN) & (
+        (unassigned & not_away) | Q(assignee_id=user.pk)
+    ) & not_decided & not_starter  # fmt: skip
+
+
+def open_requests(user: User, groups: Sequence[str] | None = None) -> QuerySet[ApprovalRequest]:
+    """Return the inbox: open requests the user may decide (admins: every open one)."""
+    requests = ApprovalRequest.objects.select_related("run__flow_version__flow", "assignee")
+    requests = requests.filter(status=ApprovalStatus.OPEN)
+    if not has_role(user, Role.ADMINS):
+        requests = requests.filter(actionable(user, groups))
+    return requests.order_by("-created_at", "-id")
+
+
+def open_count(user: User) -> int:
+    """Return how many open requests the user may decide (the navigation bar's count)."""
+    if not user.is_authenticated:
+        return 0
+    return ApprovalRequest.objects.filter(actionable(user)).count()
+
+
+def closed_requests(user: User, groups: Sequence[str] | None = None) -> QuerySet[ApprovalRequest]:
+    """Return the archive: closed requests the user may see, most recently closed first."""
+    requests = visible_requests(user, groups).filter(status=ApprovalStatus.CLOSED)
+    return requests.order_by("-closed_at", "-id")
 
 
 def open_request_at(run_id: str, node: str, execution_id: str | None = None) -> ApprovalRequest:
@@ -70,30 +161,293 @@ def open_request_at(run_id: str, node: str, execution_id: str | None = None) -> 
     return by_key[choose_approval(places, node, execution_id).key]
 
 
+# ---------------------------------------------------------------------------- who may decide
+
+
+def deciding_groups(approval: ApprovalRequest, user: AbstractBaseUser) -> tuple[str, ...]:
+    """Return the groups a person's decision counts for; raise why they may not decide.
+
+    An assignee (admin reassignment) decides for every group of the request; a delegate
+    decides for the groups of the part they received, and their own.
+    """
+    username = user.get_username()
+    if approval.assignee_id is not None:
+        if approval.assignee_id == user.pk:
+            return tuple(approval.groups)
+        raise AssignedElsewhere(
+            f"the approval at {approval.node} was reassigned to {assignee_name(approval)}"
+        )
+    given = [d for d in approval.delegations if d["from"] == username]
+    if given:
+        raise DelegatedAway(
+            f"{username} delegated the approval at {approval.node} to {given[-1]['to']}"
+        )
+    own = set(group_names(user)) & set(approval.groups)
+    received = {grp for d in approval.delegations if d["to"] == username for grp in d["groups"]}
+    if not own | received:
+        raise NotAnApprover(f"{username} is in none of the groups {approval.groups}")
+    return tuple(sorted(own | received))
+
+
+def assignee_name(approval: ApprovalRequest) -> str:
+    """Return the assignee's user name ('' when none)."""
+    return approval.assignee.get_username() if approval.assignee else ""
+
+
+def starter_decides(approval: ApprovalRequest, user: AbstractBaseUser) -> bool:
+    """Return whether the user started the request's run (refused unless the node allows it).
+
+    Raise StarterMayNotDecide when the node does not say `allow_starter: true`.
+    """
+    started_by = Run.objects.filter(pk=approval.run_id).values_list("started_by_id", flat=True)
+    if started_by.first() != user.pk:
+        return False
+    if not approval.allow_starter:
+        raise StarterMayNotDecide(
+            f"{user.get_username()} started run {approval.run_id} and so may not decide its "
+            f"approval at {approval.node} (segregation of duties; the node does not set "
+            "allow_starter)"
+        )
+    return True
+
+
+def check_may_decide(approval: ApprovalRequest, user: AbstractBaseUser) -> bool:
+    """Refuse a person who may not decide the request; return whether they are its starter."""
+    deciding_groups(approval, user)
+    return starter_decides(approval, user)
+
+
+def may_decide(approval: ApprovalRequest, user: AbstractBaseUser, groups: Sequence[str]) -> bool:
+    """Return whether the user may decide an open request, without queries (for listings).
+
+    `groups` are the user's group names; the request's run must be loaded with it.
+    """
+    if approval.status != ApprovalStatus.OPEN:
+        return False
+    username = user.get_username()
+    if approval.run.started_by_id == user.pk and not approval.allow_starter:
+        return False
+    if username in approval.decided_by:
+        return False
+    if approval.assignee_id is not None:
+        return approval.assignee_id == user.pk
+    if username in approval.delegated_from:
+        return False
+    return bool(set(groups) & set(approval.groups)) or username in approval.delegated_to
+
+
+# ---------------------------------------------------------------------------- deciding
+
+
+def policy_of(approval: ApprovalRequest) -> g.ApprovalNode:
+    """Return an approval node with the request's groups and policy (to count votes)."""
+    raw = approval.policy
+    if isinstance(raw, dict):
+        policy = g.ApprovalPolicy(kind=g.PolicyKind.QUORUM, quorum=int(raw["quorum"]))
+    else:
+        policy = g.ApprovalPolicy(kind=g.PolicyKind(raw))
+    return g.ApprovalNode(id=approval.node, groups=tuple(approval.groups), policy=policy)
+
+
+def recorded_votes(run: Run, approval: ApprovalRequest) -> dict[str, dict[str, Any]]:
+    """Return the decisions recorded for the request (applied or not), by user."""
+    events = run.pending_events.filter(key__startswith=f"{approval.key}|").order_by("id")
+    return {
+        e.event["user"]: {"decision": e.event["decision"], "groups": e.event["groups"]}
+        for e in events
+        if e.event.get("kind") == ApprovalDecided.kind
+    }
+
+
 def decide_request(
-    approval: ApprovalRequest, user: AbstractBaseUser, decision: Decision, comment: str = ""
-) -> str:
+    approval: ApprovalRequest, user: AbstractBaseUser, decision: Decision, comment: str = "",
+    execution_id: str | None = None,
+) -> str:  # fmt: skip
     """Record one person's decision on a durable run's request; return its inbox key.
 
-    Under the run's lock, so the status checked is the one the last step left, and one
-    person's two decisions cannot both be recorded.
+    Under the run's lock, so the status checked is the one the last step left, one
+    person's two decisions cannot both be recorded, and once the recorded decisions meet
+    the policy (one, for `any`) every later one is refused, though not yet applied.
     """
-    username, groups = user.get_username(), group_names(user)
-    if not set(groups) & set(approval.groups):
-        raise NotAnApprover(f"{username} is in none of the groups {approval.groups}")
+    username = user.get_username()
     with transaction.atomic():
         run = Run.objects.select_for_update(no_key=True).only("runtime").get(pk=approval.run_id)
+        approval.refresh_from_db()
+        if execution_id is not None and execution_id != approval.execution_id:
+            raise StaleExecution(
+                f"the approval {approval.pk} is for execution {approval.execution_id}, "
+                f"not {execution_id}"
+            )
+        if approval.status == ApprovalStatus.CLOSED:
+            raise ApprovalClosed(f"the approval at {approval.node} is closed: {approval.outcome}")
+        groups = deciding_groups(approval, user)
+        starter = starter_decides(approval, user)
         if run.runtime != Runtime.DURABLE:
             raise RunsInProcess(
                 f"run {run.pk} runs in-process (braid run): decide it with braid decide"
             )
-        approval.refresh_from_db()
-        if approval.status == ApprovalStatus.CLOSED:
-            raise ApprovalClosed(f"the approval at {approval.node} is closed: {approval.outcome}")
         inbox_key = f"{approval.key}|{username}"
-        if run.pending_events.filter(key=inbox_key).exists():
+        votes = recorded_votes(run, approval)
+        if username in votes:
             raise AlreadyDecided(f"{username} has already decided the approval at {approval.node}")
+        if approval_outcome(policy_of(approval), votes) is not None:
+            raise ApprovalClosed(
+                f"the approval at {approval.node} is already decided by "
+                f"{', '.join(sorted(votes))}; the run is applying it"
+            )
         event = ApprovalDecided(at=durable.now_text(), key=approval.key, user=username,
                                 groups=groups, decision=decision, comment=comment)  # fmt: skip
         durable.submit(str(run.pk), inbox_key, event)
+        approval.decided_by = sorted({*approval.decided_by, username})
+        approval.save(update_fields=["decided_by"])
+        audit.record(EventKind.DECIDED, approval, username, decision=decision.value,
+                     comment=comment, starter=starter, groups=list(groups))  # fmt: skip
+        transaction.on_commit(lambda: changed([approval]))
     return inbox_key
+
+
+@dataclass(frozen=True, slots=True)
+class BulkResult:
+    """What happened to one request of a bulk decision."""
+
+    id: int
+    result: str  # "done" or "refused"
+    code: str = ""
+    detail: str = ""
+
+
+def bulk_decide(
+    ids: Sequence[int], user: AbstractBaseUser, decision: Decision, comment: str = ""
+) -> list[BulkResult]:
+    """Decide many requests, each recorded on its own; return one result per id, in order."""
+    found = {r.pk: r for r in visible_requests(user).filter(pk__in=list(ids))}
+    results = []
+    for pk in ids:
+        approval = found.get(pk)
+        if approval is None:
+            results.append(BulkResult(pk, "refused", "not_found", f"no request {pk} of yours"))
+            continue
+        try:
+            decide_request(approval, user, decision, comment)
+        except DecisionRefused as refused:
+            results.append(BulkResult(pk, "refused", refused.code, str(refused)))
+        else:
+            results.append(BulkResult(pk, "done"))
+    return results
+
+
+# ---------------------------------------------------------------------------- delegation
+
+
+def active_user(username: str) -> AbstractBaseUser:
+    """Return the active user of a name; raise BadDelegate."""
+    found = get_user_model().objects.filter(username=username, is_active=True).first()
+    if found is None:
+        raise BadDelegate(f"no active user is named {username!r}")
+    return found
+
+
+def refuse_starter_target(approval: ApprovalRequest, target: AbstractBaseUser) -> None:
+    """Refuse to give a request to its run's starter unless the node allows it."""
+    started_by = Run.objects.filter(pk=approval.run_id).values_list("started_by_id", flat=True)
+    if started_by.first() == target.pk and not approval.allow_starter:
+        raise BadDelegate(
+            f"{target.get_username()} started run {approval.run_id} and so may not decide "
+            "its approvals (segregation of duties)"
+        )
+
+
+def locked_open(approval: ApprovalRequest) -> None:
+    """Lock the request's run, reload the request and refuse when it is closed."""
+    Run.objects.select_for_update(no_key=True).only("pk").get(pk=approval.run_id)
+    approval.refresh_from_db()
+    if approval.status == ApprovalStatus.CLOSED:
+        raise ApprovalClosed(f"the approval at {approval.node} is closed: {approval.outcome}")
+
+
+def delegate(
+    approval: ApprovalRequest, user: AbstractBaseUser, to: str, comment: str = ""
+) -> ApprovalRequest:
+    """Pass the caller's part of a request to another member of one of its groups."""
+    username = user.get_username()
+    with transaction.atomic():
+        locked_open(approval)
+        groups = deciding_groups(approval, user)
+        starter_decides(approval, user)
+        decided = PendingEvent.objects.filter(
+            run_id=approval.run_id, key=f"{approval.key}|{username}"
+        )
+        if decided.exists():
+            raise AlreadyDecided(f"{username} has already decided the approval at {approval.node}")
+        target = active_user(to)
+        if target.pk == user.pk:
+            raise BadDelegate("delegate to someone else")
+        if not set(group_names(target)) & set(approval.groups):
+            raise BadDelegate(f"{to} is in none of the groups {approval.groups}")
+        refuse_starter_target(approval, target)
+        approval.delegations = [
+            *approval.delegations,
+            {"from": username, "to": to, "groups": list(groups)},
+        ]
+        approval.delegated_from = sorted({*approval.delegated_from, username})
+        approval.delegated_to = sorted({*approval.delegated_to, to})
+        approval.save(update_fields=["delegations", "delegated_from", "delegated_to"])
+        audit.record(EventKind.DELEGATED, approval, username, to=to, groups=list(groups),
+                     comment=comment)  # fmt: skip
+        transaction.on_commit(lambda: changed([approval]))
+    return approval
+
+
+def reassign(
+    approval: ApprovalRequest, admin: AbstractBaseUser, to: str, comment: str = ""
+) -> ApprovalRequest:
+    """An admin gives the whole request to one person, who then alone decides it."""
+    with transaction.atomic():
+        locked_open(approval)
+        target = active_user(to)
+        refuse_starter_target(approval, target)
+        policy = policy_of(approval).decision_policy
+        if policy.kind is g.PolicyKind.QUORUM and (policy.quorum or 1) > 1:
+            raise BadDelegate(
+                f"a quorum of {policy.quorum} needs that many people: delegate parts instead"
+            )
+        before = assignee_name(approval)
+        approval.assignee = target
+        approval.save(update_fields=["assignee"])
+        audit.record(EventKind.REASSIGNED, approval, admin.get_username(), to=to,
+                     previous=before, comment=comment)  # fmt: skip
+        transaction.on_commit(lambda: changed([approval]))
+    return approval
+
+
+# ---------------------------------------------------------------------------- audit helpers
+
+
+def record_view(approval: ApprovalRequest, user: AbstractBaseUser) -> None:
+    """Audit a person's first look at an open request (later looks add nothing)."""
+    username = user.get_username()
+    if approval.status != ApprovalStatus.OPEN:
+        return
+    seen = ApprovalEvent.objects.filter(
+        request_id=approval.pk, kind=EventKind.VIEWED, actor=username
+    )
+    if not seen.exists():
+        audit.record(EventKind.VIEWED, approval, username)
+
+
+def record_expired(now: dt.datetime | None = None) -> int:
+    """Audit each open request whose due time passed, once; return how many."""
+    now = now or timezone.now()
+    overdue = ApprovalRequest.objects.filter(status=ApprovalStatus.OPEN, due_at__lte=now)
+    noted = ApprovalEvent.objects.filter(kind=EventKind.EXPIRED).values("request_id")
+    fresh = list(overdue.exclude(pk__in=noted).order_by("id")[:500])
+    audit.append([audit.Entry(EventKind.EXPIRED, r, detail={"due_at": r.due_at.isoformat()})
+                  for r in fresh if r.due_at])  # fmt: skip
+    return len(fresh)
+
+
+def changed(requests: Sequence[ApprovalRequest]) -> None:
+    """Tell live inboxes that these requests moved (approvals/live.py)."""
+    from approvals import live
+
+    live.requests_changed(requests)

@@ -36,6 +36,7 @@ class Act(StrEnum):
     ADMINISTER_RUNS = "cancel and retry runs"
     READ_APPROVALS = "read approval requests"
     DECIDE = "decide approval requests"
+    REASSIGN_APPROVALS = "reassign approval requests to anyone"
     USE_PAGES = "use the pages and the API docs"
 
 
@@ -52,6 +53,7 @@ TABLE: dict[Act, dict[Who, bool | str]] = {
     Act.ADMINISTER_RUNS: {Who.ADMIN: True},
     Act.READ_APPROVALS: {Who.APPROVER: OWN, Who.ADMIN: ALL},
     Act.DECIDE: {Who.APPROVER: OWN, Who.ANALYST: OWN, Who.ADMIN: OWN},
+    Act.REASSIGN_APPROVALS: {Who.ADMIN: True},
     Act.USE_PAGES: {Who.NO_GROUP: True, Who.APPROVER: True, Who.ANALYST: True, Who.ADMIN: True},
 }
 

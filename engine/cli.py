@@ -28,7 +28,9 @@ def print_report(report: dict[str, Any], as_json: bool, out: TextIO) -> None:
         out.write(f"  {color:<10} {path}{detail}\n")
 
 
-def run_command(target: str, input_text: str, as_json: bool, out: TextIO) -> int:
+def run_command(
+    target: str, input_text: str, as_json: bool, out: TextIO, max_wait: float | None = None
+) -> int:
     """Run a graph file or a flow slug's latest version; return the exit status."""
     try:
         input_value = json.loads(input_text) if input_text else {}
@@ -36,7 +38,7 @@ def run_command(target: str, input_text: str, as_json: bool, out: TextIO) -> int
         out.write(f"--input is not valid JSON: {error}\n")
         return 2
     try:
-        state = start(target, input_value)
+        state = start(target, input_value, max_wait)
     except DocumentError as error:
         print_lines([error.to_json()], out)
         return 1
@@ -48,13 +50,15 @@ def run_command(target: str, input_text: str, as_json: bool, out: TextIO) -> int
     return 0
 
 
-def start(target: str, input_value: Any):  # type: ignore[no-untyped-def]
+def start(target: str, input_value: Any, max_wait: float | None = None):  # type: ignore[no-untyped-def]
     """Start a run of a file path or of a flow slug."""
     if Path(target).is_file():
-        return services.start_run(read_document(target), Path(target).name, input_value)
+        return services.start_run(read_document(target), Path(target).name, input_value,
+                                  approval_timer_wait_s=max_wait)  # fmt: skip
     version = services.latest_version(target)
     label = f"{version.flow.slug} v{version.number}"
-    return services.start_run(version.graph, label, input_value, flow_version=version)
+    return services.start_run(version.graph, label, input_value, flow_version=version,
+                              approval_timer_wait_s=max_wait)  # fmt: skip
 
 
 def show_command(run_id: str, as_json: bool, out: TextIO) -> int:

@@ -8,9 +8,10 @@ loses nothing: an uncommitted step is recomputed from the last commit, and a mes
 between commit and publish is re-sent by the sweeper.
 """
 
+import collections
 import datetime as dt
-import functools
 import logging
+import threading
 import time
 import uuid
 from collections import deque
@@ -24,6 +25,7 @@ from django.db import connection, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
+from approvals import hooks
 from approvals.models import ApprovalRequest, ApprovalStatus
 from designer.models import FlowVersion
 from engine import leases, live
@@ -87,14 +89,30 @@ def submit(run_id: str, key: str, event: Event) -> None:
     advance_run.delay_on_commit(str(run_id))
 
 
-@functools.lru_cache(maxsize=256)
-def run_graphs(run_id: str) -> Mapping[str, Graph]:
+_GRAPHS: collections.OrderedDict[str, Mapping[str, Graph]] = collections.OrderedDict()
+_GRAPHS_LOCK = threading.Lock()
+GRAPHS_CACHED = 256
+
+
+def run_graphs(run_id: str, documents: Mapping[str, Any] | None = None) -> Mapping[str, Graph]:
     """Return a run's decoded graphs, cached per process: a run's graphs never change.
 
-    Decoding a 1,000-node graph takes tens of milliseconds, which every step would pay.
+    Decoding a 1,000-node graph takes tens of milliseconds, which every step (and every
+    monitor refresh) would pay. A caller holding the run passes its `graphs` documents, so
+    a miss costs no query.
     """
-    documents = Run.objects.values_list("graphs", flat=True).get(pk=run_id)
-    return {key: Graph.from_json(document) for key, document in documents.items()}
+    with _GRAPHS_LOCK:
+        if run_id in _GRAPHS:
+            _GRAPHS.move_to_end(run_id)
+            return _GRAPHS[run_id]
+    if documents is None:
+        documents = Run.objects.values_list("graphs", flat=True).get(pk=run_id)
+    graphs = {key: Graph.from_json(document) for key, document in documents.items()}
+    with _GRAPHS_LOCK:
+        _GRAPHS[run_id] = graphs
+        while len(_GRAPHS) > GRAPHS_CACHED:
+            _GRAPHS.popitem(last=False)
+    return graphs
 
 
 def load_state(run: Run) -> RunState:
@@ -476,7 +494,7 @@ def retry(run_id: str, by: str) -> None:
         run.pending_events.filter(key__in=waited).exclude(key=key).update(applied_at=None)
         due = [Timer(run=run, key=k, due_at=parse_time(d)) for d, k in state.timers()]
         Timer.objects.bulk_create(due, ignore_conflicts=True)
-        reopen_approvals(run, [k for k, _ in state.approvals()])
+        reopen_approvals(run, [k for k, _ in state.approvals()], by)
         Run.objects.filter(pk=run.pk).update(
             snapshot=snapshot, status=state.status.value, error="", redrive=None
         )
@@ -484,7 +502,7 @@ def retry(run_id: str, by: str) -> None:
                Redrive(at=now_text(), key=key, by=by))  # fmt: skip
 
 
-def reopen_approvals(run: Run, keys: list[str]) -> None:
+def reopen_approvals(run: Run, keys: list[str], by: str) -> None:
     """Open these requests again and re-apply the decisions recorded for them.
 
     A decision's inbox key is `<approval key>|<user>`; one already counted in the
@@ -492,9 +510,10 @@ def reopen_approvals(run: Run, keys: list[str]) -> None:
     """
     if not keys:
         return
-    ApprovalRequest.objects.filter(run=run, key__in=keys).update(
-        status=ApprovalStatus.OPEN, outcome="", closed_at=None
-    )
+    closed = ApprovalRequest.objects.filter(run=run, key__in=keys, status=ApprovalStatus.CLOSED)
+    reopening = list(closed.order_by("id"))
+    closed.update(status=ApprovalStatus.OPEN, outcome="", closed_at=None)
+    hooks.reopened(reopening, by)
     wanted = set(keys)
     decisions = [pk for pk, inbox_key in run.pending_events.values_list("pk", "key")
                  if inbox_key.rpartition("|")[0] in wanted]  # fmt: skip
@@ -503,6 +522,8 @@ def reopen_approvals(run: Run, keys: list[str]) -> None:
 
 def sweep(stale_after_s: float | None = None) -> dict[str, int]:
     """Fire due timers, re-send lost actions and advance runs with unapplied events.
+
+    It also audits approval requests that passed their due time (`expired`).
 
     An action counts as lost when the process that claimed it stopped beating (its lease
     is older than BRAID_LEASE_DEAD_S), or when nobody claimed it `stale_after_s` after it
@@ -529,7 +550,15 @@ def sweep(stale_after_s: float | None = None) -> dict[str, int]:
     for run_id in waiting:
         advance_run.delay(str(run_id))
     leases.forget_dead()
+    record_expired()
     return {"timers": fired, "actions": len(lost), "runs": len(waiting)}
+
+
+def record_expired() -> int:
+    """Audit approval requests past their due time (imported late: approvals uses durable)."""
+    from approvals.services import record_expired as audit_expired
+
+    return audit_expired()
 
 
 def lost_dispatches(unsent_since: dt.datetime, unclaimed_since: dt.datetime) -> list[int]:

@@ -7,9 +7,11 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
 
-from approvals.services import decide_request, open_request_at
-from braid.auth import group_names
+from approvals import audit
+from approvals.models import EventKind
+from approvals.services import decide_request, deciding_groups, open_request_at, starter_decides
 from designer.models import Flow, FlowVersion
 from designer.services import check_graph
 from engine import durable
@@ -75,18 +77,27 @@ def load_subflow(node: SubflowNode, graphs: dict[str, Graph], pending: list, dep
     pending.append((graphs[key], depth + 1, (*chain, key)))
 
 
-def runtime(clock: Clock | None = None, **store: Any) -> InProcessRuntime:
+def runtime(
+    clock: Clock | None = None, approval_timer_wait_s: float | None = None, **store: Any
+) -> InProcessRuntime:
     """Return the in-process runtime on the project's database and actions."""
-    return InProcessRuntime(DjangoStore(**store), ACTIONS, clock or RealClock())
+    engine = InProcessRuntime(DjangoStore(**store), ACTIONS, clock or RealClock())
+    engine.approval_timer_wait_s = approval_timer_wait_s
+    return engine
 
 
 def start_run(
     document: object, label: str, input_value: Any, flow_version: FlowVersion | None = None,
     started_by: AbstractBaseUser | None = None, clock: Clock | None = None,
+    approval_timer_wait_s: float | None = None,
 ) -> RunState:  # fmt: skip
-    """Validate, store and run a graph in-process until it finishes or waits for a person."""
+    """Validate, store and run a graph in-process until it finishes or waits for a person.
+
+    With approval_timer_wait_s it also waits out a timer racing a person's decision when
+    the timer is due within that many seconds (`braid run --max-wait`).
+    """
     graphs = resolve_graphs(document)
-    engine = runtime(clock, flow_version=flow_version, started_by=started_by)
+    engine = runtime(clock, approval_timer_wait_s, flow_version=flow_version, started_by=started_by)
     return engine.start(str(uuid.uuid4()), graphs, label, input_value)
 
 
@@ -123,10 +134,16 @@ def decide(
     if runtime_of(run_id) is Runtime.DURABLE:
         approval = open_request_at(run_id, node, execution_id)
         return Decided(run_id, Runtime.DURABLE, decide_request(approval, user, decision, comment))
+    approval = open_request_at(run_id, node, execution_id)
+    groups = deciding_groups(approval, user)
+    starter = starter_decides(approval, user)
     engine = runtime(clock)
     state = engine.load(run_id)
-    username, groups = user.get_username(), group_names(user)
-    engine.decide(state, node, username, groups, decision, comment, execution_id)
+    username = user.get_username()
+    with transaction.atomic():  # the audit entry goes only if the run takes the decision
+        audit.record(EventKind.DECIDED, approval, username, decision=decision.value,
+                     comment=comment, starter=starter, groups=list(groups))  # fmt: skip
+        engine.decide(state, node, username, groups, decision, comment, execution_id)
     return Decided(run_id, Runtime.IN_PROCESS)
 
 
@@ -181,7 +198,7 @@ def report(run_id: str) -> dict[str, Any]:
 def run_tree(run: Run) -> dict[str, Any]:
     """Return a run's node rows, colors and reasons: one SELECT of its rows beside the run."""
     rows = DjangoStore().rows(str(run.pk))
-    graphs = {key: Graph.from_json(doc) for key, doc in run.graphs.items()}
+    graphs = durable.run_graphs(str(run.pk), run.graphs)
     verdicts = explain(graphs, rows, RunStatus(run.status), run.error)
     return {
         "run": str(run.pk),

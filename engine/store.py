@@ -18,10 +18,13 @@ from django.db import connection, transaction
 from django.db.models import Case, Value, When
 from django.utils import timezone
 
+from approvals import hooks
 from approvals.models import ApprovalRequest, ApprovalStatus
 from engine.core.events import CloseApproval, RequestApproval, RunStatus, Trace, WriteRow
 from engine.core.events import RowStatus as CoreRowStatus
+from engine.core.expressions import format_timestamp
 from engine.core.rows import NodeRow, apply_write
+from engine.core.runtime import parse_time
 from engine.core.store import ApprovalCommand, StoredRun, UnknownRun
 from engine.models import NodeState, Run, Runtime, TraceEvent
 from engine.models import RowStatus as RowChoices
@@ -152,17 +155,27 @@ def server_side_cursor() -> Any:
 
 
 def open_requests(run_id: str, requests: Sequence[RequestApproval]) -> None:
-    """Insert approval requests; a key already stored (open or closed) is left as it is."""
-    ApprovalRequest.objects.bulk_create(
-        [ApprovalRequest(run_id=run_id, key=r.key, node=r.node, execution_id=r.execution_id,
-                         groups=list(r.groups), policy=r.policy, title=r.title,
-                         instructions=r.instructions) for r in requests],
-        ignore_conflicts=True,
-    )  # fmt: skip
+    """Insert approval requests and audit them; a key already stored is left as it is."""
+    for start in range(0, len(requests), ROWS_PER_STATEMENT):
+        chunk = requests[start : start + ROWS_PER_STATEMENT]
+        keys = [r.key for r in chunk]
+        known = set(ApprovalRequest.objects.filter(key__in=keys).values_list("key", flat=True))
+        ApprovalRequest.objects.bulk_create(
+            [ApprovalRequest(run_id=run_id, key=r.key, node=r.node, execution_id=r.execution_id,
+                             groups=list(r.groups), policy=r.policy, title=r.title,
+                             instructions=r.instructions, allow_starter=r.allow_starter,
+                             shown=[{"field": f, "value": v} for f, v in r.shown],
+                             due_at=parse_time(r.due) if r.due else None)
+             for r in chunk if r.key not in known],
+            ignore_conflicts=True,
+        )  # fmt: skip
+        fresh = [key for key in keys if key not in known]
+        if fresh:
+            hooks.opened(list(ApprovalRequest.objects.filter(key__in=fresh).order_by("id")))
 
 
 def close_requests(run_id: str, reasons: dict[str, str]) -> None:
-    """Close open requests with their reasons: one UPDATE per 500 keys."""
+    """Close open requests with their reasons and audit them: one UPDATE per 500 keys."""
     now, keys = timezone.now(), list(reasons)
     for start in range(0, len(keys), ROWS_PER_STATEMENT):
         chunk = keys[start : start + ROWS_PER_STATEMENT]
@@ -170,7 +183,9 @@ def close_requests(run_id: str, reasons: dict[str, str]) -> None:
         still_open = ApprovalRequest.objects.filter(
             run_id=run_id, key__in=chunk, status=ApprovalStatus.OPEN
         )
+        closing = list(still_open.order_by("id"))
         still_open.update(status=ApprovalStatus.CLOSED, outcome=outcome, closed_at=now)
+        hooks.closed(closing, reasons)
 
 
 def record_approvals(run_id: str, approvals: Sequence[ApprovalCommand]) -> None:
@@ -236,11 +251,13 @@ class DjangoStore:
                          run.graphs, run.error or None)  # fmt: skip
 
     def rows(self, run_id: str) -> dict[str, NodeRow]:
+        fields = ("node", "status", "execution_id", "result", "attempt")
+        statuses = {status.value: status for status in CoreRowStatus}
         return {
-            row.node: NodeRow(
-                row.node, CoreRowStatus(row.status), row.execution_id, row.result, row.attempt
-            )
-            for row in NodeState.objects.filter(run_id=run_id)
+            node: NodeRow(node, statuses[status], execution_id, result, attempt)
+            for node, status, execution_id, result, attempt in NodeState.objects.filter(
+                run_id=run_id
+            ).values_list(*fields)
         }
 
     def trace(self, run_id: str) -> list[Trace]:
@@ -260,7 +277,9 @@ class DjangoStore:
         return [
             RequestApproval(key=r.key, node=r.node, execution_id=r.execution_id,
                             groups=tuple(r.groups), policy=r.policy, title=r.title,
-                            instructions=r.instructions)
+                            instructions=r.instructions, allow_starter=r.allow_starter,
+                            shown=tuple((s["field"], s["value"]) for s in r.shown),
+                            due=format_timestamp(r.due_at) if r.due_at else None)
             for r in ApprovalRequest.objects.filter(run_id=run_id, status=ApprovalStatus.OPEN)
             .order_by("id")
         ]  # fmt: skip

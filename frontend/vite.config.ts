@@ -11,6 +11,8 @@ const ENTRIES = [
   "src/flow-view.tsx",
   "src/runs.tsx",
   "src/run-view.tsx",
+  "src/inbox.tsx",
+  "src/nav-count.ts",
 ];
 
 /** `src/flow-view.tsx` -> `flow-view`: readable file names in static/dist/assets. */

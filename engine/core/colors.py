@@ -47,6 +47,8 @@ PAINT_RANK = {Color.SKIPPED: 1, Color.CANCELLED: 2, Color.PENDING: 3}
 LIVE_RANK = 4
 PAINTS = frozenset(PAINT_RANK)
 OWNERS = g.ForeachNode | g.LoopNode | g.RaceNode
+# Nodes whose completion chooses among their edges or opens new executions.
+DECIDING = OWNERS | g.ForkNode | g.IfNode | g.SwitchNode | g.ApprovalNode
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,6 +84,8 @@ def painted(color: Color, why: str, execution_id: ExecutionId | None = None) -> 
 
 def best(arrivals: list[Arrival]) -> Arrival | None:
     """Return the arrival that claims a node, or None when nothing reaches it."""
+    if len(arrivals) == 1:
+        return arrivals[0]
     return max(arrivals, key=lambda arrival: arrival.order, default=None)
 
 
@@ -154,11 +158,12 @@ class Walk:
         start = start_of(graph)
         order = forward_order(graph, start)
         claims: dict[str, list[Arrival]] = {start: [entry]}
+        nodes = graph.nodes_by_id
         for node_id in order:
             arrival = best(claims.pop(node_id, []))
             if arrival is None:
                 continue
-            node = graph.node(node_id)
+            node = nodes[node_id]
             verdict, onward = self.settle(graph, prefix, node, arrival)
             self.result[prefix + node_id] = verdict
             for target, next_arrival in onward:
@@ -252,7 +257,7 @@ class Walk:
         self, graph: g.Graph, prefix: str, node: g.Node, arrival: Arrival, verdict: Verdict
     ) -> list[tuple[str, Arrival]]:
         """Return where the walk goes next, and how, from a colored node."""
-        edges = [e for e in graph.outgoing(node.id) if not is_back_edge(graph, e)]
+        edges = forward(graph)[node.id]
         paint = downstream_paint(node, arrival, verdict)
         if paint is not None:
             return [(e.target, paint) for e in edges]
@@ -263,6 +268,9 @@ class Walk:
         row = self.rows.get(prefix + node.id)
         eid = ExecutionId.parse(row.execution_id) if row else arrival.execution_id
         assert eid is not None
+        if verdict.color is Color.COMPLETED and not isinstance(node, DECIDING):
+            onward = arrival if eid == arrival.execution_id else Arrival(eid, None)
+            return [(e.target, onward) for e in edges]  # the fast path: most nodes
         decided = row.result if row is not None else None
         return [
             (e.target, self.edge_arrival(node, e, arrival, eid, verdict, decided)) for e in edges
@@ -372,7 +380,7 @@ class Climb:
             entry = self.entries.get(prefix)
             claims.append(entry if entry is not None else Arrival(ExecutionId.root(), None))
         for edge in incoming(graph, node_id):
-            if edge.source not in reached or is_back_edge(graph, edge):
+            if edge.source not in reached or edge not in forward(graph)[edge.source]:
                 continue
             source = graph.node(edge.source)
             before = self.arrival(graph, prefix, edge.source)
@@ -391,6 +399,18 @@ def start_of(graph: g.Graph) -> str:
     return next(node.id for node in graph.nodes if node.type is g.NodeType.START)
 
 
+def forward(graph: g.Graph) -> dict[str, list[g.Edge]]:
+    """Return each node's outgoing edges without back edges (cached on the graph)."""
+    cache: dict[str, list[g.Edge]] | None = graph.__dict__.get("_forward")
+    if cache is None:
+        cache = {
+            node.id: [e for e in graph.outgoing(node.id) if not is_back_edge(graph, e)]
+            for node in graph.nodes
+        }
+        graph.__dict__["_forward"] = cache
+    return cache
+
+
 def incoming(graph: g.Graph, node_id: str) -> list[g.Edge]:
     """Return the edges into a node (the map cached on the graph)."""
     cache: dict[str, list[g.Edge]] | None = graph.__dict__.get("_incoming")
@@ -407,11 +427,12 @@ def reachable(graph: g.Graph, start: str) -> frozenset[str]:
     """Return the nodes reachable from start along forward edges (cached on the graph)."""
     cache: dict[str, frozenset[str]] = graph.__dict__.setdefault("_reachable", {})
     if start not in cache:
+        edges = forward(graph)
         seen = {start}
         stack = [start]
         while stack:
-            for edge in graph.outgoing(stack.pop()):
-                if edge.target not in seen and not is_back_edge(graph, edge):
+            for edge in edges[stack.pop()]:
+                if edge.target not in seen:
                     seen.add(edge.target)
                     stack.append(edge.target)
         cache[start] = frozenset(seen)
@@ -419,30 +440,34 @@ def reachable(graph: g.Graph, start: str) -> frozenset[str]:
 
 
 def forward_order(graph: g.Graph, start: str) -> list[str]:
-    """Return the nodes reachable from start in topological order of the forward edges.
+    """Return the nodes reachable from start in topological order of the forward edges
+    (cached on the graph: it depends on the graph alone).
 
     Back edges (a body returning to its foreach, loop or race) are left out, so the rest
-    is acyclic in a valid graph; nodes on any other cycle come last, in reach order.
+    is acyclic in a valid graph; nodes on any other cycle come last, in name order.
     """
+    cache: dict[str, list[str]] = graph.__dict__.setdefault("_order", {})
+    if start in cache:
+        return cache[start]
+    edges = forward(graph)
     reached = reachable(graph, start)
-    waiting = {node_id: 0 for node_id in reached}
+    waiting = dict.fromkeys(reached, 0)
     for node_id in reached:
-        for edge in graph.outgoing(node_id):
-            if edge.target in waiting and not is_back_edge(graph, edge):
-                waiting[edge.target] += 1
+        for edge in edges[node_id]:
+            waiting[edge.target] += 1
     ready = deque([start] if waiting.get(start) == 0 else [])
     order: list[str] = []
     while ready:
         node_id = ready.popleft()
         order.append(node_id)
-        for edge in graph.outgoing(node_id):
-            if edge.target in waiting and not is_back_edge(graph, edge):
-                waiting[edge.target] -= 1
-                if waiting[edge.target] == 0:
-                    ready.append(edge.target)
+        for edge in edges[node_id]:
+            waiting[edge.target] -= 1
+            if waiting[edge.target] == 0:
+                ready.append(edge.target)
     if len(order) < len(reached):
         placed = set(order)
         order.extend(n for n in sorted(reached) if n not in placed)
+    cache[start] = order
     return order
 
 

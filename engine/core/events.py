@@ -199,6 +199,9 @@ class RequestApproval(Command):
     policy: JSON
     title: str
     instructions: str
+    shown: tuple[tuple[str, JSON], ...] = ()
+    due: str | None = None
+    allow_starter: bool = False
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -571,6 +571,9 @@ class ApprovalNode(BaseNode):
     policy: ApprovalPolicy | None = None
     title: str | None = None
     instructions: str | None = None
+    show: tuple[str, ...] = ()
+    due_in_s: Number | None = None
+    allow_starter: bool = False
 
     @property
     def decision_policy(self) -> ApprovalPolicy:
@@ -584,17 +587,21 @@ class ApprovalNode(BaseNode):
     def expressions(self) -> tuple[ExpressionSite, ...]:
         """Return title and instructions as templates."""
         texts = (("title", self.title), ("instructions", self.instructions))
-        return tuple(
+        templates = tuple(
             ExpressionSite(k, v, ExpressionKind.TEMPLATE) for k, v in texts if v is not None
         )
+        return templates + tuple(ExpressionSite(f"show[{i}]", v) for i, v in enumerate(self.show))
 
     def config_json(self) -> JsonObject:
-        """Return groups, policy, title and instructions."""
+        """Return groups, policy, title, instructions, show, due_in_s and allow_starter."""
         return {
             "groups": list(self.groups),
             "policy": None if self.policy is None else self.policy.to_json(),
             "title": self.title,
             "instructions": self.instructions,
+            "show": list(self.show) or None,
+            "due_in_s": self.due_in_s,
+            "allow_starter": self.allow_starter or None,
         }
 
 
@@ -923,6 +930,16 @@ class _Reader:
             return None
         if not isinstance(value, str) or (non_empty and not value):
             self.wrong_type(key, "a non-empty string" if non_empty else "a string")
+            return None
+        return value
+
+    def boolean(self, key: str) -> bool | None:
+        """Return an optional boolean field."""
+        value = self.value(key, required=False)
+        if value is _ABSENT:
+            return None
+        if not isinstance(value, bool):
+            self.wrong_type(key, "true or false")
             return None
         return value
 
@@ -1270,6 +1287,9 @@ def _decode_approval(r: _Reader, head: _Head) -> ApprovalNode | None:
     policy = _decode_policy(r)
     title = r.string("title", non_empty=False)
     instructions = r.string("instructions", non_empty=False)
+    show = r.names("show")
+    due_in_s = r.number("due_in_s", minimum=1)
+    allow_starter = r.boolean("allow_starter")
     if not r.finish() or groups is None:
         return None
     return ApprovalNode(
@@ -1279,6 +1299,9 @@ def _decode_approval(r: _Reader, head: _Head) -> ApprovalNode | None:
         policy=policy,
         title=title,
         instructions=instructions,
+        show=show or (),
+        due_in_s=due_in_s,
+        allow_starter=bool(allow_starter),
     )
 
 

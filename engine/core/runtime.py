@@ -136,6 +136,9 @@ class InProcessRuntime:
     pick: Pick | None = None
     snapshot_every_step: bool = True
     max_timer_wait_s: float | None = None
+    # How long to wait for a timer while a person is asked (a `wait` racing an approval):
+    # None stops at the person, as a decision may come any time (braid run: --max-wait).
+    approval_timer_wait_s: float | None = None
     pending: list[Command] = field(default_factory=list, repr=False)
     refused: list[Refused] = field(default_factory=list, repr=False)
 
@@ -198,11 +201,17 @@ class InProcessRuntime:
         return state
 
     def next_timer(self, state: RunState) -> tuple[str, str] | None:
-        """Return the timer to wait for: none once the run finished or a person is asked."""
-        if state.status.finished or state.approvals():
-            return None
+        """Return the timer to wait for: none once the run finished, nor while a person is
+        asked unless it is due within approval_timer_wait_s."""
         timers = state.timers()
-        return timers[0] if timers else None
+        if state.status.finished or not timers:
+            return None
+        if state.approvals():
+            limit = self.approval_timer_wait_s
+            due = (parse_time(timers[0][0]) - self.clock.now()).total_seconds()
+            if limit is None or due > limit:
+                return None
+        return timers[0]
 
     def apply(self, state: RunState, event: Event, events: deque[Event]) -> RunState:
         """Step once, commit, then carry out the commands (actions run here, now)."""

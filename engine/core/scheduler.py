@@ -918,6 +918,8 @@ class Stepper:
     def on_approval(self, frame: Frame, node: g.ApprovalNode) -> None:
         title = self.render(frame, node.title, "title") or node.id
         instructions = self.render(frame, node.instructions, "instructions")
+        shown = tuple((source, self.evaluate(frame, source, "show")) for source in node.show)
+        due = None if node.due_in_s is None else shift_time(self.state.now, float(node.due_in_s))
         key = self.wait_key(frame, "approval")
         frame.state = FrameState.SUSPENDED
         frame.wait = {"keys": [key], "votes": {}, "approval": key}
@@ -927,7 +929,7 @@ class Stepper:
         self.commands.append(RequestApproval(
             key=key, node=self.state.path(frame), execution_id=frame.execution_id,
             groups=node.groups, policy=node.decision_policy.to_json(), title=title,
-            instructions=instructions,
+            instructions=instructions, shown=shown, due=due, allow_starter=node.allow_starter,
         ))  # fmt: skip
 
     def approval_decided(self, frame: Frame, event: ApprovalDecided) -> None:

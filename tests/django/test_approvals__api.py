@@ -87,10 +87,17 @@ def test_each_approver_lists_the_open_requests_of_their_groups_newest_first(
         "policy": "all",
         "title": "Legal sign-off for I-3",
         "instructions": "Check the contract terms of Acme.",
+        "shown": [{"field": "input.invoice.vendor", "value": "Acme"}],
         "status": "open",
         "outcome": "",
         "created_at": first["created_at"],
+        "due_at": None,
+        "overdue": False,
         "closed_at": None,
+        "assignee": None,
+        "delegations": [],
+        "may_decide": True,
+        "decisions": [],
     }
     assert client_for("legal").get(f"/api/approvals/{first['id']}/").json() == first
 
@@ -102,11 +109,12 @@ def test_the_inbox_takes_the_same_six_queries_whatever_its_length(
     analyst, finance = client_for("analyst"), client_for("finance")
     start(analyst, "batch-line-approval", LINES)
     finance.get("/api/approvals/")  # warm the session
-    # session, user, admin role, groups, count, the page with run, version and flow
-    with django_assert_num_queries(6):
+    # session, user, admin role, groups, count, the page with run, version and flow, and
+    # the page's audit entries (who decided what)
+    with django_assert_num_queries(7):
         assert len(inbox(finance)) == 2
     start(analyst, "batch-line-approval", LINES)
-    with django_assert_num_queries(6):
+    with django_assert_num_queries(7):
         assert len(inbox(finance)) == 4
 
 

@@ -10,7 +10,7 @@ from braid.demo import DEMO_USERS, create_demo_users
 
 
 class Command(BaseCommand):
-    help = "Braid's command line: demo, serve, validate, import, run, show, decide."
+    help = "Braid's command line: demo, serve, validate, import, run, show, decide, audit."
 
     def add_arguments(self, parser: ArgumentParser) -> None:
         sub = parser.add_subparsers(dest="subcommand", required=True)
@@ -29,6 +29,10 @@ class Command(BaseCommand):
         run.add_argument("target", metavar="FILE|SLUG")
         run.add_argument("--input", default="", help="the run's input as JSON")
         run.add_argument("--json", action="store_true", dest="as_json")
+        run.add_argument(
+            "--max-wait", type=float, default=60.0, metavar="SECONDS", dest="max_wait",
+            help="also wait out a timer racing an approval when it is due within SECONDS",
+        )  # fmt: skip
         show = sub.add_parser("show", help="show a stored run")
         show.add_argument("run_id", metavar="RUN")
         show.add_argument("--json", action="store_true", dest="as_json")
@@ -43,6 +47,8 @@ class Command(BaseCommand):
             help="the execution id, when several approvals are open at NODE (foreach items)",
         )  # fmt: skip
         decide.add_argument("--json", action="store_true", dest="as_json")
+        audit = sub.add_parser("audit", help="check the approval audit's hash chain")
+        audit.add_argument("action", choices=["verify"])
 
     def handle(self, *args: Any, **options: Any) -> None:
         status = getattr(self, f"handle_{options['subcommand']}")(**options)
@@ -76,15 +82,22 @@ class Command(BaseCommand):
 
         return import_file(file, user, slug, publish, self.stdout)
 
-    def handle_run(self, target: str, input: str, as_json: bool, **options: Any) -> int:
+    def handle_run(
+        self, target: str, input: str, as_json: bool, max_wait: float, **options: Any
+    ) -> int:
         from engine.cli import run_command
 
-        return run_command(target, input, as_json, self.stdout)
+        return run_command(target, input, as_json, self.stdout, max_wait)
 
     def handle_show(self, run_id: str, as_json: bool, **options: Any) -> int:
         from engine.cli import show_command
 
         return show_command(run_id, as_json, self.stdout)
+
+    def handle_audit(self, action: str, **options: Any) -> int:
+        from approvals.cli import verify_command
+
+        return verify_command(self.stdout)
 
     def handle_decide(self, run_id: str, node: str, user: str, decision: str, comment: str,
                       as_json: bool, execution_id: str | None, **options: Any) -> int:  # fmt: skip

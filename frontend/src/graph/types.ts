@@ -109,6 +109,12 @@ export interface ApprovalNode extends NodeOf<"approval"> {
   /** Text in which `${CEL}` is interpolated at run time; shown raw here. */
   title?: string;
   instructions?: string;
+  /** CEL expressions whose values approvers see beside the request. */
+  show?: Cel[];
+  /** Seconds after opening when the request counts as overdue. */
+  due_in_s?: number;
+  /** Whether the run's starter may decide (default false: segregation of duties). */
+  allow_starter?: boolean;
 }
 
 export interface WaitNode extends NodeOf<"wait"> {

@@ -1,0 +1,128 @@
+"""The approval audit: what is recorded, that the app cannot change it, and the hash chain."""
+
+import io
+
+import pytest
+from django.core.management import call_command
+from django.db import connection
+
+from approvals import audit
+from approvals.models import ApprovalEvent, AuditImmutable
+from tests.django.approval_helpers import INVOICE, decide, post, request_id, start
+from tests.django.durable_driver import drain
+
+pytestmark = pytest.mark.django_db
+
+
+def kinds(run_id: object) -> list[tuple[str, str, str]]:
+    """Return the run's audit entries as (kind, node, actor), in chain order."""
+    return [(e.kind, e.node, e.actor) for e in ApprovalEvent.objects.filter(run_id=run_id)]
+
+
+def verify_output() -> tuple[int, str]:
+    """Run `braid audit verify`; return its exit status and output."""
+    out = io.StringIO()
+    try:
+        call_command("braid", "audit", "verify", stdout=out)
+    except SystemExit as exit_status:
+        return int(exit_status.code or 0), out.getvalue()
+    return 0, out.getvalue()
+
+
+def test_requests_views_decisions_closing_and_cancelling_are_audited_in_order(
+    demo, client_for
+) -> None:  # type: ignore[no-untyped-def]
+    finance, legal = client_for("finance"), client_for("legal")
+    run = start(client_for("analyst"), "invoice-sign-off", INVOICE)
+    fin = request_id(run, "fin")
+    assert finance.get(f"/api/approvals/{fin}/").status_code == 200
+    assert finance.get(f"/api/approvals/{fin}/").status_code == 200  # a second look: no entry
+    assert decide(finance, fin, "approve", "fine").status_code == 202
+    drain(run)
+    assert (
+        post(client_for("admin"), f"/api/runs/{run.pk}/cancel/", {"reason": "x"}).status_code == 202
+    )
+    drain(run)
+    assert decide(legal, request_id(run, "leg"), "approve").status_code == 409
+    assert kinds(run.pk) == [
+        ("requested", "fin", ""),
+        ("requested", "leg", ""),
+        ("viewed", "fin", "finance"),
+        ("decided", "fin", "finance"),
+        ("closed", "fin", ""),
+        ("cancelled", "leg", ""),
+    ]
+    decided = ApprovalEvent.objects.get(run_id=run.pk, kind="decided")
+    assert decided.detail == {
+        "decision": "approve",
+        "comment": "fine",
+        "starter": False,
+        "groups": ["finance"],
+    }
+    cancelled = ApprovalEvent.objects.get(run_id=run.pk, kind="cancelled")
+    assert cancelled.detail == {"reason": "run cancelled by admin"}
+    assert verify_output() == (0, "audit chain verified: 6 entries\n")
+
+
+def test_the_application_can_neither_update_nor_delete_an_entry(demo, client_for) -> None:  # type: ignore[no-untyped-def]
+    start(client_for("analyst"), "invoice-sign-off", INVOICE)
+    entry = ApprovalEvent.objects.first()
+    assert entry is not None
+    entry.actor = "mallory"
+    with pytest.raises(AuditImmutable):
+        entry.save()
+    with pytest.raises(AuditImmutable):
+        entry.delete()
+    with pytest.raises(AuditImmutable):
+        ApprovalEvent.objects.filter(pk=entry.pk).update(actor="mallory")
+    with pytest.raises(AuditImmutable):
+        ApprovalEvent.objects.all().delete()
+    assert ApprovalEvent.objects.filter(actor="mallory").count() == 0
+    assert audit.verify().ok
+
+
+def test_editing_one_stored_entry_by_sql_breaks_the_chain_at_that_entry(demo, client_for) -> None:  # type: ignore[no-untyped-def]
+    analyst = client_for("analyst")
+    for _ in range(3):
+        run = start(analyst, "invoice-sign-off", INVOICE)
+        assert decide(client_for("finance"), request_id(run, "fin"), "approve").status_code == 202
+        drain(run)
+    entries = list(ApprovalEvent.objects.order_by("seq"))
+    assert len(entries) == 12 and audit.verify().entries == 12
+    target = entries[6]
+    table = ApprovalEvent._meta.db_table
+    with connection.cursor() as cursor:
+        cursor.execute(f"UPDATE {table} SET actor = %s WHERE id = %s", ["someone-else", target.pk])
+    status, output = verify_output()
+    assert status == 1
+    assert output == (
+        f"audit chain broken at entry #{target.seq} (id {target.pk}): its content does not "
+        "match its hash (the entry was changed); the 6 entries before it verify\n"
+    )
+
+
+def test_removing_the_last_entry_by_sql_is_noticed(demo, client_for) -> None:  # type: ignore[no-untyped-def]
+    start(client_for("analyst"), "invoice-sign-off", INVOICE)
+    last = ApprovalEvent.objects.order_by("seq").last()
+    assert last is not None
+    with connection.cursor() as cursor:
+        cursor.execute(f"DELETE FROM {ApprovalEvent._meta.db_table} WHERE id = %s", [last.pk])
+    verdict = audit.verify()
+    assert (verdict.ok, verdict.entries, verdict.broken_seq) == (False, 1, 2)
+
+
+def test_an_overdue_request_is_audited_as_expired_once(demo, client_for) -> None:  # type: ignore[no-untyped-def]
+    import datetime as dt
+
+    from django.utils import timezone
+
+    from approvals.models import ApprovalRequest
+    from approvals.services import record_expired
+
+    run = start(client_for("analyst"), "invoice-sign-off", INVOICE)
+    ApprovalRequest.objects.filter(run=run, node="fin").update(
+        due_at=timezone.now() - dt.timedelta(seconds=1)
+    )
+    assert record_expired() == 1
+    assert record_expired() == 0
+    assert [k for k, _, _ in kinds(run.pk)].count("expired") == 1

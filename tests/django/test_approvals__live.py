@@ -1,0 +1,126 @@
+"""/ws/inbox/: the count of open requests, at once and after each change that concerns it."""
+
+import json
+from typing import Any
+
+import pytest
+from asgiref.sync import async_to_sync
+from channels.db import database_sync_to_async
+from channels.routing import URLRouter
+from channels.testing import WebsocketCommunicator
+from django.contrib.auth.models import AnonymousUser
+from django.test import Client
+
+from braid.routing import websocket_urlpatterns
+from tests.django.approval_helpers import INVOICE, decide, request_id, start
+from tests.django.durable_driver import drain
+
+pytestmark = pytest.mark.django_db(transaction=True)
+ROUTES = URLRouter(websocket_urlpatterns)
+
+
+def connect(user: Any) -> WebsocketCommunicator:
+    """Return a communicator for /ws/inbox/ as a user (the auth middleware's result)."""
+    communicator = WebsocketCommunicator(ROUTES, "/ws/inbox/")
+    communicator.scope["user"] = user
+    return communicator
+
+
+async def receive(communicator: WebsocketCommunicator) -> dict[str, Any]:
+    """Return the next JSON message (within 5 s)."""
+    return json.loads(await communicator.receive_from(timeout=5))
+
+
+def test_each_approver_gets_their_count_at_once_and_again_when_it_moves(demo, client_for) -> None:  # type: ignore[no-untyped-def]
+    async def scenario() -> None:
+        finance, legal = connect(demo["finance"]), connect(demo["legal"])
+        assert (await finance.connect())[0] and (await legal.connect())[0]
+        assert await receive(finance) == {"type": "count", "seq": 1, "open": 0}
+        assert await receive(legal) == {"type": "count", "seq": 1, "open": 0}
+        run = await database_sync_to_async(start)(
+            client_for("analyst"), "invoice-sign-off", INVOICE
+        )
+        assert await receive(finance) == {"type": "count", "seq": 2, "open": 1}
+        assert await receive(legal) == {"type": "count", "seq": 2, "open": 1}
+
+        def approve_fin() -> None:
+            assert (
+                decide(client_for("finance"), request_id(run, "fin"), "approve").status_code == 202
+            )
+            drain(run)
+
+        await database_sync_to_async(approve_fin)()
+        assert await receive(finance) == {"type": "count", "seq": 3, "open": 0}
+        assert await legal.receive_nothing(timeout=0.3)  # legal's count did not move
+        await legal.send_json_to({"type": "resync"})
+        assert await receive(legal) == {"type": "count", "seq": 3, "open": 1}
+        await finance.disconnect()
+        await legal.disconnect()
+
+    async_to_sync(scenario)()
+
+
+def test_a_delegation_moves_the_count_from_the_delegator_to_the_delegate(demo, client_for) -> None:  # type: ignore[no-untyped-def]
+    from django.contrib.auth.models import Group, User
+
+    controller = User.objects.create_user("controller")
+    controller.groups.add(Group.objects.get(name="finance"))
+
+    async def scenario() -> None:
+        run = await database_sync_to_async(start)(
+            client_for("analyst"), "invoice-sign-off", INVOICE
+        )
+        finance, other = connect(demo["finance"]), connect(controller)
+        await finance.connect()
+        await other.connect()
+        assert (await receive(finance))["open"] == (await receive(other))["open"] == 1
+
+        def hand_over() -> None:
+            client = Client()
+            client.force_login(demo["finance"])
+            body = json.dumps({"to": "controller"})
+            url = f"/api/approvals/{request_id(run, 'fin')}/delegate/"
+            assert client.post(url, body, content_type="application/json").status_code == 200
+
+        await database_sync_to_async(hand_over)()
+        assert await receive(finance) == {"type": "count", "seq": 2, "open": 0}
+        assert await other.receive_nothing(timeout=0.3)  # still 1: now theirs alone
+        await finance.disconnect()
+        await other.disconnect()
+
+    async_to_sync(scenario)()
+
+
+def test_a_socket_without_a_login_is_closed_with_4401() -> None:
+    async def scenario() -> None:
+        communicator = connect(AnonymousUser())
+        connected, code = await communicator.connect()
+        assert (connected, code) == (False, 4401)
+
+    async_to_sync(scenario)()
+
+
+def test_the_asgi_application_reads_the_session_cookie_and_checks_the_origin(demo) -> None:  # type: ignore[no-untyped-def]
+    from braid.asgi import application
+
+    client = Client()
+    client.force_login(demo["finance"])
+    cookie = f"sessionid={client.cookies['sessionid'].value}".encode()
+
+    async def scenario() -> None:
+        good = WebsocketCommunicator(
+            application,
+            "/ws/inbox/",
+            headers=[(b"cookie", cookie), (b"origin", b"http://127.0.0.1")],
+        )
+        assert (await good.connect())[0]
+        assert await receive(good) == {"type": "count", "seq": 1, "open": 0}
+        await good.disconnect()
+        foreign = WebsocketCommunicator(
+            application,
+            "/ws/inbox/",
+            headers=[(b"cookie", cookie), (b"origin", b"http://evil.example")],
+        )
+        assert (await foreign.connect())[0] is False
+
+    async_to_sync(scenario)()
