@@ -296,3 +296,21 @@ def test_a_rejection_fails_the_run_and_cancels_the_sibling_on_screen(
     page.locator('.react-flow__node[data-id="leg"]').hover()
     expect(page.locator("#braid-reason-leg")).to_contain_text("cancelled")
     shoot(page, "run-failed-1280")
+
+
+def test_waiting_on_me_lists_the_runs_that_wait_for_my_groups(
+    page: Page, braid_server: str
+) -> None:
+    admin = Browserless(braid_server)
+    admin.login("admin", "braid-admin")
+    invoice = {"invoice": {"id": "I-11", "amount": 70, "vendor": "ACME"}}
+    _, asks = admin.post_json("/api/runs/", {"flow": "invoice-sign-off", "input": invoice})
+    finance = Browserless(braid_server)
+    finance.login("finance", "braid-finance")
+    _, quiet = finance.post_json("/api/runs/", {"flow": "b-and-d-or-e", "input": {}})
+    log_in(page, braid_server, "finance", "braid-finance")
+    expect(page.locator(f'tr[data-run="{quiet["id"]}"]')).to_be_visible()  # type: ignore[index]
+    page.get_by_label("Waiting on me").check()
+    expect(page.locator(f'tr[data-run="{asks["id"]}"]')).to_be_visible()  # type: ignore[index]
+    expect(page.locator(f'tr[data-run="{quiet["id"]}"]')).to_have_count(0)  # type: ignore[index]
+    shoot(page, "runs-waiting-on-me-1280")
