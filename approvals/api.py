@@ -303,6 +303,7 @@ class ApprovalViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets
         return Response(ApprovalSerializer(approval, context=context).data, status=202)
 
     @extend_schema(
+        operation_id="approvals_decide_many",
         request=BulkDecideSerializer,
         responses={
             200: BulkSummarySerializer,

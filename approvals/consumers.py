@@ -12,6 +12,7 @@ from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from approvals import services
 from approvals.live import group_for
 from braid.auth import group_names
+from engine import live
 
 
 class InboxConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
@@ -26,6 +27,7 @@ class InboxConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
         self.seq = 0
         self.last: int | None = None
         self.joined = await database_sync_to_async(self.groups_of_user)()
+        live.attach_serving_loop()
         for name in self.joined:
             await self.channel_layer.group_add(name, self.channel_name)
         await self.accept()

@@ -7,16 +7,11 @@ concern. Publishing never fails the engine's step: the count is a convenience.
 """
 
 import hashlib
-import logging
 from collections.abc import Iterable, Sequence
 
-from asgiref.sync import async_to_sync
-from channels.layers import get_channel_layer
-from django.db import transaction
-
 from approvals.models import ApprovalRequest
+from engine import live
 
-log = logging.getLogger(__name__)
 CHANGED = "inbox.changed"
 
 
@@ -38,20 +33,11 @@ def audience(requests: Iterable[ApprovalRequest]) -> set[str]:
     return groups
 
 
-def publish(groups: Iterable[str]) -> None:
-    """Send `inbox.changed` to each group now; log and carry on if the layer is down."""
-    layer = get_channel_layer()
-    if layer is None:
-        return
-    try:
-        for name in sorted(groups):
-            async_to_sync(layer.group_send)(name, {"type": CHANGED})
-    except Exception:  # a broken layer must not break the step that committed
-        log.exception("could not publish inbox changes")
-
-
 def requests_changed(requests: Sequence[ApprovalRequest]) -> None:
-    """Publish a change to these requests once the current transaction commits."""
-    groups = audience(requests)
-    if groups:
-        transaction.on_commit(lambda: publish(groups))
+    """Publish a change to these requests once the current transaction commits.
+
+    The notice goes through the monitor's publisher thread (engine/live.py), which hands
+    it to Daphne's event loop under the in-memory layer and to Redis in scaled mode; the
+    committing step never waits on the channel layer.
+    """
+    live.notify_after_commit(audience(requests), CHANGED)

@@ -3,12 +3,13 @@
 from rest_framework.routers import DefaultRouter
 
 from approvals.api import ApprovalViewSet
-from designer.api import FlowViewSet
+from designer.api import ActionCatalogViewSet, FlowViewSet
 from engine.api import RunViewSet
 
 router = DefaultRouter()
 router.register("flows", FlowViewSet, basename="flow")
 router.register("runs", RunViewSet, basename="run")
 router.register("approvals", ApprovalViewSet, basename="approval")
+router.register("actions", ActionCatalogViewSet, basename="action")
 
 urlpatterns = router.urls

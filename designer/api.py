@@ -71,8 +71,11 @@ class FlowSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Flow
-        fields = ["slug", "name", "owner", "draft", "latest_version", "created_at", "updated_at"]
-        read_only_fields = ["created_at", "updated_at"]
+        fields = [
+            "slug", "name", "owner", "draft", "revision", "latest_version",
+            "created_at", "updated_at",
+        ]  # fmt: skip
+        read_only_fields = ["revision", "created_at", "updated_at"]
         # A taken slug is the service's 409 (flow.slug_taken), not a field error.
         extra_kwargs = {"slug": {"validators": []}}
 
@@ -80,8 +83,22 @@ class FlowSerializer(serializers.ModelSerializer):
 class FlowUpdateSerializer(FlowSerializer):
     """A flow's draft and name as an update takes them: the slug is fixed at creation."""
 
+    base_revision = serializers.IntegerField(
+        write_only=True,
+        required=False,
+        min_value=1,
+        help_text="the draft revision this edit started from; a save from an older revision "
+        "is a 409 (flow.draft_conflict) carrying the stored draft and its revision",
+    )
+    keep_replaced = serializers.BooleanField(
+        write_only=True,
+        default=False,
+        help_text="keep the draft being replaced in the flow's draft history",
+    )
+
     class Meta(FlowSerializer.Meta):
-        read_only_fields = ["slug", "created_at", "updated_at"]
+        fields = [*FlowSerializer.Meta.fields, "base_revision", "keep_replaced"]
+        read_only_fields = ["slug", "revision", "created_at", "updated_at"]
 
 
 class FlowVersionSerializer(serializers.ModelSerializer):
@@ -118,6 +135,20 @@ REFUSAL = {
         **ERROR["properties"],
         "errors": {"type": "array", "items": PROBLEM_SCHEMA},
         "warnings": {"type": "array", "items": PROBLEM_SCHEMA},
+    },
+}
+
+
+# A save refused because the draft moved on: the stored draft and revision come along, so
+# that the editor can show both and let the person choose.
+CONFLICT = {
+    **REFUSAL,
+    "description": "The draft was saved elsewhere since base_revision.",
+    "properties": {
+        **REFUSAL["properties"],
+        "revision": {"type": "integer"},
+        "draft": GRAPH_SCHEMA,
+        "updated_at": {"type": "string", "format": "date-time"},
     },
 }
 
@@ -172,7 +203,30 @@ class FlowViewSet(viewsets.ModelViewSet):
     def perform_update(self, serializer: FlowSerializer) -> None:
         data = serializer.validated_data
         flow = serializer.instance
-        services.save_draft(flow, data.get("draft", flow.draft), data.get("name", ""))
+        services.save_draft(
+            flow, data.get("draft", flow.draft), data.get("name", ""),
+            base_revision=data.get("base_revision"), user=self.request.user,
+            keep_replaced=data.get("keep_replaced", False),
+        )  # fmt: skip
+
+    @extend_schema(responses={200: FlowSerializer, 409: OpenApiResponse(CONFLICT)})
+    def update(self, request: Request, *args: object, **kwargs: object) -> Response:
+        try:
+            return super().update(request, *args, **kwargs)
+        except services.DraftConflict as error:
+            body = {
+                "code": error.code,
+                "detail": error.message,
+                "revision": error.flow.revision,
+                "draft": error.flow.draft,
+                "updated_at": error.flow.updated_at.isoformat(),
+            }
+            return Response(body, status=status.HTTP_409_CONFLICT)
+
+    @extend_schema(responses={200: FlowSerializer, 409: OpenApiResponse(CONFLICT)})
+    def partial_update(self, request: Request, *args: object, **kwargs: object) -> Response:
+        kwargs["partial"] = True
+        return self.update(request, *args, **kwargs)
 
     @extend_schema(responses={204: None, 409: OpenApiResponse(REFUSAL)})
     def destroy(self, request: Request, *args: object, **kwargs: object) -> Response:
@@ -257,6 +311,17 @@ class FlowViewSet(viewsets.ModelViewSet):
         return Response(graph, headers={"Content-Disposition": disposition})
 
     @extend_schema(
+        request={"application/json": {"description": "a braid.graph/1 document, or {graph}"}},
+        responses={200: OpenApiResponse(response=REPORT_SCHEMA)},
+    )
+    @action(detail=False, methods=["post"], url_path="import/check")
+    def check(self, request: Request) -> Response:
+        """Validate a document before importing it; nothing is stored."""
+        data = request.data
+        document = data["graph"] if isinstance(data, dict) and set(data) == {"graph"} else data
+        return Response(services.check_graph(document).to_json())
+
+    @extend_schema(
         request=ImportSerializer,
         responses={
             201: FlowSerializer,
@@ -280,3 +345,53 @@ class FlowViewSet(viewsets.ModelViewSet):
             return refusal(error, status.HTTP_400_BAD_REQUEST)
         body = FlowSerializer(self.get_queryset().get(pk=flow.pk)).data
         return Response(body, status=status.HTTP_201_CREATED)
+
+
+class ActionParamSerializer(serializers.Serializer):
+    """One parameter an action takes."""
+
+    name = serializers.CharField()
+    types = serializers.ListField(child=serializers.CharField(), help_text="Python type names")
+    required = serializers.BooleanField()
+
+
+class ActionSerializer(serializers.Serializer):
+    """A registered action, as a task node's `action` names it."""
+
+    name = serializers.CharField()
+    outcomes = serializers.ListField(child=serializers.CharField())
+    params = ActionParamSerializer(many=True)
+
+
+def type_names(expected: type | tuple[type, ...]) -> list[str]:
+    """Return the names of the types a param accepts (`object` means any JSON value)."""
+    types = expected if isinstance(expected, tuple) else (expected,)
+    return [kind.__name__ for kind in types]
+
+
+def describe_actions() -> list[dict[str, object]]:
+    """Return every registered action with its outcomes and params, sorted by name."""
+    from engine.actions import ACTIONS
+
+    return [
+        {
+            "name": spec.name,
+            "outcomes": sorted(spec.outcomes, key=lambda o: (o != "next", o)),
+            "params": [
+                {"name": param, "types": type_names(kind), "required": param in spec.required}
+                for param, kind in spec.params.items()
+            ],
+        }
+        for spec in sorted(ACTIONS.specs.values(), key=lambda spec: spec.name)
+    ]
+
+
+class ActionCatalogViewSet(viewsets.ViewSet):
+    """The actions this deployment registers, for the designer's action picker."""
+
+    permission_classes = [Allowed.to(Act.READ_FLOWS)]
+
+    @extend_schema(responses=ActionSerializer(many=True))
+    def list(self, request: Request) -> Response:
+        """List the registered actions with their outcomes and params."""
+        return Response(describe_actions())

@@ -22,6 +22,9 @@ class Flow(models.Model):
         settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="flows"
     )
     draft = models.JSONField()
+    # Counts saves of the draft: an editor sends the revision it started from, and a save
+    # from an older one is refused (two tabs never silently overwrite each other).
+    revision = models.PositiveIntegerField(default=1)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

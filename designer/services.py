@@ -34,6 +34,16 @@ class FlowInUse(FlowError):
     code = "flow.in_use"
 
 
+class DraftConflict(FlowError):
+    """Saving refused because the draft changed since the revision the editor started from."""
+
+    code = "flow.draft_conflict"
+
+    def __init__(self, message: str, flow: Flow) -> None:
+        super().__init__(message)
+        self.flow = flow
+
+
 class SlugTaken(FlowError):
     """Creating refused because another flow has the slug."""
 
@@ -72,11 +82,37 @@ def create_flow(owner: AbstractBaseUser, slug: str, draft: object, name: str = "
         raise SlugTaken(f"a flow with the slug {slug!r} already exists") from error
 
 
-def save_draft(flow: Flow, draft: object, name: str = "") -> Flow:
-    """Replace the flow's draft (and name, when given)."""
+@transaction.atomic
+def save_draft(
+    flow: Flow,
+    draft: object,
+    name: str = "",
+    *,
+    base_revision: int | None = None,
+    user: AbstractBaseUser | None = None,
+    keep_replaced: bool = False,
+) -> Flow:
+    """Replace the flow's draft (and name, when given) and count a revision.
+
+    With `base_revision`, the save is refused (DraftConflict) unless the stored draft is
+    still that revision. With `keep_replaced`, the draft being replaced is kept as a
+    DraftRevision (an editor overwriting another tab's work after a conflict).
+    """
+    locked = Flow.objects.select_for_update().get(pk=flow.pk)
+    if base_revision is not None and base_revision != locked.revision:
+        raise DraftConflict(
+            f"{flow.slug} was saved elsewhere (revision {locked.revision}) since revision "
+            f"{base_revision} that this edit started from",
+            locked,
+        )
+    if keep_replaced and locked.draft != draft:
+        DraftRevision.objects.create(
+            flow=locked, draft=locked.draft, replaced_by=user, reason="overwritten"
+        )
     flow.draft = draft
     flow.name = name or graph_name(draft, flow.name)
-    flow.save(update_fields=["draft", "name", "updated_at"])
+    flow.revision = locked.revision + 1
+    flow.save(update_fields=["draft", "name", "revision", "updated_at"])
     return flow
 
 

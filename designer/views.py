@@ -1,20 +1,57 @@
-"""Pages of the designer: the flow list and a read-only view of one flow."""
+"""Pages of the designer: the flow list and the editor of one flow."""
 
+from django.contrib.auth.models import Group
 from django.http import HttpRequest, HttpResponse
+from django.middleware.csrf import get_token
 from django.shortcuts import get_object_or_404, render
 
+from braid.auth import Role
+from braid.permissions import Act, allows
 from designer.models import Flow
 
 
 def index(request: HttpRequest) -> HttpResponse:
-    """List every flow with its latest published version number."""
-    flows = Flow.objects.select_related("owner").prefetch_related("versions")
-    rows = [(flow, max((v.number for v in flow.versions.all()), default=None)) for flow in flows]
-    return render(request, "designer/index.html", {"rows": rows})
+    """List every flow with its latest published version and who published it."""
+    flows = Flow.objects.select_related("owner").prefetch_related("versions__published_by")
+    rows = []
+    for flow in flows:
+        latest = max(flow.versions.all(), key=lambda v: v.number, default=None)
+        rows.append(
+            {
+                "slug": flow.slug,
+                "name": flow.name,
+                "owner": flow.owner.get_username(),
+                "updated_at": flow.updated_at.isoformat(),
+                "latest_version": None if latest is None else latest.number,
+                "published_by": None if latest is None else latest.published_by.get_username(),
+                "published_at": None if latest is None else latest.published_at.isoformat(),
+            }
+        )
+    page = {
+        "flows": rows,
+        "can_edit": allows(request.user, Act.EDIT_FLOWS),
+        "csrf_token": get_token(request),
+    }
+    return render(request, "designer/index.html", {"rows": rows, "page": page})
 
 
 def detail(request: HttpRequest, slug: str) -> HttpResponse:
-    """Show one flow's draft graph, read-only, and its published versions."""
+    """The editor of one flow's draft; read-only for callers who may not edit flows."""
     flow = get_object_or_404(Flow.objects.select_related("owner"), slug=slug)
-    versions = flow.versions.select_related("published_by").order_by("-number")
-    return render(request, "designer/detail.html", {"flow": flow, "versions": versions})
+    latest = flow.latest_version()
+    page = {
+        "slug": flow.slug,
+        "name": flow.name,
+        "can_edit": allows(request.user, Act.EDIT_FLOWS),
+        "csrf_token": get_token(request),
+        "draft": flow.draft,
+        "revision": flow.revision,
+        "latest_version": None if latest is None else latest.number,
+        # The approval groups an approval node can name: every group but the role groups.
+        "approval_groups": list(
+            Group.objects.exclude(name__in=Role.values)
+            .order_by("name")
+            .values_list("name", flat=True)
+        ),
+    }
+    return render(request, "designer/detail.html", {"flow": flow, "page": page})

@@ -3,7 +3,8 @@
 The engine's hot path only marks the run dirty (a set insert under a lock). A publisher
 thread per process sends one "changed" message per dirty run every FLUSH_S seconds, to
 the run's group and to the runs list's group, so a burst of 10,000 foreach steps costs
-the channel layer a handful of messages. The consumers (monitor/consumers.py) compute
+the channel layer a handful of messages. The inbox's notices (approvals/live.py) go the
+same way. The consumers (monitor/consumers.py) compute
 what to send: the engine never builds a browser's message.
 
 With the in-memory channel layer (`make run`), the layer lives in the serving process and
@@ -18,6 +19,8 @@ import logging
 import os
 import threading
 import time
+from collections.abc import Callable
+from typing import Any
 
 from channels.layers import InMemoryChannelLayer, get_channel_layer
 from django.conf import settings
@@ -39,6 +42,7 @@ class Publisher:
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.dirty: set[str] = set()
+        self.notices: set[tuple[str, str]] = set()  # (group, message type), e.g. the inbox's
         self.wake = threading.Event()
         self.pid = 0
         self.thread: threading.Thread | None = None
@@ -46,19 +50,31 @@ class Publisher:
 
     def mark(self, run_id: str) -> None:
         """Remember that a run changed; start the thread on first use in this process."""
+        self.add(lambda: self.dirty.add(run_id))
+
+    def notify(self, groups: set[str], kind: str) -> None:
+        """Remember to send a bare `{"type": kind}` to each group (coalesced like runs)."""
+        self.add(lambda: self.notices.update((group, kind) for group in groups))
+
+    def add(self, remember: Callable[[], None]) -> None:
+        """Record something to send under the lock; start the thread if this process has none."""
         with self.lock:
-            self.dirty.add(run_id)
+            remember()
             if self.pid != os.getpid() or self.thread is None or not self.thread.is_alive():
                 self.pid = os.getpid()  # a forked worker child starts its own thread
                 self.thread = threading.Thread(target=self.loop, name="braid-live", daemon=True)
                 self.thread.start()
         self.wake.set()
 
-    def take(self) -> list[str]:
-        """Return and forget the dirty run ids."""
+    def take(self) -> list[tuple[str, dict[str, Any]]]:
+        """Return and forget what is to be sent, as (group, message) pairs."""
         with self.lock:
-            taken, self.dirty = sorted(self.dirty), set()
-        return taken
+            runs, self.dirty = sorted(self.dirty), set()
+            notices, self.notices = sorted(self.notices), set()
+        messages = [(run_group(r), {"type": "run.changed", "run": r}) for r in runs]
+        if runs:
+            messages.append((RUNS_GROUP, {"type": "runs.changed", "runs": runs}))
+        return messages + [(group, {"type": kind}) for group, kind in notices]
 
     def loop(self) -> None:
         """Flush forever: wait for a change, let a burst gather, send one message per run.
@@ -76,15 +92,11 @@ class Publisher:
             except Exception:  # a lost notice only delays a browser; the next change resyncs
                 logger.exception("publishing run changes failed")
 
-    async def send(self, run_ids: list[str]) -> None:
-        """Send one "changed" message per run, and one to the runs list."""
-        if not run_ids:
-            return
+    async def send(self, messages: list[tuple[str, dict[str, Any]]]) -> None:
+        """Send each message to its group: on Daphne's loop for the in-memory layer."""
         layer = get_channel_layer()
-        if layer is None:
+        if not messages or layer is None:
             return
-        messages = [(run_group(r), {"type": "run.changed", "run": r}) for r in run_ids]
-        messages.append((RUNS_GROUP, {"type": "runs.changed", "runs": run_ids}))
         if isinstance(layer, InMemoryChannelLayer):
             loop = self.serving_loop
             if loop is None or loop.is_closed():
@@ -103,6 +115,12 @@ def changed(run_id: str) -> None:
     """Mark a run changed once the current transaction commits (now if there is none)."""
     if getattr(settings, "BRAID_LIVE", True):
         transaction.on_commit(lambda: PUBLISHER.mark(run_id))
+
+
+def notify_after_commit(groups: set[str], kind: str) -> None:
+    """Send `{"type": kind}` to the groups once the current transaction commits."""
+    if groups:
+        transaction.on_commit(lambda: PUBLISHER.notify(groups, kind))
 
 
 def attach_serving_loop() -> None:

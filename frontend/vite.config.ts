@@ -13,6 +13,8 @@ const ENTRIES = [
   "src/run-view.tsx",
   "src/inbox.tsx",
   "src/nav-count.ts",
+  "src/designer.tsx",
+  "src/flows-list.tsx",
 ];
 
 /** `src/flow-view.tsx` -> `flow-view`: readable file names in static/dist/assets. */

@@ -232,3 +232,65 @@ def test_deleting_a_flow_that_runs_reference_is_refused_with_409(tiny: Client) -
         "detail": "runs reference tiny; it cannot be deleted",
     }
     assert Flow.objects.filter(slug="tiny").exists()
+
+
+def put(client: Client, path: str, body: object):  # type: ignore[no-untyped-def]
+    """PUT a JSON body."""
+    return client.put(path, json.dumps(body), content_type="application/json")
+
+
+def test_each_save_counts_a_revision_and_a_save_from_an_older_one_is_a_409(tiny: Client) -> None:
+    assert tiny.get("/api/flows/tiny/").json()["revision"] == 1
+    renamed = {**GRAPH, "name": "First tab"}
+    first = put(tiny, "/api/flows/tiny/", {"draft": renamed, "base_revision": 1})
+    assert (first.status_code, first.json()["revision"]) == (200, 2)
+    second = put(
+        tiny, "/api/flows/tiny/", {"draft": {**GRAPH, "name": "Second tab"}, "base_revision": 1}
+    )
+    assert second.status_code == 409
+    body = second.json()
+    assert (body["code"], body["revision"], body["draft"]) == ("flow.draft_conflict", 2, renamed)
+    assert body["detail"] == (
+        "tiny was saved elsewhere (revision 2) since revision 1 that this edit started from"
+    )
+    assert Flow.objects.get(slug="tiny").draft == renamed
+
+
+def test_overwriting_after_a_conflict_keeps_the_other_draft_in_the_history(tiny: Client) -> None:
+    theirs = {**GRAPH, "name": "Theirs"}
+    assert put(tiny, "/api/flows/tiny/", {"draft": theirs}).json()["revision"] == 2
+    mine = {**GRAPH, "name": "Mine"}
+    response = put(
+        tiny, "/api/flows/tiny/", {"draft": mine, "base_revision": 2, "keep_replaced": True}
+    )
+    assert (response.status_code, response.json()["revision"]) == (200, 3)
+    kept = DraftRevision.objects.get(flow__slug="tiny")
+    assert (kept.draft, kept.reason, kept.replaced_by.username) == (
+        theirs,
+        "overwritten",
+        "analyst",
+    )
+
+
+def test_the_action_catalog_lists_each_action_with_outcomes_and_params(analyst: Client) -> None:
+    response = analyst.get("/api/actions/")
+    assert response.status_code == 200
+    actions = {action["name"]: action for action in response.json()}
+    assert actions["sleep"] == {
+        "name": "sleep",
+        "outcomes": ["next"],
+        "params": [{"name": "seconds", "types": ["int", "float"], "required": True}],
+    }
+    assert list(actions) == sorted(actions)
+
+
+def test_checking_a_document_before_import_reports_without_storing(analyst: Client) -> None:
+    response = post(analyst, "/api/flows/import/check/", {"graph": BROKEN})
+    assert response.status_code == 200
+    assert response.json()["ok"] is False
+    assert post(analyst, "/api/flows/import/check/", GRAPH).json() == {
+        "ok": True,
+        "errors": [],
+        "warnings": [],
+    }
+    assert Flow.objects.count() == 0

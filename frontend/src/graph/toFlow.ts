@@ -22,6 +22,14 @@ export const RETURN_HANDLE = "return";
 /** Edge type drawn along dagre's route (`data.route`); the others are smoothstep. */
 export const ROUTED_EDGE = "routed";
 
+/** A handle the designer draws on a node (the read-only views draw none of these). */
+export type NodePort = {
+  id: string;
+  label: string;
+  /** Target ports: how many edges arrive (more than one into a gather slot means OR). */
+  feeds?: number;
+};
+
 export type BraidNodeData = {
   /** The node id, shown as the node's heading. */
   label: string;
@@ -33,6 +41,15 @@ export type BraidNodeData = {
   color?: Color;
   /** Why the node has its color (the monitor's walk), shown in a tooltip and read on focus. */
   reason?: string;
+  /** Designer only: labelled handles per outcome/branch (bottom) and per slot/input (top). */
+  ports?: { sources: NodePort[]; targets: NodePort[]; hasReturn: boolean };
+  /** Designer only: handles accept connections. */
+  editable?: boolean;
+  /** Designer only: the worst validation finding on the node, and its messages. */
+  problem?: "error" | "warning";
+  problemText?: string;
+  /** Designer only: how a compared version differs from the draft at this node. */
+  change?: "added" | "removed" | "changed";
 };
 
 export type BraidEdgeData = {

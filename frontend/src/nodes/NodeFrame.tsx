@@ -1,6 +1,7 @@
 import { Handle, type NodeProps, Position } from "@xyflow/react";
 import { COLOR_CUES, type Color, colorClass } from "../graph/colors";
 import { type BraidFlowNode, type BraidNodeData, RETURN_HANDLE } from "../graph/toFlow";
+import { Ports } from "./Ports";
 
 export type BraidNodeProps = NodeProps<BraidFlowNode>;
 
@@ -34,6 +35,15 @@ function StatusBadge({ color }: { color: Color }) {
   );
 }
 
+/** The designer's validation badge: an icon and a word, never color alone. */
+function ProblemBadge({ problem }: { problem: "error" | "warning" }) {
+  return (
+    <span className={`braid-node__problem braid-node__problem--${problem}`}>
+      <span aria-hidden="true">{problem === "error" ? "✖" : "⚠"}</span> {problem}
+    </span>
+  );
+}
+
 /**
  * The box every node kind draws: id, kind summary, optional title and status.
  * All of it is rendered as React text children, never as HTML.
@@ -43,12 +53,20 @@ export function NodeFrame({ data, family, hasInput = true, hasOutput = true, has
   if (data.color !== undefined) {
     classes.push(colorClass(data.color));
   }
-  const tooltip = [data.label, data.summary, data.title, data.reason].filter(Boolean).join("\n");
+  if (data.ports !== undefined) classes.push("braid-node--ports");
+  if (data.editable === true) classes.push("braid-node--editable");
+  if (data.problem !== undefined) classes.push(`braid-node--problem-${data.problem}`);
+  if (data.change !== undefined) classes.push(`braid-node--change-${data.change}`);
+  const tooltip = [data.label, data.summary, data.title, data.reason, data.problemText]
+    .filter(Boolean)
+    .join("\n");
   const reasonId = data.reason === undefined ? undefined : `braid-reason-${data.label}`;
+  const ported = data.ports !== undefined;
   return (
     <div className={classes.join(" ")} title={tooltip} aria-describedby={reasonId}>
-      {hasInput && <Handle type="target" position={Position.Top} isConnectable={false} />}
-      {hasReturn && (
+      {ported && <Ports data={data} />}
+      {!ported && hasInput && <Handle type="target" position={Position.Top} isConnectable={false} />}
+      {!ported && hasReturn && (
         <Handle type="target" id={RETURN_HANDLE} position={Position.Right} isConnectable={false} />
       )}
       <div className="braid-node__id">{data.label}</div>
@@ -60,7 +78,9 @@ export function NodeFrame({ data, family, hasInput = true, hasOutput = true, has
           {data.reason}
         </span>
       )}
-      {hasOutput && <Handle type="source" position={Position.Bottom} isConnectable={false} />}
+      {data.problem !== undefined && <ProblemBadge problem={data.problem} />}
+      {data.change !== undefined && <span className="braid-node__change">{data.change}</span>}
+      {!ported && hasOutput && <Handle type="source" position={Position.Bottom} isConnectable={false} />}
     </div>
   );
 }

@@ -1,0 +1,889 @@
+/**
+ * The flow editor: palette, canvas, side panel, problems, saving, publishing
+ * and version history. The document is the one source of truth: every edit
+ * is a pure function of it (src/designer) pushed onto the undo history, and
+ * the canvas is derived from it.
+ */
+
+import {
+  Background,
+  BackgroundVariant,
+  type Connection as FlowConnection,
+  Controls,
+  type DefaultEdgeOptions,
+  type EdgeChange,
+  type FinalConnectionState,
+  MarkerType,
+  MiniMap,
+  type NodeChange,
+  Panel,
+  ReactFlow,
+  ReactFlowProvider,
+  useConnection,
+  useReactFlow,
+} from "@xyflow/react";
+import { type DragEvent, useCallback, useEffect, useMemo, useRef, useState } from "react";
+import { autoLayout } from "../designer/autolayout";
+import { diffGraphs, type GraphDiff } from "../designer/diff";
+import { checkConnection, sourceHandles, targetHandles } from "../designer/handles";
+import { canRedo, canUndo, createHistory, type History, push, redo, undo } from "../designer/history";
+import {
+  addEdge,
+  addNode,
+  type Clipboard,
+  copyNodes,
+  duplicateNodes,
+  isClipboard,
+  moveNodes,
+  pasteNodes,
+  removeElements,
+} from "../designer/ops";
+import { type EditorEdge, type EditorNode, editorPositions, toEditorFlow } from "../designer/serialize";
+import { edgeTypes } from "../edges";
+import { type GraphDocument, isNodeType, type NodeType, type Point } from "../graph/types";
+import { nodeTypes } from "../nodes";
+import { type ActionInfo, api, ApiError, absoluteTime, errorText, flowPath, type FlowRecord, type Problem, relativeTime, type Report, type VersionRecord } from "./api";
+import { Inspector } from "./Inspector";
+import { Palette, QuickAdd } from "./Palette";
+
+export interface EditorPage {
+  slug: string;
+  name: string;
+  canEdit: boolean;
+  draft: GraphDocument;
+  revision: number;
+  latestVersion: number | null;
+  /** Group names an approval can name (the approval groups that exist). */
+  approvalGroups: string[];
+}
+
+type SaveState = "saved" | "dirty" | "saving" | "error" | "conflict" | "readonly";
+
+interface Conflict {
+  revision: number;
+  draft: GraphDocument;
+  updatedAt: string;
+}
+
+const SAVE_DELAY_MS = 800;
+const VALIDATE_DELAY_MS = 400;
+const GRID: [number, number] = [16, 16];
+const CLIPBOARD_KEY = "braid.clipboard";
+/** At the fitted zoom a 14 px node label stays at 12 px or more on screen. */
+const FIT_MIN_ZOOM = 0.86;
+const FIT_VIEW = { padding: 0.12, maxZoom: 1, minZoom: FIT_MIN_ZOOM };
+const DEFAULT_EDGE_OPTIONS: DefaultEdgeOptions = { markerEnd: { type: MarkerType.ArrowClosed, width: 16, height: 16 } };
+const SAVE_TEXT: Record<SaveState, string> = {
+  saved: "All changes saved",
+  dirty: "Unsaved changes…",
+  saving: "Saving…",
+  error: "Not saved",
+  conflict: "Not saved: conflict",
+  readonly: "Read-only",
+};
+
+function json(value: unknown): string {
+  return JSON.stringify(value);
+}
+
+function inEditableField(target: EventTarget | null): boolean {
+  return target instanceof HTMLElement && (target.isContentEditable || ["INPUT", "TEXTAREA", "SELECT"].includes(target.tagName));
+}
+
+/**
+ * Fill in positions for nodes without one, so that nothing jumps when a node
+ * is added: the auto-layout when the document has none, else beside the rest.
+ */
+function withPositions(doc: GraphDocument): GraphDocument {
+  if (doc.nodes.every((node) => doc.layout?.[node.id] !== undefined)) return doc;
+  if (doc.nodes.every((node) => doc.layout?.[node.id] === undefined)) return moveNodes(doc, autoLayout(doc));
+  return moveNodes(doc, Object.fromEntries(editorPositions(doc)));
+}
+
+export function Editor(props: { page: EditorPage }) {
+  return (
+    <ReactFlowProvider>
+      <EditorInner {...props} />
+    </ReactFlowProvider>
+  );
+}
+
+function EditorInner({ page }: { page: EditorPage }) {
+  const flow = useReactFlow();
+  const [history, setHistory] = useState<History<GraphDocument>>(() => createHistory(withPositions(page.draft)));
+  const doc = history.present;
+  const [selected, setSelected] = useState<{ nodes: Set<string>; edges: Set<string> }>({ nodes: new Set(), edges: new Set() });
+  const [dragging, setDragging] = useState<Record<string, Point> | null>(null);
+  const [actions, setActions] = useState<ActionInfo[]>([]);
+  const [report, setReport] = useState<Report | null>(null);
+  const [checking, setChecking] = useState(page.canEdit);
+  const [saveState, setSaveState] = useState<SaveState>(page.canEdit ? "saved" : "readonly");
+  const [saveError, setSaveError] = useState("");
+  const [conflict, setConflict] = useState<Conflict | null>(null);
+  const [latestVersion, setLatestVersion] = useState(page.latestVersion);
+  const [versions, setVersions] = useState<VersionRecord[] | null>(null);
+  const [showVersions, setShowVersions] = useState(false);
+  const [viewing, setViewing] = useState<VersionRecord | null>(null);
+  const [showShortcuts, setShowShortcuts] = useState(false);
+  const [status, setStatus] = useState("");
+  const [publishing, setPublishing] = useState(false);
+  const revision = useRef(page.revision);
+  // The draft as loaded, with positions filled in for nodes that had none: not an unsaved edit.
+  const savedJson = useRef(json(history.present));
+  const saving = useRef<Promise<boolean> | null>(null);
+  const localClipboard = useRef<Clipboard | null>(null);
+  const quickAddInput = useRef<HTMLInputElement>(null);
+  const readOnly = !page.canEdit || viewing !== null;
+  const shownDoc = viewing?.graph ?? doc;
+
+  const actionOutcomes = useMemo(() => Object.fromEntries(actions.map((a) => [a.name, a.outcomes])), [actions]);
+
+  const commit = useCallback((next: GraphDocument) => setHistory((h) => push(h, next)), []);
+
+  // ---- loading the action catalog and versions --------------------------------------
+  useEffect(() => {
+    api<ActionInfo[]>("GET", "/api/actions/").then(setActions, () => setActions([]));
+  }, []);
+
+  const loadVersions = useCallback(() => {
+    api<{ results: VersionRecord[] }>("GET", flowPath(page.slug, "versions/?limit=100")).then(
+      (body) => setVersions(body.results),
+      (error: unknown) => setStatus(`Could not load the versions: ${errorText(error)}`),
+    );
+  }, [page.slug]);
+  useEffect(loadVersions, [loadVersions]);
+
+  // ---- saving ------------------------------------------------------------------------
+  const latest = useRef(history.present);
+  latest.current = history.present;
+
+  /** PUT the latest draft; one save at a time, so that a second never races the first's revision. */
+  const saveNow = useCallback(
+    async (options: { keepReplaced?: boolean; baseRevision?: number }): Promise<boolean> => {
+      const draft = latest.current;
+      const body = json(draft);
+      if (body === savedJson.current && !options.keepReplaced) {
+        setSaveState("saved");
+        return true;
+      }
+      setSaveState("saving");
+      try {
+        const saved = await api<FlowRecord>("PUT", flowPath(page.slug), {
+          draft,
+          base_revision: options.baseRevision ?? revision.current,
+          ...(options.keepReplaced ? { keep_replaced: true } : {}),
+        });
+        revision.current = saved.revision;
+        savedJson.current = body;
+        setConflict(null);
+        setSaveState(json(latest.current) === body ? "saved" : "dirty");
+        return true;
+      } catch (error) {
+        if (error instanceof ApiError && error.status === 409 && error.body.code === "flow.draft_conflict") {
+          setConflict({ revision: Number(error.body.revision), draft: error.body.draft as GraphDocument, updatedAt: String(error.body.updated_at) });
+          setSaveState("conflict");
+        } else {
+          setSaveError(errorText(error));
+          setSaveState("error");
+        }
+        return false;
+      }
+    },
+    [page.slug],
+  );
+
+  const save = useCallback(
+    (options: { keepReplaced?: boolean; baseRevision?: number } = {}): Promise<boolean> => {
+      const next = (saving.current ?? Promise.resolve(true)).then(() => saveNow(options));
+      saving.current = next;
+      return next;
+    },
+    [saveNow],
+  );
+
+  useEffect(() => {
+    if (!page.canEdit || conflict !== null) return;
+    if (json(doc) === savedJson.current) {
+      if (saveState === "dirty") setSaveState("saved");
+      return;
+    }
+    setSaveState((state) => (state === "saving" ? state : "dirty"));
+    const timer = window.setTimeout(() => void save(), SAVE_DELAY_MS);
+    return () => window.clearTimeout(timer);
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [doc, conflict]);
+
+  useEffect(() => {
+    const warn = (event: BeforeUnloadEvent) => {
+      if (page.canEdit && json(history.present) !== savedJson.current) event.preventDefault();
+    };
+    window.addEventListener("beforeunload", warn);
+    return () => window.removeEventListener("beforeunload", warn);
+  }, [history.present, page.canEdit]);
+
+  // ---- validation as you draw --------------------------------------------------------
+  useEffect(() => {
+    if (!page.canEdit) return;
+    let stale = false;
+    const timer = window.setTimeout(() => {
+      setChecking(true);
+      api<Report>("POST", flowPath(page.slug, "validate/"), { graph: doc })
+        .then((result) => !stale && setReport(result))
+        .catch((error: unknown) => !stale && setStatus(`Could not validate: ${errorText(error)}`))
+        .finally(() => !stale && setChecking(false));
+    }, VALIDATE_DELAY_MS);
+    return () => {
+      stale = true;
+      window.clearTimeout(timer);
+    };
+  }, [doc, page.canEdit, page.slug]);
+
+  // Findings are the draft's: a version on show was valid when it was published.
+  const problems = useMemo(() => (report === null || viewing !== null ? [] : [...report.errors, ...report.warnings]), [report, viewing]);
+
+  // ---- the canvas, derived from the document ------------------------------------------
+  const diff: GraphDiff | null = useMemo(() => (viewing === null ? null : diffGraphs(doc, viewing.graph)), [viewing, doc]);
+
+  const { nodes, edges } = useMemo(() => {
+    const base = toEditorFlow(shownDoc, { actionOutcomes });
+    const nodeProblems = new Map<string, Problem[]>();
+    const edgeProblems = new Map<number, Problem[]>();
+    for (const problem of problems) {
+      if (problem.edge_index !== null) edgeProblems.set(problem.edge_index, [...(edgeProblems.get(problem.edge_index) ?? []), problem]);
+      if (problem.node !== null) nodeProblems.set(problem.node, [...(nodeProblems.get(problem.node) ?? []), problem]);
+    }
+    const feeds = new Map<string, number>();
+    for (const edge of shownDoc.edges) {
+      if (edge.slot !== undefined) feeds.set(`${edge.target}\u0000${edge.slot}`, (feeds.get(`${edge.target}\u0000${edge.slot}`) ?? 0) + 1);
+    }
+    const flowNodes: EditorNode[] = base.nodes.map((node) => {
+      const graphNode = node.data.node;
+      const found = nodeProblems.get(node.id) ?? [];
+      const data = { ...node.data };
+      data.ports = {
+        sources: sourceHandles(graphNode, actionOutcomes).map((h) => ({ id: h.id, label: h.label })),
+        targets: targetHandles(graphNode)
+          .filter((h) => h.id !== "return")
+          .map((h) => ({ id: h.id, label: h.label, feeds: h.slot === undefined ? 0 : (feeds.get(`${node.id}\u0000${h.slot}`) ?? 0) })),
+        hasReturn: targetHandles(graphNode).some((h) => h.id === "return"),
+      };
+      data.editable = !readOnly;
+      if (found.length > 0) {
+        data.problem = found.some((p) => p.severity === "error") ? "error" : "warning";
+        data.problemText = found.map((p) => p.message).join("\n");
+      }
+      if (diff !== null) {
+        if (diff.nodes.added.includes(node.id)) data.change = "added";
+        else if (diff.nodes.changed.includes(node.id)) data.change = "changed";
+      }
+      const position = dragging?.[node.id] ?? node.position;
+      return { ...node, position, data, selected: selected.nodes.has(node.id), draggable: !readOnly, connectable: !readOnly };
+    });
+    const flowEdges: EditorEdge[] = base.edges.map((edge) => {
+      const found = edgeProblems.get(edge.data!.index) ?? [];
+      const classes = [edge.className ?? ""];
+      if (found.length > 0) classes.push(found.some((p) => p.severity === "error") ? "braid-edge--error" : "braid-edge--warning");
+      const next: EditorEdge = { ...edge, className: classes.join(" ").trim(), selected: selected.edges.has(edge.id), ariaLabel: `Edge from ${edge.source} to ${edge.target}${edge.label ? `, ${String(edge.label)}` : ""}` };
+      if (found.length > 0) next.label = `${found.some((p) => p.severity === "error") ? "✖ error" : "⚠ warning"} ${edge.label ?? ""}`.trim();
+      return next;
+    });
+    return { nodes: flowNodes, edges: flowEdges };
+  }, [shownDoc, actionOutcomes, problems, dragging, selected, readOnly, diff]);
+
+  // ---- canvas events -------------------------------------------------------------------
+  const onNodesChange = useCallback(
+    (changes: NodeChange<EditorNode>[]) => {
+      let moved: Record<string, Point> | null = null;
+      let finished = false;
+      const picks: [string, boolean][] = [];
+      for (const change of changes) {
+        if (change.type === "position" && change.position) {
+          moved = { ...(moved ?? dragging ?? {}), [change.id]: change.position };
+          // A drag ends with dragging false; a keyboard move (arrow keys) is done at once.
+          if (change.dragging !== true) finished = true;
+        } else if (change.type === "position" && change.dragging === false) {
+          finished = true;
+        } else if (change.type === "select") {
+          picks.push([change.id, change.selected]);
+        }
+      }
+      // Functional updates: React Flow may send several batches before a render.
+      if (picks.length > 0) {
+        setSelected((current) => {
+          const nodes = new Set(current.nodes);
+          for (const [id, on] of picks) {
+            if (on) nodes.add(id);
+            else nodes.delete(id);
+          }
+          return { nodes, edges: current.edges };
+        });
+      }
+      if (moved !== null) setDragging(moved);
+      if (finished) {
+        const positions = moved ?? dragging;
+        if (positions !== null && !readOnly) commit(moveNodes(doc, positions));
+        setDragging(null);
+      }
+    },
+    [dragging, readOnly, doc, commit],
+  );
+
+  const onEdgesChange = useCallback((changes: EdgeChange<EditorEdge>[]) => {
+    const picks = changes.flatMap((change) => (change.type === "select" ? [[change.id, change.selected] as const] : []));
+    if (picks.length === 0) return;
+    setSelected((current) => {
+      const edges = new Set(current.edges);
+      for (const [id, on] of picks) {
+        if (on) edges.add(id);
+        else edges.delete(id);
+      }
+      return { nodes: current.nodes, edges };
+    });
+  }, []);
+
+  const connectionCheck = useCallback((connection: FlowConnection | { source: string; target: string; sourceHandle?: string | null; targetHandle?: string | null }) => checkConnection(doc, connection, actionOutcomes), [doc, actionOutcomes]);
+
+  const onConnect = useCallback(
+    (connection: FlowConnection) => {
+      const result = connectionCheck(connection);
+      if (result.ok) {
+        commit(addEdge(doc, result.edge));
+        setStatus(`Connected ${connection.source} to ${connection.target}.`);
+      } else setStatus(result.reason);
+    },
+    [connectionCheck, doc, commit],
+  );
+
+  const onConnectEnd = useCallback(
+    (_event: MouseEvent | TouchEvent, state: FinalConnectionState) => {
+      if (state.isValid || state.fromNode === null || state.toNode === null) return;
+      const from = state.fromHandle;
+      const to = state.toHandle;
+      const [source, sourceHandle, target, targetHandle] =
+        from?.type === "target" ? [state.toNode.id, to?.id ?? null, state.fromNode.id, from.id ?? null] : [state.fromNode.id, from?.id ?? null, state.toNode.id, to?.id ?? null];
+      const result = connectionCheck({ source, sourceHandle, target, targetHandle });
+      if (!result.ok) setStatus(`Not connected: ${result.reason}`);
+    },
+    [connectionCheck],
+  );
+
+  const selectOnly = useCallback((ids: string[]) => setSelected({ nodes: new Set(ids), edges: new Set() }), []);
+
+  // Pan to a node just added or pasted when it landed outside the visible canvas.
+  const [reveal, setReveal] = useState<string | null>(null);
+  useEffect(() => {
+    if (reveal === null) return;
+    setReveal(null);
+    const target = nodes.find((n) => n.id === reveal);
+    const box = document.querySelector(".braid-editor__canvas")?.getBoundingClientRect();
+    if (target === undefined || box === undefined) return;
+    const width = target.width ?? 232;
+    const height = target.height ?? 86;
+    const topLeft = flow.flowToScreenPosition(target.position);
+    const bottomRight = flow.flowToScreenPosition({ x: target.position.x + width, y: target.position.y + height });
+    const inside = topLeft.x >= box.left && topLeft.y >= box.top && bottomRight.x <= box.right - 160 && bottomRight.y <= box.bottom;
+    if (!inside) void flow.setCenter(target.position.x + width / 2, target.position.y + height / 2, { zoom: flow.getZoom() });
+  }, [reveal, nodes, flow]);
+
+  const placeNear = useCallback((): Point => {
+    const only = selected.nodes.size === 1 ? [...selected.nodes][0]! : null;
+    if (only !== null && doc.layout?.[only] !== undefined) {
+      const at = doc.layout[only]!;
+      const children = doc.edges.filter((e) => e.source === only).length;
+      return { x: at.x + children * 290, y: at.y + 150 };
+    }
+    const box = document.querySelector(".braid-editor__canvas")?.getBoundingClientRect();
+    const center = box ? { x: box.left + box.width / 2, y: box.top + box.height / 2 } : { x: 400, y: 300 };
+    return flow.screenToFlowPosition(center);
+  }, [selected, doc, flow]);
+
+  /** Add a node; with one node selected, place it below and connect the first free outcome. */
+  const quickAdd = useCallback(
+    (type: NodeType, at?: Point) => {
+      if (readOnly) return;
+      const only = at === undefined && selected.nodes.size === 1 ? [...selected.nodes][0]! : null;
+      const added = addNode(doc, type, at ?? placeNear());
+      let next = added.doc;
+      const from = only === null ? undefined : next.nodes.find((n) => n.id === only);
+      if (from !== undefined) {
+        const newNode = next.nodes.find((n) => n.id === added.id)!;
+        const free = sourceHandles(from, actionOutcomes).find((h) => !next.edges.some((e) => e.source === from.id && (e.branch !== undefined ? `branch:${e.branch}` : `outcome:${e.outcome ?? "next"}`) === h.id));
+        const target = targetHandles(newNode)[0];
+        if (free !== undefined && target !== undefined) {
+          const result = checkConnection(next, { source: from.id, sourceHandle: free.id, target: newNode.id, targetHandle: target.id }, actionOutcomes);
+          if (result.ok) next = addEdge(next, result.edge);
+        }
+      }
+      commit(next);
+      selectOnly([added.id]);
+      setReveal(added.id);
+      setStatus(`Added ${type} ${added.id}${from !== undefined ? ` after ${from.id}` : ""}.`);
+    },
+    [readOnly, selected, doc, placeNear, actionOutcomes, commit, selectOnly],
+  );
+
+  const onDragOver = useCallback((event: DragEvent) => {
+    if (event.dataTransfer.types.includes("application/x-braid-node")) {
+      event.preventDefault();
+      event.dataTransfer.dropEffect = "copy";
+    }
+  }, []);
+
+  const onDrop = useCallback(
+    (event: DragEvent) => {
+      const type = event.dataTransfer.getData("application/x-braid-node");
+      if (!isNodeType(type) || readOnly) return;
+      event.preventDefault();
+      const at = flow.screenToFlowPosition({ x: event.clientX, y: event.clientY });
+      quickAdd(type, { x: at.x - 116, y: at.y - 35 });
+    },
+    [flow, quickAdd, readOnly],
+  );
+
+  // ---- editing commands ---------------------------------------------------------------------
+  const deleteSelection = useCallback(() => {
+    if (readOnly || (selected.nodes.size === 0 && selected.edges.size === 0)) return;
+    const indices = new Set(edges.filter((e) => selected.edges.has(e.id)).map((e) => e.data!.index));
+    commit(removeElements(doc, selected.nodes, indices));
+    setStatus(`Deleted ${selected.nodes.size} node(s) and ${indices.size} edge(s).`);
+    setSelected({ nodes: new Set(), edges: new Set() });
+  }, [readOnly, selected, edges, doc, commit]);
+
+  const copySelection = useCallback(() => {
+    if (selected.nodes.size === 0) return;
+    const clip = copyNodes(shownDoc, selected.nodes);
+    localClipboard.current = clip;
+    try {
+      window.localStorage.setItem(CLIPBOARD_KEY, json(clip));
+    } catch {
+      /* storage full or disabled: the in-page copy still works */
+    }
+    setStatus(`Copied ${clip.nodes.length} node(s).`);
+  }, [selected, shownDoc]);
+
+  const paste = useCallback(() => {
+    if (readOnly) return;
+    let clip = localClipboard.current;
+    try {
+      const stored: unknown = JSON.parse(window.localStorage.getItem(CLIPBOARD_KEY) ?? "null");
+      if (isClipboard(stored)) clip = stored;
+    } catch {
+      /* keep the in-page copy */
+    }
+    if (clip === null || clip.nodes.length === 0) {
+      setStatus("Nothing to paste: copy nodes first (Ctrl+C).");
+      return;
+    }
+    const result = pasteNodes(doc, clip, { x: 48, y: 48 });
+    commit(result.doc);
+    selectOnly(result.ids);
+    setReveal(result.ids[0] ?? null);
+    setStatus(`Pasted ${result.ids.length} node(s).`);
+  }, [readOnly, doc, commit, selectOnly]);
+
+  const duplicate = useCallback(() => {
+    if (readOnly || selected.nodes.size === 0) return;
+    const result = duplicateNodes(doc, selected.nodes);
+    commit(result.doc);
+    selectOnly(result.ids);
+  }, [readOnly, selected, doc, commit, selectOnly]);
+
+  const arrange = useCallback(() => {
+    if (readOnly) return;
+    commit(moveNodes(doc, autoLayout(doc, actionOutcomes)));
+    window.setTimeout(() => void flow.fitView(FIT_VIEW), 0);
+    setStatus("Laid out top to bottom, branches and slots in declared order. Undo (Ctrl+Z) reverts.");
+  }, [readOnly, doc, actionOutcomes, commit, flow]);
+
+  const doUndo = useCallback(() => setHistory((h) => undo(h)), []);
+  const doRedo = useCallback(() => setHistory((h) => redo(h)), []);
+
+  const focusProblem = useCallback(
+    (problem: Problem) => {
+      if (problem.node !== null) {
+        const node = nodes.find((n) => n.id === problem.node);
+        if (node) {
+          selectOnly([node.id]);
+          void flow.setCenter(node.position.x + (node.width ?? 232) / 2, node.position.y + (node.height ?? 70) / 2, { zoom: Math.max(flow.getZoom(), 1), duration: 200 });
+          document.querySelector<HTMLElement>(`.react-flow__node[data-id="${CSS.escape(node.id)}"]`)?.focus();
+        }
+      } else if (problem.edge_index !== null) {
+        const edge = edges.find((e) => e.data!.index === problem.edge_index);
+        const source = nodes.find((n) => n.id === edge?.source);
+        const target = nodes.find((n) => n.id === edge?.target);
+        if (edge && source && target) {
+          setSelected({ nodes: new Set(), edges: new Set([edge.id]) });
+          void flow.setCenter((source.position.x + target.position.x) / 2 + 116, (source.position.y + target.position.y) / 2 + 35, { zoom: Math.max(flow.getZoom(), 1), duration: 200 });
+        }
+      }
+    },
+    [nodes, edges, flow, selectOnly],
+  );
+
+  // ---- keyboard -------------------------------------------------------------------------------
+  useEffect(() => {
+    const onKey = (event: KeyboardEvent) => {
+      const mod = event.ctrlKey || event.metaKey;
+      const key = event.key.toLowerCase();
+      if (event.key === "Escape") {
+        if (showShortcuts) setShowShortcuts(false);
+        else if (showVersions) setShowVersions(false);
+        else if (!inEditableField(event.target)) setSelected({ nodes: new Set(), edges: new Set() });
+        return;
+      }
+      if (inEditableField(event.target)) return;
+      if (mod && key === "z" && !event.shiftKey) {
+        event.preventDefault();
+        if (!readOnly) doUndo();
+      } else if (mod && ((key === "z" && event.shiftKey) || key === "y")) {
+        event.preventDefault();
+        if (!readOnly) doRedo();
+      } else if (mod && key === "c") copySelection();
+      else if (mod && key === "v") {
+        event.preventDefault();
+        paste();
+      } else if (mod && key === "d") {
+        event.preventDefault();
+        duplicate();
+      } else if (mod && key === "s") {
+        event.preventDefault();
+        void save();
+      } else if (mod && key === "a") {
+        event.preventDefault();
+        setSelected({ nodes: new Set(shownDoc.nodes.map((n) => n.id)), edges: new Set() });
+      } else if (!mod && (event.key === "Delete" || event.key === "Backspace")) {
+        event.preventDefault();
+        deleteSelection();
+      } else if (!mod && event.key === "/") {
+        event.preventDefault();
+        quickAddInput.current?.focus();
+      } else if (!mod && key === "l" && event.shiftKey) {
+        event.preventDefault();
+        arrange();
+      } else if (!mod && event.key === "?") {
+        setShowShortcuts((shown) => !shown);
+      }
+    };
+    window.addEventListener("keydown", onKey);
+    return () => window.removeEventListener("keydown", onKey);
+  }, [readOnly, doUndo, doRedo, copySelection, paste, duplicate, save, deleteSelection, showShortcuts, showVersions, shownDoc, arrange]);
+
+  // ---- publishing, conflicts and versions -----------------------------------------------------------
+  const publish = useCallback(async () => {
+    setPublishing(true);
+    try {
+      if (json(history.present) !== savedJson.current && !(await save())) {
+        setStatus("Publishing needs the draft saved first.");
+        return;
+      }
+      const version = await api<VersionRecord>("POST", flowPath(page.slug, "publish/"));
+      setLatestVersion(version.number);
+      setStatus(`Published version ${version.number}.`);
+      loadVersions();
+    } catch (error) {
+      if (error instanceof ApiError && Array.isArray(error.body.errors)) {
+        setReport({ ok: false, errors: error.body.errors as Problem[], warnings: (error.body.warnings as Problem[] | undefined) ?? [] });
+        setStatus(`Not published: ${errorText(error)}. See Problems.`);
+      } else setStatus(`Not published: ${errorText(error)}`);
+    } finally {
+      setPublishing(false);
+    }
+  }, [history.present, save, page.slug, loadVersions]);
+
+  const keepMine = useCallback(() => {
+    if (conflict === null) return;
+    void save({ keepReplaced: true, baseRevision: conflict.revision });
+  }, [conflict, save]);
+
+  const takeTheirs = useCallback(() => {
+    if (conflict === null) return;
+    revision.current = conflict.revision;
+    savedJson.current = json(conflict.draft);
+    setHistory((h) => push(h, withPositions(conflict.draft)));
+    setConflict(null);
+    setSaveState("saved");
+    setStatus("Loaded the saved draft. Undo (Ctrl+Z) brings your version back.");
+  }, [conflict]);
+
+  const restore = useCallback(
+    (version: VersionRecord) => {
+      commit(withPositions(version.graph));
+      setViewing(null);
+      setStatus(`Restored version ${version.number} into the draft. Undo (Ctrl+Z) reverts.`);
+    },
+    [commit],
+  );
+
+  const selectedNode = selected.nodes.size === 1 && viewing === null ? (doc.nodes.find((n) => selected.nodes.has(n.id)) ?? null) : null;
+  const errorCount = report?.errors.length ?? 0;
+  const warningCount = report?.warnings.length ?? 0;
+
+  return (
+    <div className="braid-editor">
+      <div className="braid-editor__toolbar" role="toolbar" aria-label="Flow editor">
+        <h1 className="braid-editor__title">
+          {doc.name ?? page.name} <code>{page.slug}</code>
+        </h1>
+        <span className={`braid-save braid-save--${saveState}`} role="status" aria-live="polite" title={saveState === "error" ? saveError : ""}>
+          {SAVE_TEXT[saveState]}
+          {saveState === "error" && (
+            <>
+              {" "}
+              <button type="button" onClick={() => void save()}>
+                Retry
+              </button>
+            </>
+          )}
+        </span>
+        {page.canEdit && (
+          <>
+            <button type="button" onClick={doUndo} disabled={readOnly || !canUndo(history)} aria-keyshortcuts="Control+Z">
+              Undo
+            </button>
+            <button type="button" onClick={doRedo} disabled={readOnly || !canRedo(history)} aria-keyshortcuts="Control+Shift+Z">
+              Redo
+            </button>
+            <button type="button" onClick={arrange} disabled={readOnly} aria-keyshortcuts="Shift+L">
+              Auto-layout
+            </button>
+            <button type="button" className="braid-primary" onClick={() => void publish()} disabled={readOnly || publishing || saveState === "conflict"}>
+              {publishing ? "Publishing…" : "Publish"}
+            </button>
+          </>
+        )}
+        <span className="braid-editor__version">{latestVersion === null ? "Not published yet" : `Latest: v${latestVersion}`}</span>
+        <button type="button" onClick={() => setShowVersions((shown) => !shown)} aria-expanded={showVersions}>
+          History
+        </button>
+        <a className="braid-button" href={flowPath(page.slug, "export/")} download={`${page.slug}.json`}>
+          Export
+        </a>
+        <button type="button" onClick={() => setShowShortcuts(true)} aria-label="Keyboard shortcuts">
+          ?
+        </button>
+      </div>
+      {conflict !== null && (
+        <div className="braid-banner braid-banner--error" role="alertdialog" aria-label="Save conflict">
+          <strong>This draft was saved elsewhere</strong> (another tab or person, revision {conflict.revision},{" "}
+          <span title={absoluteTime(conflict.updatedAt)}>{relativeTime(conflict.updatedAt)}</span>). Your changes are not saved.{" "}
+          <button type="button" onClick={takeTheirs}>
+            Load the saved draft
+          </button>{" "}
+          (undo brings yours back){" "}
+          <button type="button" onClick={keepMine}>
+            Keep mine
+          </button>{" "}
+          (the other draft is kept in the flow's draft history)
+        </div>
+      )}
+      {viewing !== null && diff !== null && (
+        <div className="braid-banner" role="region" aria-label="Viewing a version">
+          <strong>Viewing version {viewing.number}</strong> (read-only), published by {viewing.published_by}{" "}
+          <span title={absoluteTime(viewing.published_at)}>{relativeTime(viewing.published_at)}</span>.{" "}
+          {diff.same ? "Same as the draft (layout aside)." : `Against the draft: ${describeDiff(diff)}.`}{" "}
+          {page.canEdit && (
+            <button type="button" onClick={() => restore(viewing)}>
+              Restore into the draft
+            </button>
+          )}{" "}
+          <button type="button" onClick={() => setViewing(null)}>
+            Back to the draft
+          </button>
+        </div>
+      )}
+      <div className={readOnly ? "braid-editor__body braid-editor__body--no-palette" : "braid-editor__body"}>
+        {!readOnly && <Palette onAdd={(type) => quickAdd(type)} />}
+        <div className="braid-editor__canvas braid-flow" onDragOver={onDragOver} onDrop={onDrop}>
+          <ReactFlow
+            nodes={nodes}
+            edges={edges}
+            nodeTypes={nodeTypes}
+            edgeTypes={edgeTypes}
+            defaultEdgeOptions={DEFAULT_EDGE_OPTIONS}
+            onNodesChange={onNodesChange}
+            onEdgesChange={onEdgesChange}
+            onConnect={onConnect}
+            onConnectEnd={onConnectEnd}
+            isValidConnection={(c) => connectionCheck(c).ok}
+            nodesDraggable={!readOnly}
+            nodesConnectable={!readOnly}
+            elementsSelectable
+            edgesReconnectable={false}
+            deleteKeyCode={null}
+            selectionKeyCode="Shift"
+            multiSelectionKeyCode={["Meta", "Control"]}
+            snapToGrid
+            snapGrid={GRID}
+            fitView
+            fitViewOptions={FIT_VIEW}
+            minZoom={0.2}
+            maxZoom={2}
+            connectionRadius={28}
+          >
+            <Background variant={BackgroundVariant.Dots} gap={GRID[0]} />
+            <Controls fitViewOptions={FIT_VIEW} showInteractive={false} />
+            <MiniMap pannable zoomable ariaLabel="Mini map of the flow" style={{ width: 150, height: 100 }} />
+            {!readOnly && (
+              <Panel position="top-left">
+                <QuickAdd inputRef={quickAddInput} onAdd={(type) => quickAdd(type)} />
+              </Panel>
+            )}
+            <ConnectionTip check={connectionCheck} />
+          </ReactFlow>
+        </div>
+        {showVersions ? (
+          <VersionsPanel versions={versions} viewing={viewing} onOpen={setViewing} onRestore={page.canEdit ? restore : undefined} onClose={() => setShowVersions(false)} />
+        ) : (
+          <Inspector
+            doc={doc}
+            node={selectedNode}
+            readOnly={readOnly}
+            problems={problems}
+            actions={actions}
+            actionOutcomes={actionOutcomes}
+            approvalGroups={page.approvalGroups}
+            onChange={commit}
+            onSelectNode={(id) => selectOnly(id === null ? [] : [id])}
+          />
+        )}
+      </div>
+      {page.canEdit && viewing === null && (
+        <section className="braid-problems" aria-label="Problems">
+          <h2>
+            Problems{" "}
+            <span className="braid-problems__counts">
+              {checking ? "checking…" : report === null ? "" : report.ok && warningCount === 0 ? "none: the flow is valid" : `${errorCount} error(s), ${warningCount} warning(s)`}
+            </span>
+          </h2>
+          {problems.length > 0 && (
+            <ul>
+              {problems.map((problem, index) => (
+                <li key={index}>
+                  <button type="button" className={`braid-problem braid-problem--${problem.severity}`} onClick={() => focusProblem(problem)}>
+                    <span aria-hidden="true">{problem.severity === "error" ? "✖" : "⚠"}</span> <span className="braid-problem__where">{problem.node ?? (problem.edge_index !== null ? `edge ${problem.edge ?? problem.edge_index}` : "flow")}</span>{" "}
+                    {problem.message}
+                  </button>
+                </li>
+              ))}
+            </ul>
+          )}
+        </section>
+      )}
+      <p className="braid-editor__status" role="status" aria-live="polite">
+        {status}
+      </p>
+      {showShortcuts && <Shortcuts onClose={() => setShowShortcuts(false)} />}
+    </div>
+  );
+}
+
+function describeDiff(diff: GraphDiff): string {
+  const parts: string[] = [];
+  const list = (ids: string[]) => ids.join(", ");
+  if (diff.nodes.added.length) parts.push(`adds ${list(diff.nodes.added)}`);
+  if (diff.nodes.removed.length) parts.push(`lacks ${list(diff.nodes.removed)}`);
+  if (diff.nodes.changed.length) parts.push(`changes ${list(diff.nodes.changed)}`);
+  if (diff.edges.added.length) parts.push(`${diff.edges.added.length} edge(s) more`);
+  if (diff.edges.removed.length) parts.push(`${diff.edges.removed.length} edge(s) fewer`);
+  if (diff.members.length) parts.push(`different ${diff.members.join(", ")}`);
+  return parts.join("; ");
+}
+
+/** While a connection is dragged over a handle or node it cannot take, say why beside the pointer. */
+function ConnectionTip({ check }: { check: (c: { source: string; target: string; sourceHandle?: string | null; targetHandle?: string | null }) => { ok: boolean; reason?: string } }) {
+  const connection = useConnection();
+  const flow = useReactFlow();
+  if (!connection.inProgress || connection.toNode === null) return null;
+  const from = connection.fromHandle;
+  const to = connection.toHandle;
+  const fromTarget = from.type === "target";
+  const attempt = fromTarget
+    ? { source: connection.toNode.id, sourceHandle: to?.id ?? null, target: connection.fromNode.id, targetHandle: from.id ?? null }
+    : { source: connection.fromNode.id, sourceHandle: from.id ?? null, target: connection.toNode.id, targetHandle: to?.id ?? null };
+  const result = check(attempt);
+  if (result.ok) return null;
+  const at = flow.flowToScreenPosition(connection.to);
+  return (
+    <div className="braid-connection-tip" role="tooltip" style={{ left: at.x + 14, top: at.y + 14 }}>
+      <span aria-hidden="true">✖ </span>
+      {result.reason}
+    </div>
+  );
+}
+
+function VersionsPanel({ versions, viewing, onOpen, onRestore, onClose }: { versions: VersionRecord[] | null; viewing: VersionRecord | null; onOpen: (v: VersionRecord) => void; onRestore: ((v: VersionRecord) => void) | undefined; onClose: () => void }) {
+  return (
+    <aside className="braid-inspector" aria-label="Version history">
+      <div className="braid-inspector__body">
+        <h2>Version history</h2>
+        <button type="button" onClick={onClose}>
+          Close
+        </button>
+        {versions === null ? (
+          <p>Loading…</p>
+        ) : versions.length === 0 ? (
+          <p className="braid-empty">No versions yet. Publish the draft to make version 1.</p>
+        ) : (
+          <ol className="braid-versions">
+            {versions.map((version) => (
+              <li key={version.number} aria-current={viewing?.number === version.number ? "true" : undefined}>
+                <strong>v{version.number}</strong> by {version.published_by},{" "}
+                <span title={absoluteTime(version.published_at)}>{relativeTime(version.published_at)}</span>
+                <div>
+                  <button type="button" onClick={() => onOpen(version)}>
+                    Open v{version.number}
+                  </button>{" "}
+                  {onRestore && (
+                    <button type="button" onClick={() => onRestore(version)}>
+                      Restore v{version.number}
+                    </button>
+                  )}
+                </div>
+              </li>
+            ))}
+          </ol>
+        )}
+      </div>
+    </aside>
+  );
+}
+
+const SHORTCUTS: [string, string][] = [
+  ["/", "Quick-add a node (after the selected one, connected)"],
+  ["Ctrl+Z", "Undo"],
+  ["Ctrl+Shift+Z or Ctrl+Y", "Redo"],
+  ["Delete or Backspace", "Delete the selection"],
+  ["Ctrl+C / Ctrl+V", "Copy / paste nodes (also across flows)"],
+  ["Ctrl+D", "Duplicate the selection"],
+  ["Ctrl+A", "Select every node"],
+  ["Ctrl+S", "Save now"],
+  ["Shift+L", "Auto-layout, branches and slots in declared order"],
+  ["Shift+drag", "Select an area"],
+  ["Ctrl+click", "Add to the selection"],
+  ["Tab / Enter", "Move between nodes / select the focused node"],
+  ["Escape", "Close a panel, or clear the selection"],
+  ["?", "Show this list"],
+];
+
+function Shortcuts({ onClose }: { onClose: () => void }) {
+  const close = useRef<HTMLButtonElement>(null);
+  useEffect(() => close.current?.focus(), []);
+  return (
+    <div className="braid-dialog" role="dialog" aria-modal="true" aria-label="Keyboard shortcuts">
+      <h2>Keyboard shortcuts</h2>
+      <dl>
+        {SHORTCUTS.map(([keys, what]) => (
+          <div key={keys}>
+            <dt>
+              <kbd>{keys}</kbd>
+            </dt>
+            <dd>{what}</dd>
+          </div>
+        ))}
+      </dl>
+      <button type="button" ref={close} onClick={onClose}>
+        Close
+      </button>
+    </div>
+  );
+}
