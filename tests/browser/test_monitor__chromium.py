@@ -314,3 +314,17 @@ def test_waiting_on_me_lists_the_runs_that_wait_for_my_groups(
     expect(page.locator(f'tr[data-run="{asks["id"]}"]')).to_be_visible()  # type: ignore[index]
     expect(page.locator(f'tr[data-run="{quiet["id"]}"]')).to_have_count(0)  # type: ignore[index]
     shoot(page, "runs-waiting-on-me-1280")
+
+
+def test_without_websockets_the_pages_fall_back_to_polling(page: Page, live_server) -> None:  # type: ignore[no-untyped-def]
+    """Django's live_server speaks no websocket: the pages say so and still load over REST."""
+    from django.core.management import call_command
+
+    call_command("braid", "demo")
+    log_in(page, live_server.url, "admin", "braid-admin")
+    expect(page.locator(".live-badge")).to_have_text("↻ refreshing every 5 s", timeout=5000)
+    expect(page.get_by_text("No runs yet. Start one from a published flow.")).to_be_visible()
+    run_id = start_from_the_runs_page(page, live_server.url, "b-and-d-or-e", "{}")
+    expect(page.locator(".run-head .live-badge")).to_contain_text("reconnecting in", timeout=5000)
+    expect(node(page, "start")).to_have_class(re.compile(r"braid-color--"))
+    assert run_id in page.url
