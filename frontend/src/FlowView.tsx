@@ -7,8 +7,10 @@ import {
   MiniMap,
   Panel,
   ReactFlow,
+  useReactFlow,
+  useStore,
 } from "@xyflow/react";
-import { type KeyboardEvent, useMemo } from "react";
+import { type KeyboardEvent, useEffect, useMemo } from "react";
 import { COLOR_CUES, COLORS, type ColorMap, colorClass } from "./graph/colors";
 import { type BraidFlowNode, layoutOf, type ReasonMap, toFlow } from "./graph/toFlow";
 import type { GraphDocument } from "./graph/types";
@@ -52,6 +54,21 @@ function ColorLegend() {
   );
 }
 
+/**
+ * Keep the view fitted when the canvas changes size (a side panel opens), centered on
+ * `nodeId` when one is given, else on the whole graph.
+ */
+function KeepFitted({ options, nodeId }: { options: FitViewOptions; nodeId: string | undefined }) {
+  const { fitView } = useReactFlow();
+  const width = useStore((state) => state.width);
+  const height = useStore((state) => state.height);
+  useEffect(() => {
+    if (width === 0 || height === 0) return;
+    void fitView(nodeId === undefined ? options : { ...options, nodes: [{ id: nodeId }], duration: 200 });
+  }, [fitView, options, nodeId, width, height]);
+  return null;
+}
+
 export interface FlowViewProps {
   doc: GraphDocument;
   colors?: ColorMap;
@@ -63,6 +80,9 @@ export interface FlowViewProps {
   showLegend?: boolean;
   /** The smallest zoom the initial fit may choose: a larger graph then pans (the monitor: readable labels). */
   fitMinZoom?: number;
+  /** Refit when the canvas resizes, centered on this node when given (the monitor's inspector). */
+  keepFitted?: boolean;
+  focusNodeId?: string;
 }
 
 /** A read-only React Flow canvas of one `braid.graph/1` document. */
@@ -73,6 +93,8 @@ export function FlowView({
   onNodeChoose,
   showLegend = true,
   fitMinZoom,
+  keepFitted = false,
+  focusNodeId,
 }: FlowViewProps) {
   const layout = useMemo(() => layoutOf(doc), [doc]);
   const { nodes, edges } = useMemo(() => toFlow(doc, colors, reasons, layout), [doc, colors, reasons, layout]);
@@ -121,6 +143,7 @@ export function FlowView({
           ariaLabel="Mini map of the flow"
         />
         {keyShown && <ColorLegend />}
+        {keepFitted && <KeepFitted options={fitViewOptions} nodeId={focusNodeId} />}
       </ReactFlow>
     </div>
   );

@@ -224,7 +224,7 @@ def test_a_step_goes_pending_running_completed_on_screen(page: Page, braid_serve
 
     log_in(page, braid_server, "admin", "braid-admin")
     page.goto(f"{braid_server}/flows/nap-then-note/")
-    page.get_by_role("link", name="Start run").click()
+    page.get_by_role("link", name="Start a run of the latest published version").click()
     form = page.get_by_role("form", name="Start a run")
     editor = form.get_by_label("Input (JSON)")
     expect(form.get_by_label("Flow")).to_have_value("nap-then-note")
@@ -291,6 +291,40 @@ def test_a_rejection_fails_the_run_and_cancels_the_sibling_on_screen(
     expect(node(page, "leg")).to_have_class(re.compile(r"braid-color--cancelled"), timeout=LIVE)
     expect(node(page, "both")).to_have_class(re.compile(r"braid-color--skipped"))
     expect(page.get_by_role("alert")).to_contain_text("Finance rejected the invoice")
+    page.keyboard.press("Escape")  # closes the inspector: the whole graph is fitted again
+    expect(page.get_by_role("region", name=re.compile("Node fin"))).to_have_count(0)
     page.locator('.react-flow__node[data-id="leg"]').hover()
     expect(page.locator("#braid-reason-leg")).to_contain_text("cancelled")
     shoot(page, "run-failed-1280")
+
+
+def test_waiting_on_me_lists_the_runs_that_wait_for_my_groups(
+    page: Page, braid_server: str
+) -> None:
+    admin = Browserless(braid_server)
+    admin.login("admin", "braid-admin")
+    invoice = {"invoice": {"id": "I-11", "amount": 70, "vendor": "ACME"}}
+    _, asks = admin.post_json("/api/runs/", {"flow": "invoice-sign-off", "input": invoice})
+    finance = Browserless(braid_server)
+    finance.login("finance", "braid-finance")
+    _, quiet = finance.post_json("/api/runs/", {"flow": "b-and-d-or-e", "input": {}})
+    log_in(page, braid_server, "finance", "braid-finance")
+    expect(page.locator(f'tr[data-run="{quiet["id"]}"]')).to_be_visible()  # type: ignore[index]
+    page.get_by_label("Waiting on me").check()
+    expect(page.locator(f'tr[data-run="{asks["id"]}"]')).to_be_visible()  # type: ignore[index]
+    expect(page.locator(f'tr[data-run="{quiet["id"]}"]')).to_have_count(0)  # type: ignore[index]
+    shoot(page, "runs-waiting-on-me-1280")
+
+
+def test_without_websockets_the_pages_fall_back_to_polling(page: Page, live_server) -> None:  # type: ignore[no-untyped-def]
+    """Django's live_server speaks no websocket: the pages say so and still load over REST."""
+    from django.core.management import call_command
+
+    call_command("braid", "demo")
+    log_in(page, live_server.url, "admin", "braid-admin")
+    expect(page.locator(".live-badge")).to_have_text("↻ refreshing every 5 s", timeout=5000)
+    expect(page.get_by_text("No runs yet. Start one from a published flow.")).to_be_visible()
+    run_id = start_from_the_runs_page(page, live_server.url, "b-and-d-or-e", "{}")
+    expect(page.locator(".run-head .live-badge")).to_contain_text("reconnecting in", timeout=5000)
+    expect(node(page, "start")).to_have_class(re.compile(r"braid-color--"))
+    assert run_id in page.url

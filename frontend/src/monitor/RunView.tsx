@@ -566,7 +566,12 @@ export function RunView({ data }: { data: RunViewData }) {
       <div className={node === null || picture === null ? "run-layout run-layout--single" : "run-layout"}>
         <div>
           {"doc" in parsed ? (
-            <FlowView doc={parsed.doc} colors={shown.colors} reasons={shown.reasons} onNodeChoose={setNode} showLegend={false} fitMinZoom={FIT_MIN_ZOOM} />
+            <FlowView doc={parsed.doc} colors={shown.colors} reasons={shown.reasons} onNodeChoose={setNode}
+              showLegend={false}
+              fitMinZoom={FIT_MIN_ZOOM}
+              keepFitted
+              {...(node === null ? {} : { focusNodeId: node })}
+            />
           ) : (
             <FlowError message={parsed.error} />
           )}

@@ -361,9 +361,14 @@ export function RunsPage({ data }: { data: RunsPageData }) {
   );
   const live = useRunsSocket(setCounts, onRuns, refresh);
 
+  const [cleared, setCleared] = useState(0);
   const changeFilters = (next: RunFilters) => {
     setFilters(next);
     setOffset(0);
+  };
+  const clearFilters = () => {
+    changeFilters(NO_FILTERS);
+    setCleared((count) => count + 1); // remounts the filters, emptying the search box too
   };
   const filtered = JSON.stringify(filters) !== JSON.stringify(NO_FILTERS);
   const rows = listing?.rows ?? [];
@@ -386,6 +391,7 @@ export function RunsPage({ data }: { data: RunsPageData }) {
       </div>
       {starting && <StartRunForm flows={data.flows} initialFlow={data.start} onClose={() => setStarting(false)} />}
       <Filters
+        key={cleared}
         flows={data.flows}
         value={filters}
         onChange={changeFilters}
@@ -403,7 +409,7 @@ export function RunsPage({ data }: { data: RunsPageData }) {
           {filtered ? (
             <>
               No runs match these filters.{" "}
-              <button type="button" className="link" onClick={() => changeFilters(NO_FILTERS)}>
+              <button type="button" className="link" onClick={clearFilters}>
                 Clear the filters
               </button>
             </>
