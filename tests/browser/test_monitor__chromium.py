@@ -224,7 +224,7 @@ def test_a_step_goes_pending_running_completed_on_screen(page: Page, braid_serve
 
     log_in(page, braid_server, "admin", "braid-admin")
     page.goto(f"{braid_server}/flows/nap-then-note/")
-    page.get_by_role("link", name="Start a run of the latest published version").click()
+    page.get_by_role("link", name="Start run", exact=True).click()
     form = page.get_by_role("form", name="Start a run")
     editor = form.get_by_label("Input (JSON)")
     expect(form.get_by_label("Flow")).to_have_value("nap-then-note")
