@@ -24,6 +24,8 @@ import {
 } from "@xyflow/react";
 import { type DragEvent, useCallback, useEffect, useMemo, useRef, useState } from "react";
 import { autoLayout } from "../designer/autolayout";
+import { editorCanvas } from "../designer/canvas";
+import { type Command, commandFor } from "../designer/shortcuts";
 import { diffGraphs, type GraphDiff } from "../designer/diff";
 import { checkConnection, sourceHandles, targetHandles } from "../designer/handles";
 import { canRedo, canUndo, createHistory, type History, push, redo, undo } from "../designer/history";
@@ -38,7 +40,7 @@ import {
   pasteNodes,
   removeElements,
 } from "../designer/ops";
-import { type EditorEdge, type EditorNode, editorPositions, toEditorFlow } from "../designer/serialize";
+import { type EditorEdge, type EditorNode, editorPositions } from "../designer/serialize";
 import { edgeTypes } from "../edges";
 import { type GraphDocument, isNodeType, type NodeType, type Point } from "../graph/types";
 import { nodeTypes } from "../nodes";
@@ -244,51 +246,19 @@ function EditorInner({ page }: { page: EditorPage }) {
   // ---- the canvas, derived from the document ------------------------------------------
   const diff: GraphDiff | null = useMemo(() => (viewing === null ? null : diffGraphs(doc, viewing.graph)), [viewing, doc]);
 
-  const { nodes, edges } = useMemo(() => {
-    const base = toEditorFlow(shownDoc, { actionOutcomes });
-    const nodeProblems = new Map<string, Problem[]>();
-    const edgeProblems = new Map<number, Problem[]>();
-    for (const problem of problems) {
-      if (problem.edge_index !== null) edgeProblems.set(problem.edge_index, [...(edgeProblems.get(problem.edge_index) ?? []), problem]);
-      if (problem.node !== null) nodeProblems.set(problem.node, [...(nodeProblems.get(problem.node) ?? []), problem]);
-    }
-    const feeds = new Map<string, number>();
-    for (const edge of shownDoc.edges) {
-      if (edge.slot !== undefined) feeds.set(`${edge.target}\u0000${edge.slot}`, (feeds.get(`${edge.target}\u0000${edge.slot}`) ?? 0) + 1);
-    }
-    const flowNodes: EditorNode[] = base.nodes.map((node) => {
-      const graphNode = node.data.node;
-      const found = nodeProblems.get(node.id) ?? [];
-      const data = { ...node.data };
-      data.ports = {
-        sources: sourceHandles(graphNode, actionOutcomes).map((h) => ({ id: h.id, label: h.label })),
-        targets: targetHandles(graphNode)
-          .filter((h) => h.id !== "return")
-          .map((h) => ({ id: h.id, label: h.label, feeds: h.slot === undefined ? 0 : (feeds.get(`${node.id}\u0000${h.slot}`) ?? 0) })),
-        hasReturn: targetHandles(graphNode).some((h) => h.id === "return"),
-      };
-      data.editable = !readOnly;
-      if (found.length > 0) {
-        data.problem = found.some((p) => p.severity === "error") ? "error" : "warning";
-        data.problemText = found.map((p) => p.message).join("\n");
-      }
-      if (diff !== null) {
-        if (diff.nodes.added.includes(node.id)) data.change = "added";
-        else if (diff.nodes.changed.includes(node.id)) data.change = "changed";
-      }
-      const position = dragging?.[node.id] ?? node.position;
-      return { ...node, position, data, selected: selected.nodes.has(node.id), draggable: !readOnly, connectable: !readOnly };
-    });
-    const flowEdges: EditorEdge[] = base.edges.map((edge) => {
-      const found = edgeProblems.get(edge.data!.index) ?? [];
-      const classes = [edge.className ?? ""];
-      if (found.length > 0) classes.push(found.some((p) => p.severity === "error") ? "braid-edge--error" : "braid-edge--warning");
-      const next: EditorEdge = { ...edge, className: classes.join(" ").trim(), selected: selected.edges.has(edge.id), ariaLabel: `Edge from ${edge.source} to ${edge.target}${edge.label ? `, ${String(edge.label)}` : ""}` };
-      if (found.length > 0) next.label = `${found.some((p) => p.severity === "error") ? "✖ error" : "⚠ warning"} ${edge.label ?? ""}`.trim();
-      return next;
-    });
-    return { nodes: flowNodes, edges: flowEdges };
-  }, [shownDoc, actionOutcomes, problems, dragging, selected, readOnly, diff]);
+  const { nodes, edges } = useMemo(
+    () =>
+      editorCanvas(shownDoc, {
+        actionOutcomes,
+        findings: problems,
+        dragging,
+        selectedNodes: selected.nodes,
+        selectedEdges: selected.edges,
+        readOnly,
+        diff,
+      }),
+    [shownDoc, actionOutcomes, problems, dragging, selected, readOnly, diff],
+  );
 
   // ---- canvas events -------------------------------------------------------------------
   const onNodesChange = useCallback(
@@ -521,52 +491,38 @@ function EditorInner({ page }: { page: EditorPage }) {
   );
 
   // ---- keyboard -------------------------------------------------------------------------------
+  const commands: Record<Command, () => void> = {
+    escape: () => {
+      if (showShortcuts) setShowShortcuts(false);
+      else if (showVersions) setShowVersions(false);
+      else if (!inEditableField(document.activeElement)) setSelected({ nodes: new Set(), edges: new Set() });
+    },
+    undo: () => !readOnly && doUndo(),
+    redo: () => !readOnly && doRedo(),
+    copy: copySelection,
+    paste,
+    duplicate,
+    save: () => void save(),
+    selectAll: () => setSelected({ nodes: new Set(shownDoc.nodes.map((n) => n.id)), edges: new Set() }),
+    delete: deleteSelection,
+    quickAdd: () => quickAddInput.current?.focus(),
+    autoLayout: arrange,
+    help: () => setShowShortcuts((shown) => !shown),
+  };
+  const commandsRef = useRef(commands);
+  commandsRef.current = commands;
   useEffect(() => {
     const onKey = (event: KeyboardEvent) => {
-      const mod = event.ctrlKey || event.metaKey;
-      const key = event.key.toLowerCase();
-      if (event.key === "Escape") {
-        if (showShortcuts) setShowShortcuts(false);
-        else if (showVersions) setShowVersions(false);
-        else if (!inEditableField(event.target)) setSelected({ nodes: new Set(), edges: new Set() });
-        return;
-      }
-      if (inEditableField(event.target)) return;
-      if (mod && key === "z" && !event.shiftKey) {
-        event.preventDefault();
-        if (!readOnly) doUndo();
-      } else if (mod && ((key === "z" && event.shiftKey) || key === "y")) {
-        event.preventDefault();
-        if (!readOnly) doRedo();
-      } else if (mod && key === "c") copySelection();
-      else if (mod && key === "v") {
-        event.preventDefault();
-        paste();
-      } else if (mod && key === "d") {
-        event.preventDefault();
-        duplicate();
-      } else if (mod && key === "s") {
-        event.preventDefault();
-        void save();
-      } else if (mod && key === "a") {
-        event.preventDefault();
-        setSelected({ nodes: new Set(shownDoc.nodes.map((n) => n.id)), edges: new Set() });
-      } else if (!mod && (event.key === "Delete" || event.key === "Backspace")) {
-        event.preventDefault();
-        deleteSelection();
-      } else if (!mod && event.key === "/") {
-        event.preventDefault();
-        quickAddInput.current?.focus();
-      } else if (!mod && key === "l" && event.shiftKey) {
-        event.preventDefault();
-        arrange();
-      } else if (!mod && event.key === "?") {
-        setShowShortcuts((shown) => !shown);
-      }
+      const { key, ctrlKey, metaKey, shiftKey } = event;
+      const command = commandFor({ key, ctrlKey, metaKey, shiftKey, inField: inEditableField(event.target) });
+      if (command === null) return;
+      // Copy keeps the browser's own copy too; every other shortcut is the editor's alone.
+      if (command !== "copy" && command !== "escape") event.preventDefault();
+      commandsRef.current[command]();
     };
     window.addEventListener("keydown", onKey);
     return () => window.removeEventListener("keydown", onKey);
-  }, [readOnly, doUndo, doRedo, copySelection, paste, duplicate, save, deleteSelection, showShortcuts, showVersions, shownDoc, arrange]);
+  }, []);
 
   // ---- publishing, conflicts and versions -----------------------------------------------------------
   const publish = useCallback(async () => {
