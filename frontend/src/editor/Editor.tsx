@@ -19,7 +19,6 @@ import {
   Panel,
   ReactFlow,
   ReactFlowProvider,
-  useConnection,
   useReactFlow,
 } from "@xyflow/react";
 import { type DragEvent, useCallback, useEffect, useMemo, useRef, useState } from "react";
@@ -44,9 +43,11 @@ import { type EditorEdge, type EditorNode, editorPositions } from "../designer/s
 import { edgeTypes } from "../edges";
 import { type GraphDocument, isNodeType, type NodeType, type Point } from "../graph/types";
 import { nodeTypes } from "../nodes";
-import { type ActionInfo, api, ApiError, absoluteTime, errorText, flowPath, type FlowRecord, type Problem, relativeTime, type Report, type VersionRecord } from "./api";
+import { type ActionInfo, api, ApiError, errorText, flowPath, type FlowRecord, type Problem, type VersionRecord } from "./api";
 import { Inspector } from "./Inspector";
 import { Palette, QuickAdd } from "./Palette";
+import { useValidation } from "./useValidation";
+import { ConflictBanner, ConnectionTip, ProblemsPanel, Shortcuts, VersionBanner, VersionsPanel } from "./panels";
 
 export interface EditorPage {
   slug: string;
@@ -68,7 +69,6 @@ interface Conflict {
 }
 
 const SAVE_DELAY_MS = 800;
-const VALIDATE_DELAY_MS = 400;
 const GRID: [number, number] = [16, 16];
 const CLIPBOARD_KEY = "braid.clipboard";
 /** At the fitted zoom a 14 px node label stays at 12 px or more on screen. */
@@ -117,8 +117,6 @@ function EditorInner({ page }: { page: EditorPage }) {
   const [selected, setSelected] = useState<{ nodes: Set<string>; edges: Set<string> }>({ nodes: new Set(), edges: new Set() });
   const [dragging, setDragging] = useState<Record<string, Point> | null>(null);
   const [actions, setActions] = useState<ActionInfo[]>([]);
-  const [report, setReport] = useState<Report | null>(null);
-  const [checking, setChecking] = useState(page.canEdit);
   const [saveState, setSaveState] = useState<SaveState>(page.canEdit ? "saved" : "readonly");
   const [saveError, setSaveError] = useState("");
   const [conflict, setConflict] = useState<Conflict | null>(null);
@@ -224,21 +222,7 @@ function EditorInner({ page }: { page: EditorPage }) {
   }, [history.present, page.canEdit]);
 
   // ---- validation as you draw --------------------------------------------------------
-  useEffect(() => {
-    if (!page.canEdit) return;
-    let stale = false;
-    const timer = window.setTimeout(() => {
-      setChecking(true);
-      api<Report>("POST", flowPath(page.slug, "validate/"), { graph: doc })
-        .then((result) => !stale && setReport(result))
-        .catch((error: unknown) => !stale && setStatus(`Could not validate: ${errorText(error)}`))
-        .finally(() => !stale && setChecking(false));
-    }, VALIDATE_DELAY_MS);
-    return () => {
-      stale = true;
-      window.clearTimeout(timer);
-    };
-  }, [doc, page.canEdit, page.slug]);
+  const { report, setReport, checking } = useValidation(page.slug, doc, page.canEdit, setStatus);
 
   // Findings are the draft's: a version on show was valid when it was published.
   const problems = useMemo(() => (report === null || viewing !== null ? [] : [...report.errors, ...report.warnings]), [report, viewing]);
@@ -571,8 +555,6 @@ function EditorInner({ page }: { page: EditorPage }) {
   );
 
   const selectedNode = selected.nodes.size === 1 && viewing === null ? (doc.nodes.find((n) => selected.nodes.has(n.id)) ?? null) : null;
-  const errorCount = report?.errors.length ?? 0;
-  const warningCount = report?.warnings.length ?? 0;
 
   return (
     <div className="braid-editor">
@@ -618,34 +600,9 @@ function EditorInner({ page }: { page: EditorPage }) {
           ?
         </button>
       </div>
-      {conflict !== null && (
-        <div className="braid-banner braid-banner--error" role="alertdialog" aria-label="Save conflict">
-          <strong>This draft was saved elsewhere</strong> (another tab or person, revision {conflict.revision},{" "}
-          <span title={absoluteTime(conflict.updatedAt)}>{relativeTime(conflict.updatedAt)}</span>). Your changes are not saved.{" "}
-          <button type="button" onClick={takeTheirs}>
-            Load the saved draft
-          </button>{" "}
-          (undo brings yours back){" "}
-          <button type="button" onClick={keepMine}>
-            Keep mine
-          </button>{" "}
-          (the other draft is kept in the flow's draft history)
-        </div>
-      )}
+      {conflict !== null && <ConflictBanner revision={conflict.revision} updatedAt={conflict.updatedAt} onTakeTheirs={takeTheirs} onKeepMine={keepMine} />}
       {viewing !== null && diff !== null && (
-        <div className="braid-banner" role="region" aria-label="Viewing a version">
-          <strong>Viewing version {viewing.number}</strong> (read-only), published by {viewing.published_by}{" "}
-          <span title={absoluteTime(viewing.published_at)}>{relativeTime(viewing.published_at)}</span>.{" "}
-          {diff.same ? "Same as the draft (layout aside)." : `Against the draft: ${describeDiff(diff)}.`}{" "}
-          {page.canEdit && (
-            <button type="button" onClick={() => restore(viewing)}>
-              Restore into the draft
-            </button>
-          )}{" "}
-          <button type="button" onClick={() => setViewing(null)}>
-            Back to the draft
-          </button>
-        </div>
+        <VersionBanner version={viewing} diff={diff} onRestore={page.canEdit ? () => restore(viewing) : undefined} onBack={() => setViewing(null)} />
       )}
       <div className={readOnly ? "braid-editor__body braid-editor__body--no-palette" : "braid-editor__body"}>
         {!readOnly && <Palette onAdd={(type) => quickAdd(type)} />}
@@ -703,28 +660,7 @@ function EditorInner({ page }: { page: EditorPage }) {
           />
         )}
       </div>
-      {page.canEdit && viewing === null && (
-        <section className="braid-problems" aria-label="Problems">
-          <h2>
-            Problems{" "}
-            <span className="braid-problems__counts">
-              {checking ? "checking…" : report === null ? "" : report.ok && warningCount === 0 ? "none: the flow is valid" : `${errorCount} error(s), ${warningCount} warning(s)`}
-            </span>
-          </h2>
-          {problems.length > 0 && (
-            <ul>
-              {problems.map((problem, index) => (
-                <li key={index}>
-                  <button type="button" className={`braid-problem braid-problem--${problem.severity}`} onClick={() => focusProblem(problem)}>
-                    <span aria-hidden="true">{problem.severity === "error" ? "✖" : "⚠"}</span> <span className="braid-problem__where">{problem.node ?? (problem.edge_index !== null ? `edge ${problem.edge ?? problem.edge_index}` : "flow")}</span>{" "}
-                    {problem.message}
-                  </button>
-                </li>
-              ))}
-            </ul>
-          )}
-        </section>
-      )}
+      {page.canEdit && viewing === null && <ProblemsPanel report={report} checking={checking} onFocus={focusProblem} />}
       <p className="braid-editor__status" role="status" aria-live="polite">
         {status}
       </p>
@@ -733,113 +669,3 @@ function EditorInner({ page }: { page: EditorPage }) {
   );
 }
 
-function describeDiff(diff: GraphDiff): string {
-  const parts: string[] = [];
-  const list = (ids: string[]) => ids.join(", ");
-  if (diff.nodes.added.length) parts.push(`adds ${list(diff.nodes.added)}`);
-  if (diff.nodes.removed.length) parts.push(`lacks ${list(diff.nodes.removed)}`);
-  if (diff.nodes.changed.length) parts.push(`changes ${list(diff.nodes.changed)}`);
-  if (diff.edges.added.length) parts.push(`${diff.edges.added.length} edge(s) more`);
-  if (diff.edges.removed.length) parts.push(`${diff.edges.removed.length} edge(s) fewer`);
-  if (diff.members.length) parts.push(`different ${diff.members.join(", ")}`);
-  return parts.join("; ");
-}
-
-/** While a connection is dragged over a handle or node it cannot take, say why beside the pointer. */
-function ConnectionTip({ check }: { check: (c: { source: string; target: string; sourceHandle?: string | null; targetHandle?: string | null }) => { ok: boolean; reason?: string } }) {
-  const connection = useConnection();
-  const flow = useReactFlow();
-  if (!connection.inProgress || connection.toNode === null) return null;
-  const from = connection.fromHandle;
-  const to = connection.toHandle;
-  const fromTarget = from.type === "target";
-  const attempt = fromTarget
-    ? { source: connection.toNode.id, sourceHandle: to?.id ?? null, target: connection.fromNode.id, targetHandle: from.id ?? null }
-    : { source: connection.fromNode.id, sourceHandle: from.id ?? null, target: connection.toNode.id, targetHandle: to?.id ?? null };
-  const result = check(attempt);
-  if (result.ok) return null;
-  const at = flow.flowToScreenPosition(connection.to);
-  return (
-    <div className="braid-connection-tip" role="tooltip" style={{ left: at.x + 14, top: at.y + 14 }}>
-      <span aria-hidden="true">✖ </span>
-      {result.reason}
-    </div>
-  );
-}
-
-function VersionsPanel({ versions, viewing, onOpen, onRestore, onClose }: { versions: VersionRecord[] | null; viewing: VersionRecord | null; onOpen: (v: VersionRecord) => void; onRestore: ((v: VersionRecord) => void) | undefined; onClose: () => void }) {
-  return (
-    <aside className="braid-inspector" aria-label="Version history">
-      <div className="braid-inspector__body">
-        <h2>Version history</h2>
-        <button type="button" onClick={onClose}>
-          Close
-        </button>
-        {versions === null ? (
-          <p>Loading…</p>
-        ) : versions.length === 0 ? (
-          <p className="braid-empty">No versions yet. Publish the draft to make version 1.</p>
-        ) : (
-          <ol className="braid-versions">
-            {versions.map((version) => (
-              <li key={version.number} aria-current={viewing?.number === version.number ? "true" : undefined}>
-                <strong>v{version.number}</strong> by {version.published_by},{" "}
-                <span title={absoluteTime(version.published_at)}>{relativeTime(version.published_at)}</span>
-                <div>
-                  <button type="button" onClick={() => onOpen(version)}>
-                    Open v{version.number}
-                  </button>{" "}
-                  {onRestore && (
-                    <button type="button" onClick={() => onRestore(version)}>
-                      Restore v{version.number}
-                    </button>
-                  )}
-                </div>
-              </li>
-            ))}
-          </ol>
-        )}
-      </div>
-    </aside>
-  );
-}
-
-const SHORTCUTS: [string, string][] = [
-  ["/", "Quick-add a node (after the selected one, connected)"],
-  ["Ctrl+Z", "Undo"],
-  ["Ctrl+Shift+Z or Ctrl+Y", "Redo"],
-  ["Delete or Backspace", "Delete the selection"],
-  ["Ctrl+C / Ctrl+V", "Copy / paste nodes (also across flows)"],
-  ["Ctrl+D", "Duplicate the selection"],
-  ["Ctrl+A", "Select every node"],
-  ["Ctrl+S", "Save now"],
-  ["Shift+L", "Auto-layout, branches and slots in declared order"],
-  ["Shift+drag", "Select an area"],
-  ["Ctrl+click", "Add to the selection"],
-  ["Tab / Enter", "Move between nodes / select the focused node"],
-  ["Escape", "Close a panel, or clear the selection"],
-  ["?", "Show this list"],
-];
-
-function Shortcuts({ onClose }: { onClose: () => void }) {
-  const close = useRef<HTMLButtonElement>(null);
-  useEffect(() => close.current?.focus(), []);
-  return (
-    <div className="braid-dialog" role="dialog" aria-modal="true" aria-label="Keyboard shortcuts">
-      <h2>Keyboard shortcuts</h2>
-      <dl>
-        {SHORTCUTS.map(([keys, what]) => (
-          <div key={keys}>
-            <dt>
-              <kbd>{keys}</kbd>
-            </dt>
-            <dd>{what}</dd>
-          </div>
-        ))}
-      </dl>
-      <button type="button" ref={close} onClick={onClose}>
-        Close
-      </button>
-    </div>
-  );
-}
