@@ -449,6 +449,7 @@ def test_a_cel_error_shows_beside_its_field_at_the_reported_position(
     inline = page.locator(".braid-inspector .braid-field__problem--error").first
     expect(inline).to_contain_text("line 1, column 4:")
     expect(inline).to_contain_text("fix the CEL expression")
+    expect(page.locator(".braid-inspector .braid-field__caret")).to_have_text("1 +\n   ^")
     expect(node(page, first_set).locator(".braid-node__problem--error")).to_be_visible()
     expect(page.locator(".braid-problem--error").first).to_contain_text(first_set)
     page.locator(".braid-problem--error").first.click()
