@@ -6,7 +6,7 @@
 
 import type { GraphDiff } from "./diff";
 import { sourceHandles, targetHandles } from "./handles";
-import { type EditorEdge, type EditorNode, toEditorFlow } from "./serialize";
+import { type EditorEdge, type EditorNode, portFractions, toEditorFlow } from "./serialize";
 import type { GraphDocument, Point } from "../graph/types";
 
 /** A validation finding, as the validate API reports it (the fields the canvas uses). */
@@ -55,11 +55,19 @@ function decorateNode(node: EditorNode, state: CanvasState, feeds: Map<string, n
   const graphNode = node.data.node;
   const targets = targetHandles(graphNode);
   const data = { ...node.data };
+  const sources = sourceHandles(graphNode, state.actionOutcomes);
+  const entries = targets.filter((h) => h.id !== "return");
+  const width = node.width!;
+  const sourceAt = portFractions(sources.map((h) => h.label), width);
+  const targetAt = portFractions(entries.map((h) => h.label), width);
   data.ports = {
-    sources: sourceHandles(graphNode, state.actionOutcomes).map((h) => ({ id: h.id, label: h.label })),
-    targets: targets
-      .filter((h) => h.id !== "return")
-      .map((h) => ({ id: h.id, label: h.label, feeds: h.slot === undefined ? 0 : (feeds.get(`${node.id}\u0000${h.slot}`) ?? 0) })),
+    sources: sources.map((h, i) => ({ id: h.id, label: h.label, at: sourceAt[i]! })),
+    targets: entries.map((h, i) => ({
+      id: h.id,
+      label: h.label,
+      feeds: h.slot === undefined ? 0 : (feeds.get(`${node.id}\u0000${h.slot}`) ?? 0),
+      at: targetAt[i]!,
+    })),
     hasReturn: targets.some((h) => h.id === "return"),
   };
   data.editable = !state.readOnly;

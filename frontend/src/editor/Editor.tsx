@@ -449,6 +449,28 @@ function EditorInner({ page }: { page: EditorPage }) {
     setStatus("Laid out top to bottom, branches and slots in declared order. Undo (Ctrl+Z) reverts.");
   }, [readOnly, doc, actionOutcomes, commit, flow]);
 
+  /**
+   * Open on the whole flow when it fits at a readable zoom; otherwise at that
+   * zoom with its top in view and the start centred, so the reader starts at
+   * the start and pans from there.
+   */
+  const showStart = useCallback(() => {
+    const box = document.querySelector(".braid-editor__canvas")?.getBoundingClientRect();
+    const all = flow.getNodes();
+    if (box === undefined || all.length === 0) return;
+    const bounds = flow.getNodesBounds(all);
+    const pad = 1 + 2 * FIT_VIEW.padding;
+    const fits = Math.min(box.width / (bounds.width * pad), box.height / (bounds.height * pad)) >= FIT_MIN_ZOOM;
+    if (fits) {
+      void flow.fitView(FIT_VIEW);
+      return;
+    }
+    const start = all.find((n) => n.type === "start") ?? all[0]!;
+    const zoom = FIT_MIN_ZOOM;
+    const centre = start.position.x + (start.width ?? 232) / 2;
+    void flow.setViewport({ x: box.width / 2 - centre * zoom, y: 56 - bounds.y * zoom, zoom });
+  }, [flow]);
+
   const doUndo = useCallback(() => setHistory((h) => undo(h)), []);
   const doRedo = useCallback(() => setHistory((h) => redo(h)), []);
 
@@ -627,8 +649,7 @@ function EditorInner({ page }: { page: EditorPage }) {
             multiSelectionKeyCode={["Meta", "Control"]}
             snapToGrid
             snapGrid={GRID}
-            fitView
-            fitViewOptions={FIT_VIEW}
+            onInit={showStart}
             minZoom={0.2}
             maxZoom={2}
             connectionRadius={28}

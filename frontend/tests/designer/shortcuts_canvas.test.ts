@@ -48,11 +48,14 @@ describe("editorCanvas", () => {
   test("a gather's slots are ports labelled in order, with how many edges feed each", () => {
     const doc = { ...invoiceSignoff, edges: [...invoiceSignoff.edges, { source: "leg", outcome: "rejected", target: "both", slot: "finance" }] };
     const both = editorCanvas(doc, state).nodes.find((n) => n.id === "both")!;
-    expect(both.data.ports!.targets).toEqual([
+    const targets = both.data.ports!.targets;
+    expect(targets.map(({ id, label, feeds }) => ({ id, label, feeds }))).toEqual([
       { id: "slot:finance", label: "finance", feeds: 2 },
       { id: "slot:legal", label: "legal", feeds: 1 },
     ]);
-    expect(both.data.ports!.sources).toEqual([{ id: "outcome:next", label: "next" }]);
+    // Each label gets its own room, the row centred: finance left of legal, both inside.
+    expect(0 < targets[0]!.at! && targets[0]!.at! < targets[1]!.at! && targets[1]!.at! < 1).toBe(true);
+    expect(both.data.ports!.sources).toEqual([{ id: "outcome:next", label: "next", at: 0.5 }]);
   });
 
   test("findings mark their node and edge with the worst severity", () => {
