@@ -5,3 +5,10 @@ import os
 os.environ.setdefault("DJANGO_HTTPS", "0")
 
 from braid.settings import *  # noqa: F403
+
+# The test database is a file, not SQLite's shared in-memory database: browser tests serve
+# pages from a live server thread, and shared-cache memory databases answer a concurrent
+# writer with an immediate "database table is locked", where a file in WAL mode waits out
+# the lock (the timeout in braid.settings).
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":  # noqa: F405
+    DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / "test.sqlite3")}  # noqa: F405

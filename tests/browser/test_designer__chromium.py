@@ -106,6 +106,16 @@ def node(page: Page, node_id: str):  # type: ignore[no-untyped-def]
     return page.locator(f'.react-flow__node[data-id="{node_id}"]')
 
 
+def pick(page: Page, node_id: str, **click: object) -> None:
+    """Select a node: by mouse with a modifier, else by keyboard (focus pans it into view)."""
+    node(page, node_id).focus()
+    if click:
+        node(page, node_id).click(**click)  # type: ignore[arg-type]
+    else:
+        page.keyboard.press("Enter")
+    expect(node(page, node_id)).to_have_class(re.compile(r"\bselected\b"))
+
+
 def handle(page: Page, node_id: str, handle_id: str):  # type: ignore[no-untyped-def]
     return node(page, node_id).locator(f'.react-flow__handle[data-handleid="{handle_id}"]')
 
@@ -152,17 +162,17 @@ def build_invoice_flow(page: Page, live_server) -> None:  # type: ignore[no-unty
     set_field(page, "Branches 1", "finance")
     set_field(page, "Branches 2", "legal")
     for approval, group, title in (("fin", "finance", "Finance"), ("leg", "legal", "Legal")):
-        node(page, "split").click()
+        pick(page, "split")
         quick_add(page, "approval")
         set_field(page, "Id", approval)
         set_field(page, "Add a group (e.g. finance)", group)
         set_field(page, "Title (${CEL} is interpolated)", f"{title} sign-off")
-    node(page, "fin").click()
+    pick(page, "fin")
     quick_add(page, "gather")
     set_field(page, "Id", "both")
     set_field(page, "Slots 1", "finance")
     set_field(page, "Slots 2", "legal")
-    node(page, "both").click()
+    pick(page, "both")
     quick_add(page, "end")
     set_field(page, "Id", "done")
 
@@ -228,10 +238,10 @@ def test_undo_and_redo_restore_the_exact_graph(analyst_page: Page, live_server) 
     page.goto(f"{live_server.url}/flows/invoice-sign-off/")
     wait_saved(page)
     before = stored("invoice-sign-off")
-    node(page, "leg").click()
+    pick(page, "leg")
     page.keyboard.press("Delete")
     expect(node(page, "leg")).to_have_count(0)
-    node(page, "fin").click()
+    pick(page, "fin")
     page.keyboard.press("Control+d")
     expect(node(page, "fin2")).to_be_visible()
     wait_saved(page)
@@ -263,7 +273,7 @@ def test_a_label_with_markup_shows_as_text_and_runs_nothing(
     page = analyst_page
     page.goto(f"{live_server.url}/flows/invoice-sign-off/")
     hostile = '<img src=x onerror="window.__xss=1">'
-    node(page, "fin").click()
+    pick(page, "fin")
     set_field(page, "Title (${CEL} is interpolated)", hostile)
     expect(node(page, "fin").locator(".braid-node__title")).to_have_text(hostile)
     set_field(page, "Id", "fin")  # no change: stays
@@ -370,10 +380,10 @@ def test_two_tabs_never_silently_overwrite_each_other(
         page.goto(f"{live_server.url}/flows/invoice-sign-off/")
         wait_saved(page)
     title = "Title (${CEL} is interpolated)"
-    node(first, "fin").click()
+    pick(first, "fin")
     set_field(first, title, "Edited in the first tab")
     wait_saved(first)
-    node(second, "leg").click()
+    pick(second, "leg")
     set_field(second, title, "Edited in the second tab")
     banner = second.get_by_role("alertdialog", name="Save conflict")
     expect(banner).to_contain_text("This draft was saved elsewhere")
@@ -395,7 +405,7 @@ def test_two_tabs_never_silently_overwrite_each_other(
     ] == "Edited in the first tab"
 
     # The first tab, editing again, is told too; it takes the saved draft and can undo back.
-    node(first, "done").click()
+    pick(first, "done")
     set_field(first, "Id", "finished")
     expect(first.get_by_role("alertdialog", name="Save conflict")).to_be_visible()
     first.get_by_role("button", name="Load the saved draft").click()
@@ -414,7 +424,7 @@ def test_a_version_opens_read_only_with_its_differences_and_restores(
 ) -> None:  # type: ignore[no-untyped-def]
     page = analyst_page
     page.goto(f"{live_server.url}/flows/invoice-sign-off/")
-    node(page, "leg").click()
+    pick(page, "leg")
     page.keyboard.press("Delete")
     wait_saved(page)
     page.get_by_role("button", name="History").click()
@@ -449,6 +459,7 @@ def test_a_cel_error_shows_beside_its_field_at_the_reported_position(
     inline = page.locator(".braid-inspector .braid-field__problem--error").first
     expect(inline).to_contain_text("line 1, column 4:")
     expect(inline).to_contain_text("fix the CEL expression")
+    expect(page.locator(".braid-inspector .braid-field__caret")).to_have_text("1 +\n   ^")
     expect(node(page, first_set).locator(".braid-node__problem--error")).to_be_visible()
     expect(page.locator(".braid-problem--error").first).to_contain_text(first_set)
     page.locator(".braid-problem--error").first.click()
@@ -476,17 +487,17 @@ def test_an_analyst_draws_a_foreach_with_a_return_and_an_or_slot_gather(
     quick_add(page, "fork")
     quick_add(page, "if")  # after the fork's first branch, a
     set_field(page, "Condition (CEL)", "size(state.seen) > 0")
-    node(page, "if").click()
+    pick(page, "if")
     quick_add(page, "gather")  # the if's true outcome into slot a
-    node(page, "if").click()
+    pick(page, "if")
     # The if's false outcome into the same slot: an alternative (OR), by mouse.
     drag_between(page, handle(page, "if", "outcome:false"), handle(page, "gather", "slot:a"))
     two_alternatives = " OR\N{MULTIPLICATION SIGN}2"
     expect(node(page, "gather").locator(".braid-port__or")).to_have_text(two_alternatives)
-    node(page, "fork").click()
+    pick(page, "fork")
     quick_add(page, "foreach")  # the fork's branch b
     set_field(page, "Items (CEL list)", "[1, 2, 3]")
-    node(page, "foreach").click()
+    pick(page, "foreach")
     quick_add(page, "set")  # the foreach's item outcome: the body
     page.locator(".braid-inspector").get_by_label("New field").fill("seen")
     page.locator(".braid-inspector").get_by_label("New field").press("Enter")
@@ -495,11 +506,11 @@ def test_an_analyst_draws_a_foreach_with_a_return_and_an_or_slot_gather(
     drag_between(page, handle(page, "set", "outcome:next"), handle(page, "foreach", "return"))
     expect(page.locator(".react-flow__edge.braid-edge--back")).to_have_count(1)
     # The foreach's done outcome into the gather's slot b, picked from the side panel.
-    node(page, "foreach").click()
+    pick(page, "foreach")
     page.locator(".braid-inspector").get_by_label("Outcome done leads to").select_option(
         label="gather · slot b"
     )
-    node(page, "gather").click()
+    pick(page, "gather")
     quick_add(page, "end")
     expect(page.locator(".braid-problems__counts")).to_have_text(
         re.compile(r"none: the flow is valid|0 error\(s\)"), timeout=8000
@@ -551,7 +562,7 @@ def test_an_approver_sees_the_editor_read_only(page: Page, live_server) -> None:
     expect(page.locator(".braid-save")).to_have_text("Read-only")
     expect(page.locator(".braid-palette")).to_have_count(0)
     expect(page.get_by_role("button", name="Publish", exact=True)).to_have_count(0)
-    node(page, "fin").click()
+    pick(page, "fin")
     expect(page.locator(".braid-inspector").get_by_label("Id", exact=True)).to_be_disabled()
     page.keyboard.press("Delete")
     expect(node(page, "fin")).to_be_visible()
@@ -581,8 +592,8 @@ def test_the_keyboard_reaches_nodes_and_the_shortcuts_list(analyst_page: Page, l
 def test_nodes_copied_in_one_flow_paste_into_another(analyst_page: Page, live_server) -> None:  # type: ignore[no-untyped-def]
     page = analyst_page
     page.goto(f"{live_server.url}/flows/invoice-sign-off/")
-    node(page, "fin").click()
-    node(page, "fin_no").click(modifiers=["Control"])
+    pick(page, "fin")
+    pick(page, "fin_no", modifiers=["Control"])
     page.keyboard.press("Control+c")
     expect(page.locator(".braid-editor__status")).to_have_text("Copied 2 node(s).")
     page.goto(f"{live_server.url}/flows/staged-gathers/")
@@ -599,6 +610,6 @@ def test_nodes_copied_in_one_flow_paste_into_another(analyst_page: Page, live_se
     assert {"source": "fin", "outcome": "rejected", "target": "fin_no"} in draft["edges"]
     # The approval's group picker offers the approval groups that exist.
     page.keyboard.press("Escape")  # the pasted pair is selected; start afresh
-    node(page, "fin").click()
+    pick(page, "fin")
     expect(page.locator(".braid-inspector")).to_contain_text("Groups: legal")
     assert page.errors == []  # type: ignore[attr-defined]

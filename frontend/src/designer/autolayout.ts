@@ -9,7 +9,7 @@
 import { findBackEdges, layoutGraph } from "../graph/layout";
 import type { GraphDocument, Point } from "../graph/types";
 import { edgeSourceHandle, edgeTargetHandle, sourceHandles, targetHandles } from "./handles";
-import { editorNodeSize } from "./serialize";
+import { editorNodeSize, portFractions, portLabels } from "./serialize";
 
 const GAP = 48;
 const SWEEPS = 4;
@@ -21,9 +21,9 @@ interface Box {
   height: number;
 }
 
-/** The x of the handle an edge uses on a node (handles spread evenly along the side). */
-function portX(box: Box, index: number, count: number): number {
-  return box.x + (box.width * (index + 1)) / (count + 1);
+/** The x of the handle an edge uses on a node, where the editor draws it. */
+function portX(box: Box, labels: readonly string[], index: number): number {
+  return box.x + box.width * (portFractions(labels, box.width)[index] ?? 0.5);
 }
 
 /** Return a position for every node of the document, its own layout ignored. */
@@ -35,7 +35,7 @@ export function autoLayout(doc: GraphDocument, actionOutcomes: Record<string, st
   const boxes = new Map<string, Box>(doc.nodes.map((node) => [node.id, { ...placed.get(node.id)!, ...sizes.get(node.id)! }]));
   const byId = new Map(doc.nodes.map((node) => [node.id, node]));
   const back = findBackEdges(doc);
-  const incoming = new Map<string, { source: string; out: number; outs: number; in: number; ins: number }[]>();
+  const incoming = new Map<string, { source: string; out: number; outs: string[]; in: number; ins: string[] }[]>();
   doc.edges.forEach((edge, index) => {
     const source = byId.get(edge.source);
     const target = byId.get(edge.target);
@@ -46,9 +46,9 @@ export function autoLayout(doc: GraphDocument, actionOutcomes: Record<string, st
     list.push({
       source: edge.source,
       out: Math.max(0, outs.findIndex((h) => h.id === edgeSourceHandle(edge))),
-      outs: outs.length,
+      outs: portLabels(source, actionOutcomes).sources,
       in: Math.max(0, ins.findIndex((h) => h.id === edgeTargetHandle(edge, target, false))),
-      ins: ins.length,
+      ins: portLabels(target, actionOutcomes).targets,
     });
     incoming.set(edge.target, list);
   });
@@ -73,7 +73,7 @@ export function autoLayout(doc: GraphDocument, actionOutcomes: Record<string, st
         // Centre the node so that its entry handle sits under its parent's exit handle.
         const xs = edges.map((e) => {
           const parent = boxes.get(e.source)!;
-          return portX(parent, e.out, e.outs) - (portX(box, e.in, e.ins) - box.x) + box.width / 2;
+          return portX(parent, e.outs, e.out) - (portX(box, e.ins, e.in) - box.x) + box.width / 2;
         });
         wanted.set(id, xs.reduce((sum, x) => sum + x, 0) / xs.length);
       }

@@ -41,11 +41,40 @@ export interface EditorOptions {
   actionOutcomes?: Record<string, string[]>;
 }
 
+/** The room one handle's label needs along a node's side. */
+function labelRoom(label: string): number {
+  return Math.max(HANDLE_PITCH, label.length * LABEL_CHAR + 24);
+}
+
+/**
+ * Where each handle of a row sits along a side of `width`, as a fraction:
+ * every label gets its own room, and the rows are centred.
+ */
+export function portFractions(labels: readonly string[], width: number): number[] {
+  const rooms = labels.map(labelRoom);
+  const total = rooms.reduce((sum, room) => sum + room, 0);
+  let at = (width - total) / 2;
+  return rooms.map((room) => {
+    const centre = at + room / 2;
+    at += room;
+    return centre / width;
+  });
+}
+
+/** The labels of a node's source and target handle rows (the return handle is on the side). */
+export function portLabels(node: GraphNode, actionOutcomes: Record<string, string[]> = {}): { sources: string[]; targets: string[] } {
+  return {
+    sources: sourceHandles(node, actionOutcomes).map((h) => h.label),
+    targets: targetHandles(node)
+      .filter((h) => h.id !== "return")
+      .map((h) => h.label),
+  };
+}
+
 export function editorNodeSize(node: GraphNode, actionOutcomes: Record<string, string[]> = {}): Size {
-  const row = (labels: string[]) => labels.reduce((sum, label) => sum + Math.max(HANDLE_PITCH, label.length * LABEL_CHAR + 24), 0);
-  const sources = row(sourceHandles(node, actionOutcomes).map((h) => h.label));
-  const targets = row(targetHandles(node).map((h) => h.label));
-  const width = Math.max(NODE_WIDTH, sources, targets);
+  const { sources, targets } = portLabels(node, actionOutcomes);
+  const row = (labels: string[]) => labels.reduce((sum, label) => sum + labelRoom(label), 0);
+  const width = Math.max(NODE_WIDTH, row(sources) + 16, row(targets) + 16);
   const titled = node.type === "approval" && typeof node.title === "string" && node.title !== "";
   return { width, height: (titled ? TITLED_NODE_HEIGHT : NODE_HEIGHT) + PORT_LABEL_ROOM };
 }

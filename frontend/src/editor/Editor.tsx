@@ -19,11 +19,12 @@ import {
   Panel,
   ReactFlow,
   ReactFlowProvider,
-  useConnection,
   useReactFlow,
 } from "@xyflow/react";
 import { type DragEvent, useCallback, useEffect, useMemo, useRef, useState } from "react";
 import { autoLayout } from "../designer/autolayout";
+import { editorCanvas } from "../designer/canvas";
+import { type Command, commandFor } from "../designer/shortcuts";
 import { diffGraphs, type GraphDiff } from "../designer/diff";
 import { checkConnection, sourceHandles, targetHandles } from "../designer/handles";
 import { canRedo, canUndo, createHistory, type History, push, redo, undo } from "../designer/history";
@@ -39,13 +40,15 @@ import {
   pasteNodes,
   removeElements,
 } from "../designer/ops";
-import { type EditorEdge, type EditorNode, editorPositions, toEditorFlow } from "../designer/serialize";
+import { type EditorEdge, type EditorNode, editorPositions } from "../designer/serialize";
 import { edgeTypes } from "../edges";
 import { type GraphDocument, isNodeType, type NodeType, type Point } from "../graph/types";
 import { nodeTypes } from "../nodes";
-import { type ActionInfo, api, ApiError, absoluteTime, errorText, flowPath, type FlowRecord, type Problem, relativeTime, type Report, type VersionRecord } from "./api";
+import { type ActionInfo, api, ApiError, errorText, flowPath, type FlowRecord, type Problem, type VersionRecord } from "./api";
 import { Inspector } from "./Inspector";
 import { Palette, QuickAdd } from "./Palette";
+import { useValidation } from "./useValidation";
+import { ConflictBanner, ConnectionTip, ProblemsPanel, Shortcuts, VersionBanner, VersionsPanel } from "./panels";
 
 export interface EditorPage {
   slug: string;
@@ -67,7 +70,6 @@ interface Conflict {
 }
 
 const SAVE_DELAY_MS = 800;
-const VALIDATE_DELAY_MS = 400;
 const GRID: [number, number] = [16, 16];
 const CLIPBOARD_KEY = "braid.clipboard";
 /** At the fitted zoom a 14 px node label stays at 12 px or more on screen. */
@@ -122,8 +124,6 @@ function EditorInner({ page }: { page: EditorPage }) {
   const [selected, setSelected] = useState<{ nodes: Set<string>; edges: Set<string> }>({ nodes: new Set(), edges: new Set() });
   const [dragging, setDragging] = useState<Record<string, Point> | null>(null);
   const [actions, setActions] = useState<ActionInfo[]>([]);
-  const [report, setReport] = useState<Report | null>(null);
-  const [checking, setChecking] = useState(page.canEdit);
   const [saveState, setSaveState] = useState<SaveState>(page.canEdit ? "saved" : "readonly");
   const [saveError, setSaveError] = useState("");
   const [conflict, setConflict] = useState<Conflict | null>(null);
@@ -233,21 +233,7 @@ function EditorInner({ page }: { page: EditorPage }) {
   }, [history.present, page.canEdit]);
 
   // ---- validation as you draw --------------------------------------------------------
-  useEffect(() => {
-    if (!page.canEdit) return;
-    let stale = false;
-    const timer = window.setTimeout(() => {
-      setChecking(true);
-      api<Report>("POST", flowPath(page.slug, "validate/"), { graph: doc })
-        .then((result) => !stale && setReport(result))
-        .catch((error: unknown) => !stale && setStatus(`Could not validate: ${errorText(error)}`))
-        .finally(() => !stale && setChecking(false));
-    }, VALIDATE_DELAY_MS);
-    return () => {
-      stale = true;
-      window.clearTimeout(timer);
-    };
-  }, [doc, page.canEdit, page.slug]);
+  const { report, setReport, checking } = useValidation(page.slug, doc, page.canEdit, setStatus);
 
   // Findings are the draft's: a version on show was valid when it was published.
   const problems = useMemo(() => (report === null || viewing !== null ? [] : [...report.errors, ...report.warnings]), [report, viewing]);
@@ -255,57 +241,34 @@ function EditorInner({ page }: { page: EditorPage }) {
   // ---- the canvas, derived from the document ------------------------------------------
   const diff: GraphDiff | null = useMemo(() => (viewing === null ? null : diffGraphs(doc, viewing.graph)), [viewing, doc]);
 
-  const { nodes, edges } = useMemo(() => {
-    const base = toEditorFlow(shownDoc, { actionOutcomes });
-    const nodeProblems = new Map<string, Problem[]>();
-    const edgeProblems = new Map<number, Problem[]>();
-    for (const problem of problems) {
-      if (problem.edge_index !== null) edgeProblems.set(problem.edge_index, [...(edgeProblems.get(problem.edge_index) ?? []), problem]);
-      if (problem.node !== null) nodeProblems.set(problem.node, [...(nodeProblems.get(problem.node) ?? []), problem]);
-    }
-    const feeds = new Map<string, number>();
-    for (const edge of shownDoc.edges) {
-      if (edge.slot !== undefined) feeds.set(`${edge.target}\u0000${edge.slot}`, (feeds.get(`${edge.target}\u0000${edge.slot}`) ?? 0) + 1);
-    }
-    const flowNodes: EditorNode[] = base.nodes.map((node) => {
-      const graphNode = node.data.node;
-      const found = nodeProblems.get(node.id) ?? [];
-      const data = { ...node.data };
-      data.ports = {
-        sources: sourceHandles(graphNode, actionOutcomes).map((h) => ({ id: h.id, label: h.label })),
-        targets: targetHandles(graphNode)
-          .filter((h) => h.id !== "return")
-          .map((h) => ({ id: h.id, label: h.label, feeds: h.slot === undefined ? 0 : (feeds.get(`${node.id}\u0000${h.slot}`) ?? 0) })),
-        hasReturn: targetHandles(graphNode).some((h) => h.id === "return"),
-      };
-      data.editable = !readOnly;
-      if (testedNow !== null) {
-        const color = testedNow.colors[node.id];
-        if (color !== undefined) data.color = color;
-        const reason = testedNow.reasons[node.id];
-        if (reason !== undefined) data.reason = reason;
-      }
-      if (found.length > 0) {
-        data.problem = found.some((p) => p.severity === "error") ? "error" : "warning";
-        data.problemText = found.map((p) => p.message).join("\n");
-      }
-      if (diff !== null) {
-        if (diff.nodes.added.includes(node.id)) data.change = "added";
-        else if (diff.nodes.changed.includes(node.id)) data.change = "changed";
-      }
-      const position = dragging?.[node.id] ?? node.position;
-      return { ...node, position, data, selected: selected.nodes.has(node.id), draggable: !readOnly, connectable: !readOnly };
-    });
-    const flowEdges: EditorEdge[] = base.edges.map((edge) => {
-      const found = edgeProblems.get(edge.data!.index) ?? [];
-      const classes = [edge.className ?? ""];
-      if (found.length > 0) classes.push(found.some((p) => p.severity === "error") ? "braid-edge--error" : "braid-edge--warning");
-      const next: EditorEdge = { ...edge, className: classes.join(" ").trim(), selected: selected.edges.has(edge.id), ariaLabel: `Edge from ${edge.source} to ${edge.target}${edge.label ? `, ${String(edge.label)}` : ""}` };
-      if (found.length > 0) next.label = `${found.some((p) => p.severity === "error") ? "✖ error" : "⚠ warning"} ${edge.label ?? ""}`.trim();
-      return next;
-    });
-    return { nodes: flowNodes, edges: flowEdges };
-  }, [shownDoc, actionOutcomes, problems, dragging, selected, readOnly, diff, testedNow]);
+  const { nodes: canvasNodes, edges } = useMemo(
+    () =>
+      editorCanvas(shownDoc, {
+        actionOutcomes,
+        findings: problems,
+        dragging,
+        selectedNodes: selected.nodes,
+        selectedEdges: selected.edges,
+        readOnly,
+        diff,
+      }),
+    [shownDoc, actionOutcomes, problems, dragging, selected, readOnly, diff],
+  );
+  // A test run's colors and reasons, on the nodes it ran.
+  const nodes = useMemo(
+    () =>
+      testedNow === null
+        ? canvasNodes
+        : canvasNodes.map((node) => {
+            const data = { ...node.data };
+            const color = testedNow.colors[node.id];
+            if (color !== undefined) data.color = color;
+            const reason = testedNow.reasons[node.id];
+            if (reason !== undefined) data.reason = reason;
+            return { ...node, data };
+          }),
+    [canvasNodes, testedNow],
+  );
 
   // ---- canvas events -------------------------------------------------------------------
   const onNodesChange = useCallback(
@@ -512,6 +475,28 @@ function EditorInner({ page }: { page: EditorPage }) {
     setStatus("Laid out top to bottom, branches and slots in declared order. Undo (Ctrl+Z) reverts.");
   }, [readOnly, doc, actionOutcomes, commit, flow]);
 
+  /**
+   * Open on the whole flow when it fits at a readable zoom; otherwise at that
+   * zoom with its top in view and the start centred, so the reader starts at
+   * the start and pans from there.
+   */
+  const showStart = useCallback(() => {
+    const box = document.querySelector(".braid-editor__canvas")?.getBoundingClientRect();
+    const all = flow.getNodes();
+    if (box === undefined || all.length === 0) return;
+    const bounds = flow.getNodesBounds(all);
+    const pad = 1 + 2 * FIT_VIEW.padding;
+    const fits = Math.min(box.width / (bounds.width * pad), box.height / (bounds.height * pad)) >= FIT_MIN_ZOOM;
+    if (fits) {
+      void flow.fitView(FIT_VIEW);
+      return;
+    }
+    const start = all.find((n) => n.type === "start") ?? all[0]!;
+    const zoom = FIT_MIN_ZOOM;
+    const centre = start.position.x + (start.width ?? 232) / 2;
+    void flow.setViewport({ x: box.width / 2 - centre * zoom, y: 56 - bounds.y * zoom, zoom });
+  }, [flow]);
+
   const doUndo = useCallback(() => setHistory((h) => undo(h)), []);
   const doRedo = useCallback(() => setHistory((h) => redo(h)), []);
 
@@ -538,52 +523,38 @@ function EditorInner({ page }: { page: EditorPage }) {
   );
 
   // ---- keyboard -------------------------------------------------------------------------------
+  const commands: Record<Command, () => void> = {
+    escape: () => {
+      if (showShortcuts) setShowShortcuts(false);
+      else if (showVersions) setShowVersions(false);
+      else if (!inEditableField(document.activeElement)) setSelected({ nodes: new Set(), edges: new Set() });
+    },
+    undo: () => !readOnly && doUndo(),
+    redo: () => !readOnly && doRedo(),
+    copy: copySelection,
+    paste,
+    duplicate,
+    save: () => void save(),
+    selectAll: () => setSelected({ nodes: new Set(shownDoc.nodes.map((n) => n.id)), edges: new Set() }),
+    delete: deleteSelection,
+    quickAdd: () => quickAddInput.current?.focus(),
+    autoLayout: arrange,
+    help: () => setShowShortcuts((shown) => !shown),
+  };
+  const commandsRef = useRef(commands);
+  commandsRef.current = commands;
   useEffect(() => {
     const onKey = (event: KeyboardEvent) => {
-      const mod = event.ctrlKey || event.metaKey;
-      const key = event.key.toLowerCase();
-      if (event.key === "Escape") {
-        if (showShortcuts) setShowShortcuts(false);
-        else if (showVersions) setShowVersions(false);
-        else if (!inEditableField(event.target)) setSelected({ nodes: new Set(), edges: new Set() });
-        return;
-      }
-      if (inEditableField(event.target)) return;
-      if (mod && key === "z" && !event.shiftKey) {
-        event.preventDefault();
-        if (!readOnly) doUndo();
-      } else if (mod && ((key === "z" && event.shiftKey) || key === "y")) {
-        event.preventDefault();
-        if (!readOnly) doRedo();
-      } else if (mod && key === "c") copySelection();
-      else if (mod && key === "v") {
-        event.preventDefault();
-        paste();
-      } else if (mod && key === "d") {
-        event.preventDefault();
-        duplicate();
-      } else if (mod && key === "s") {
-        event.preventDefault();
-        void save();
-      } else if (mod && key === "a") {
-        event.preventDefault();
-        setSelected({ nodes: new Set(shownDoc.nodes.map((n) => n.id)), edges: new Set() });
-      } else if (!mod && (event.key === "Delete" || event.key === "Backspace")) {
-        event.preventDefault();
-        deleteSelection();
-      } else if (!mod && event.key === "/") {
-        event.preventDefault();
-        quickAddInput.current?.focus();
-      } else if (!mod && key === "l" && event.shiftKey) {
-        event.preventDefault();
-        arrange();
-      } else if (!mod && event.key === "?") {
-        setShowShortcuts((shown) => !shown);
-      }
+      const { key, ctrlKey, metaKey, shiftKey } = event;
+      const command = commandFor({ key, ctrlKey, metaKey, shiftKey, inField: inEditableField(event.target) });
+      if (command === null) return;
+      // Copy keeps the browser's own copy too; every other shortcut is the editor's alone.
+      if (command !== "copy" && command !== "escape") event.preventDefault();
+      commandsRef.current[command]();
     };
     window.addEventListener("keydown", onKey);
     return () => window.removeEventListener("keydown", onKey);
-  }, [readOnly, doUndo, doRedo, copySelection, paste, duplicate, save, deleteSelection, showShortcuts, showVersions, shownDoc, arrange]);
+  }, []);
 
   // ---- publishing, conflicts and versions -----------------------------------------------------------
   const publish = useCallback(async () => {
@@ -632,8 +603,6 @@ function EditorInner({ page }: { page: EditorPage }) {
   );
 
   const selectedNode = selected.nodes.size === 1 && viewing === null ? (doc.nodes.find((n) => selected.nodes.has(n.id)) ?? null) : null;
-  const errorCount = report?.errors.length ?? 0;
-  const warningCount = report?.warnings.length ?? 0;
 
   return (
     <div className="braid-editor">
@@ -684,20 +653,7 @@ function EditorInner({ page }: { page: EditorPage }) {
           ?
         </button>
       </div>
-      {conflict !== null && (
-        <div className="braid-banner braid-banner--error" role="alertdialog" aria-label="Save conflict">
-          <strong>This draft was saved elsewhere</strong> (another tab or person, revision {conflict.revision},{" "}
-          <span title={absoluteTime(conflict.updatedAt)}>{relativeTime(conflict.updatedAt)}</span>). Your changes are not saved.{" "}
-          <button type="button" onClick={takeTheirs}>
-            Load the saved draft
-          </button>{" "}
-          (undo brings yours back){" "}
-          <button type="button" onClick={keepMine}>
-            Keep mine
-          </button>{" "}
-          (the other draft is kept in the flow's draft history)
-        </div>
-      )}
+      {conflict !== null && <ConflictBanner revision={conflict.revision} updatedAt={conflict.updatedAt} onTakeTheirs={takeTheirs} onKeepMine={keepMine} />}
       {testing && viewing === null && (
         <TestRunPanel
           slug={page.slug}
@@ -710,19 +666,7 @@ function EditorInner({ page }: { page: EditorPage }) {
         />
       )}
       {viewing !== null && diff !== null && (
-        <div className="braid-banner" role="region" aria-label="Viewing a version">
-          <strong>Viewing version {viewing.number}</strong> (read-only), published by {viewing.published_by}{" "}
-          <span title={absoluteTime(viewing.published_at)}>{relativeTime(viewing.published_at)}</span>.{" "}
-          {diff.same ? "Same as the draft (layout aside)." : `Against the draft: ${describeDiff(diff)}.`}{" "}
-          {page.canEdit && (
-            <button type="button" onClick={() => restore(viewing)}>
-              Restore into the draft
-            </button>
-          )}{" "}
-          <button type="button" onClick={() => setViewing(null)}>
-            Back to the draft
-          </button>
-        </div>
+        <VersionBanner version={viewing} diff={diff} onRestore={page.canEdit ? () => restore(viewing) : undefined} onBack={() => setViewing(null)} />
       )}
       <div className={readOnly ? "braid-editor__body braid-editor__body--no-palette" : "braid-editor__body"}>
         {!readOnly && <Palette onAdd={(type) => quickAdd(type)} />}
@@ -747,8 +691,7 @@ function EditorInner({ page }: { page: EditorPage }) {
             multiSelectionKeyCode={["Meta", "Control"]}
             snapToGrid
             snapGrid={GRID}
-            fitView
-            fitViewOptions={FIT_VIEW}
+            onInit={showStart}
             minZoom={0.2}
             maxZoom={2}
             connectionRadius={28}
@@ -780,28 +723,7 @@ function EditorInner({ page }: { page: EditorPage }) {
           />
         )}
       </div>
-      {page.canEdit && viewing === null && (
-        <section className="braid-problems" aria-label="Problems">
-          <h2>
-            Problems{" "}
-            <span className="braid-problems__counts">
-              {checking ? "checking…" : report === null ? "" : report.ok && warningCount === 0 ? "none: the flow is valid" : `${errorCount} error(s), ${warningCount} warning(s)`}
-            </span>
-          </h2>
-          {problems.length > 0 && (
-            <ul>
-              {problems.map((problem, index) => (
-                <li key={index}>
-                  <button type="button" className={`braid-problem braid-problem--${problem.severity}`} onClick={() => focusProblem(problem)}>
-                    <span aria-hidden="true">{problem.severity === "error" ? "✖" : "⚠"}</span> <span className="braid-problem__where">{problem.node ?? (problem.edge_index !== null ? `edge ${problem.edge ?? problem.edge_index}` : "flow")}</span>{" "}
-                    {problem.message}
-                  </button>
-                </li>
-              ))}
-            </ul>
-          )}
-        </section>
-      )}
+      {page.canEdit && viewing === null && <ProblemsPanel report={report} checking={checking} onFocus={focusProblem} />}
       <p className="braid-editor__status" role="status" aria-live="polite">
         {status}
       </p>
@@ -810,113 +732,3 @@ function EditorInner({ page }: { page: EditorPage }) {
   );
 }
 
-function describeDiff(diff: GraphDiff): string {
-  const parts: string[] = [];
-  const list = (ids: string[]) => ids.join(", ");
-  if (diff.nodes.added.length) parts.push(`adds ${list(diff.nodes.added)}`);
-  if (diff.nodes.removed.length) parts.push(`lacks ${list(diff.nodes.removed)}`);
-  if (diff.nodes.changed.length) parts.push(`changes ${list(diff.nodes.changed)}`);
-  if (diff.edges.added.length) parts.push(`${diff.edges.added.length} edge(s) more`);
-  if (diff.edges.removed.length) parts.push(`${diff.edges.removed.length} edge(s) fewer`);
-  if (diff.members.length) parts.push(`different ${diff.members.join(", ")}`);
-  return parts.join("; ");
-}
-
-/** While a connection is dragged over a handle or node it cannot take, say why beside the pointer. */
-function ConnectionTip({ check }: { check: (c: { source: string; target: string; sourceHandle?: string | null; targetHandle?: string | null }) => { ok: boolean; reason?: string } }) {
-  const connection = useConnection();
-  const flow = useReactFlow();
-  if (!connection.inProgress || connection.toNode === null) return null;
-  const from = connection.fromHandle;
-  const to = connection.toHandle;
-  const fromTarget = from.type === "target";
-  const attempt = fromTarget
-    ? { source: connection.toNode.id, sourceHandle: to?.id ?? null, target: connection.fromNode.id, targetHandle: from.id ?? null }
-    : { source: connection.fromNode.id, sourceHandle: from.id ?? null, target: connection.toNode.id, targetHandle: to?.id ?? null };
-  const result = check(attempt);
-  if (result.ok) return null;
-  const at = flow.flowToScreenPosition(connection.to);
-  return (
-    <div className="braid-connection-tip" role="tooltip" style={{ left: at.x + 14, top: at.y + 14 }}>
-      <span aria-hidden="true">✖ </span>
-      {result.reason}
-    </div>
-  );
-}
-
-function VersionsPanel({ versions, viewing, onOpen, onRestore, onClose }: { versions: VersionRecord[] | null; viewing: VersionRecord | null; onOpen: (v: VersionRecord) => void; onRestore: ((v: VersionRecord) => void) | undefined; onClose: () => void }) {
-  return (
-    <aside className="braid-inspector" aria-label="Version history">
-      <div className="braid-inspector__body">
-        <h2>Version history</h2>
-        <button type="button" onClick={onClose}>
-          Close
-        </button>
-        {versions === null ? (
-          <p>Loading…</p>
-        ) : versions.length === 0 ? (
-          <p className="braid-empty">No versions yet. Publish the draft to make version 1.</p>
-        ) : (
-          <ol className="braid-versions">
-            {versions.map((version) => (
-              <li key={version.number} aria-current={viewing?.number === version.number ? "true" : undefined}>
-                <strong>v{version.number}</strong> by {version.published_by},{" "}
-                <span title={absoluteTime(version.published_at)}>{relativeTime(version.published_at)}</span>
-                <div>
-                  <button type="button" onClick={() => onOpen(version)}>
-                    Open v{version.number}
-                  </button>{" "}
-                  {onRestore && (
-                    <button type="button" onClick={() => onRestore(version)}>
-                      Restore v{version.number}
-                    </button>
-                  )}
-                </div>
-              </li>
-            ))}
-          </ol>
-        )}
-      </div>
-    </aside>
-  );
-}
-
-const SHORTCUTS: [string, string][] = [
-  ["/", "Quick-add a node (after the selected one, connected)"],
-  ["Ctrl+Z", "Undo"],
-  ["Ctrl+Shift+Z or Ctrl+Y", "Redo"],
-  ["Delete or Backspace", "Delete the selection"],
-  ["Ctrl+C / Ctrl+V", "Copy / paste nodes (also across flows)"],
-  ["Ctrl+D", "Duplicate the selection"],
-  ["Ctrl+A", "Select every node"],
-  ["Ctrl+S", "Save now"],
-  ["Shift+L", "Auto-layout, branches and slots in declared order"],
-  ["Shift+drag", "Select an area"],
-  ["Ctrl+click", "Add to the selection"],
-  ["Tab / Enter", "Move between nodes / select the focused node"],
-  ["Escape", "Close a panel, or clear the selection"],
-  ["?", "Show this list"],
-];
-
-function Shortcuts({ onClose }: { onClose: () => void }) {
-  const close = useRef<HTMLButtonElement>(null);
-  useEffect(() => close.current?.focus(), []);
-  return (
-    <div className="braid-dialog" role="dialog" aria-modal="true" aria-label="Keyboard shortcuts">
-      <h2>Keyboard shortcuts</h2>
-      <dl>
-        {SHORTCUTS.map(([keys, what]) => (
-          <div key={keys}>
-            <dt>
-              <kbd>{keys}</kbd>
-            </dt>
-            <dd>{what}</dd>
-          </div>
-        ))}
-      </dl>
-      <button type="button" ref={close} onClick={onClose}>
-        Close
-      </button>
-    </div>
-  );
-}

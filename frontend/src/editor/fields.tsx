@@ -3,7 +3,14 @@
 import { type KeyboardEvent, useEffect, useId, useState } from "react";
 import type { Problem } from "./api";
 
-export function FieldProblems({ problems }: { problems: Problem[] }) {
+/** The line of `source` a position points into, and a caret under its column. */
+function caret(source: string, line: number, column: number): [string, string] | null {
+  const text = source.split("\n")[line - 1];
+  if (text === undefined) return null;
+  return [text, `${" ".repeat(Math.max(0, column - 1))}^`];
+}
+
+export function FieldProblems({ problems, source }: { problems: Problem[]; source?: string }) {
   if (problems.length === 0) return null;
   return (
     <ul className="braid-field__problems">
@@ -16,6 +23,16 @@ export function FieldProblems({ problems }: { problems: Problem[] }) {
             </span>
           )}
           {problem.message}
+          {source !== undefined && problem.position !== null && problem.field !== null && (() => {
+            const marked = caret(source, problem.position.line, problem.position.column);
+            return marked === null ? null : (
+              <pre className="braid-field__caret" aria-hidden="true">
+                {marked[0]}
+                {"\n"}
+                {marked[1]}
+              </pre>
+            );
+          })()}
         </li>
       ))}
     </ul>
@@ -76,7 +93,7 @@ export function TextField({ label, value, onCommit, problems = [], mono, multili
       )}
       {hint !== undefined && <div className="braid-field__hint">{hint}</div>}
       {refusal !== null && <div className="braid-field__problem braid-field__problem--error" role="alert">{refusal}</div>}
-      <FieldProblems problems={problems} />
+      <FieldProblems problems={problems} {...(mono ? { source: value } : {})} />
     </div>
   );
 }

@@ -28,6 +28,8 @@ export type NodePort = {
   label: string;
   /** Target ports: how many edges arrive (more than one into a gather slot means OR). */
   feeds?: number;
+  /** Where along its side the handle sits, 0..1 (spread evenly when absent). */
+  at?: number;
 };
 
 export type BraidNodeData = {

@@ -1,9 +1,9 @@
 import { Handle, Position } from "@xyflow/react";
 import type { BraidNodeData, NodePort } from "../graph/toFlow";
 
-/** Where the i-th of n handles sits along a side, as a CSS percentage. */
-function spread(index: number, count: number): string {
-  return `${((index + 1) / (count + 1)) * 100}%`;
+/** Where a handle sits along its side, as a CSS percentage: its own `at`, else spread evenly. */
+function spread(port: NodePort, index: number, count: number): string {
+  return `${(port.at ?? (index + 1) / (count + 1)) * 100}%`;
 }
 
 function portTitle(port: NodePort, side: "in" | "out", gather: boolean): string {
@@ -27,7 +27,7 @@ export function Ports({ data }: { data: BraidNodeData }) {
   return (
     <>
       {ports.targets.map((port, index) => {
-        const left = spread(index, ports.targets.length);
+        const left = spread(port, index, ports.targets.length);
         const feeds = port.feeds ?? 0;
         const title = portTitle(port, "in", gather);
         return (
@@ -64,7 +64,7 @@ export function Ports({ data }: { data: BraidNodeData }) {
         />
       )}
       {ports.sources.map((port, index) => {
-        const left = spread(index, ports.sources.length);
+        const left = spread(port, index, ports.sources.length);
         const title = portTitle(port, "out", gather);
         const labelled = !(ports.sources.length === 1 && port.label === "next");
         return (

@@ -65,3 +65,20 @@ describe("returns", () => {
     }
   });
 });
+
+describe("handle positions", () => {
+  test("labels never overlap: each gets its room, the row centred", async () => {
+    const { editorNodeSize, portFractions, portLabels } = await import("../../src/designer/serialize");
+    const race = { id: "r", type: "race" as const, branches: ["decision", "timer"] };
+    const { width } = editorNodeSize(race);
+    const labels = portLabels(race).sources;
+    const at = portFractions(labels, width).map((f) => f * width);
+    for (let i = 1; i < at.length; i++) {
+      const gap = at[i]! - at[i - 1]!;
+      const needed = (labels[i]!.length + labels[i - 1]!.length) * 7.5 / 2;
+      expect(gap).toBeGreaterThan(needed);
+    }
+    expect(at[0]!).toBeGreaterThan(0);
+    expect(at.at(-1)!).toBeLessThan(width);
+  });
+});
