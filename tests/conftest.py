@@ -32,7 +32,12 @@ def backings(item: pytest.Item) -> list[str]:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Record each test's backing parts; on the PostgreSQL pass, require the server."""
+    """Record each test's backing parts; on the PostgreSQL pass, require the server.
+
+    Browser tests run last: Playwright's sync API keeps an event loop running in the main
+    thread from its first use, and the socket tests after it could not start their own.
+    """
+    items.sort(key=lambda item: item.get_closest_marker("browser") is not None)
     for item in items:
         item.user_properties.extend(("backing", name) for name in backings(item))
     if database_vendor() != "postgresql":
