@@ -80,6 +80,7 @@ class Outcome(StrEnum):
     ITEM = "item"
     DONE = "done"
     BODY = "body"
+    EXHAUSTED = "exhausted"
     APPROVED = "approved"
     REJECTED = "rejected"
 
@@ -515,8 +516,8 @@ class LoopNode(BaseNode):
     variable: str | None = None
 
     def outcomes(self, actions: Mapping[str, frozenset[str]] = NO_ACTIONS) -> frozenset[str]:
-        """Return `body` and `done`."""
-        return frozenset({Outcome.BODY.value, Outcome.DONE.value})
+        """Return `body`, `done` and `exhausted` (taken when `max_iterations` runs out)."""
+        return frozenset({Outcome.BODY.value, Outcome.DONE.value, Outcome.EXHAUSTED.value})
 
     def expressions(self) -> tuple[ExpressionSite, ...]:
         """Return the while condition."""
@@ -708,7 +709,7 @@ STATIC_OUTCOMES: Final[Mapping[NodeType, frozenset[str]]] = {
     NodeType.FORK: frozenset(),
     NodeType.GATHER: frozenset({"next"}),
     NodeType.FOREACH: frozenset({"item", "done"}),
-    NodeType.LOOP: frozenset({"body", "done"}),
+    NodeType.LOOP: frozenset({"body", "done", "exhausted"}),
     NodeType.APPROVAL: frozenset({"approved", "rejected"}),
     NodeType.WAIT: frozenset({"next"}),
     NodeType.SUBFLOW: frozenset({"next"}),

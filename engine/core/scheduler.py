@@ -743,12 +743,25 @@ class Stepper:
             # `as` is the 1-based number of the iteration about to run (in `while`, too).
             variables[node.variable] = number + 1
         frame.variables = variables
-        go_on = number < node.max_iterations and self.evaluate_bool(frame, node.condition, "while")
-        edge = topology(self.state.graph_of(frame)).successor(node.id, g.Outcome.BODY.value)
+        go_on = self.evaluate_bool(frame, node.condition, "while")
+        edges = topology(self.state.graph_of(frame))
+        edge = edges.successor(node.id, g.Outcome.BODY.value)
         if not go_on or edge is None:
             frame.barrier = {}
             frame.state = FrameState.READY
             self.complete(frame, g.Outcome.DONE.value, {"iterations": number})
+            return
+        if number >= node.max_iterations:
+            # The condition still holds but no iteration remains: never leave by `done`.
+            frame.barrier = {}
+            if edges.successor(node.id, g.Outcome.EXHAUSTED.value) is None:
+                raise FlowFailure(
+                    f"loop {node.id} reached max_iterations ({node.max_iterations}) while its "
+                    f"condition `{node.condition}` still held, and has no `exhausted` edge"
+                )
+            frame.state = FrameState.READY
+            result: JSON = {"iterations": number, "outcome": g.Outcome.EXHAUSTED.value}
+            self.complete(frame, g.Outcome.EXHAUSTED.value, result)
             return
         frame.barrier["iteration"] = number + 1
         frame.state = FrameState.BLOCKED
