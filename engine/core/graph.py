@@ -857,6 +857,9 @@ class DecodedDocument:
     edge_indices: tuple[int, ...]
     damaged_edges: tuple[DamagedEdge, ...]
     declared_state: frozenset[str] | None  # None: `state` is unreadable, so names are unknown
+    # The `as` of every foreach/loop with an id, decoded or not: a body keeps its variable
+    # when its owner's config has an error, so the validator does not cascade.
+    node_variables: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -1380,6 +1383,7 @@ class _NodeDecoder:
     def __init__(self, issues: list[FormatIssue]) -> None:
         self.issues = issues
         self.types: dict[str, NodeType | None] = {}
+        self.variables: dict[str, str] = {}
 
     def report(self, code: FormatCode, message: str, node: str | None, field: str) -> None:
         """Record an issue about one node."""
@@ -1398,6 +1402,9 @@ class _NodeDecoder:
         self.types[node_id] = node_type
         if node_type is None:
             return None
+        variable = raw.get("as")
+        if node_type in BODY_OUTCOMES and isinstance(variable, str) and variable:
+            self.variables[node_id] = variable
         reader = _Reader(raw, _Where(node=node_id), self.issues)
         reader.read.update({"id", "type"})
         head = _Head(node_id, reader.string("label", non_empty=False))
@@ -1668,4 +1675,5 @@ def _decoded(
         edge_indices=indices,
         damaged_edges=tuple(edges.damaged),
         declared_state=declared,
+        node_variables=nodes.variables,
     )

@@ -27,6 +27,7 @@ from engine.core.expressions import (
 from engine.core.graph import (
     BODY_OUTCOMES,
     BRANCHING_TYPES,
+    RESERVED_VARIABLES,
     STATIC_OUTCOMES,
     DecodedDocument,
     Edge,
@@ -291,6 +292,7 @@ class _Flow:
         self.nodes = graph.nodes_by_id
         self.actions = actions
         self.declared_state = decoded.declared_state
+        self.variables = decoded.node_variables
         self.links = [_Link(i, e) for i, e in zip(decoded.edge_indices, graph.edges, strict=True)]
         self.known = [
             link
@@ -630,9 +632,16 @@ class _Traversal:
             return None
         names = {"state", "input"}
         for frame in scope:
-            owner = self.flow.nodes.get(frame.owner)
-            if isinstance(owner, (ForeachNode, LoopNode)) and owner.variable is not None:
-                names.add(owner.variable)
+            # From the document, not the decoded node: an owner whose config has an error
+            # (say a `collect` without `errors`) still names its variable for its body.
+            variable = self.flow.variables.get(frame.owner) if frame.branch is None else None
+            if variable is None:
+                continue
+            if frame.owner not in self.flow.nodes and (
+                not variable.isidentifier() or variable in RESERVED_VARIABLES
+            ):
+                return None  # the owner's `as` is itself wrong: the body's names are unknown
+            names.add(variable)
         return frozenset(names)
 
     def _assign_scopes(self) -> None:
@@ -725,7 +734,10 @@ class _Traversal:
                 link=link,
             )
             for frame, link in self.entered.items()
-            if frame not in self.returned and link.index not in self.escapes
+            if frame not in self.returned
+            and link.index not in self.escapes
+            # A damaged edge into the owner may be the very back-edge: do not cascade.
+            and frame.owner not in self.flow.damaged_targets
         ]
 
 
