@@ -42,6 +42,7 @@ from engine.core.execution_ids import ExecutionId, common_prefix
 from engine.core.expressions import (
     Bindings,
     ExpressionError,
+    MissingFieldError,
     compile_cel,
     compile_template,
     format_timestamp,
@@ -53,6 +54,18 @@ from engine.core.state import MAIN, Frame, FrameState, RunState, Scope, subflow_
 from engine.core.values import JSON
 
 Pick = Callable[[Sequence[int]], int]
+
+
+def describe_fields(value: JSON) -> str:
+    """Return `a`, `b` for an object's fields, else what the value was."""
+    if isinstance(value, dict):
+        return name_list(sorted(value))
+    return "no object but " + ("null" if value is None else type(value).__name__)
+
+
+def name_list(names: Sequence[str]) -> str:
+    """Return `a`, `b`, or "no fields"."""
+    return ", ".join(f"`{name}`" for name in names) if names else "no fields"
 
 
 class FlowFailure(Exception):
@@ -472,19 +485,30 @@ class Stepper:
         view = self.state.lineages.view(frame.lineage)
         return Bindings(state=view, input=scope.input, variables=frame.variables)
 
+    def explain(self, frame: Frame, what: str, error: ExpressionError) -> str:
+        """Return the failure message of an expression: a missing field says what was there."""
+        if not isinstance(error, MissingFieldError):
+            return f"{what}: {error}"
+        message = (
+            f"node `{frame.node}` {what}: `{error.source}` reads `{error.path}`, which is missing"
+        )
+        if error.holder != "input":
+            message += f"; `{error.holder}` held {name_list(error.held)}"
+        return message + f"; the input held {describe_fields(self.bindings(frame).input)}"
+
     def evaluate(self, frame: Frame, source: str, what: str) -> JSON:
         """Evaluate a CEL expression for the frame; an error fails the node."""
         try:
             return compile_cel(source).evaluate(self.bindings(frame))
         except ExpressionError as error:
-            raise FlowFailure(f"{what}: {error}") from error
+            raise FlowFailure(self.explain(frame, what, error)) from error
 
     def evaluate_bool(self, frame: Frame, source: str, what: str) -> bool:
         """Evaluate a boolean CEL expression for the frame."""
         try:
             return compile_cel(source).evaluate_bool(self.bindings(frame))
         except ExpressionError as error:
-            raise FlowFailure(f"{what}: {error}") from error
+            raise FlowFailure(self.explain(frame, what, error)) from error
 
     def render(self, frame: Frame, text: str | None, what: str) -> str:
         """Render `${CEL}` interpolation in a text."""
@@ -493,7 +517,7 @@ class Stepper:
         try:
             return compile_template(text).render(self.bindings(frame))
         except ExpressionError as error:
-            raise FlowFailure(f"{what}: {error}") from error
+            raise FlowFailure(self.explain(frame, what, error)) from error
 
     def write(self, frame: Frame, name: str, value: JSON) -> None:
         """Write a state field in the frame's lineage through its reducer."""
@@ -975,7 +999,7 @@ class Stepper:
                     compile_cel(node.until).evaluate_timestamp(self.bindings(frame))
                 )
             except ExpressionError as error:
-                raise FlowFailure(f"until: {error}") from error
+                raise FlowFailure(self.explain(frame, "until", error)) from error
         else:
             due = shift_time(self.state.now, float(node.seconds or 0))
         key = self.wait_key(frame, "timer")
