@@ -2,6 +2,7 @@
 
 import time
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,6 +20,7 @@ from engine.actions import ACTIONS
 from engine.core.colors import colors, explain
 from engine.core.events import Decision, RunStatus
 from engine.core.graph import Graph, SubflowNode
+from engine.core.inputs import InputRejected, check_input
 from engine.core.runtime import Clock, InProcessRuntime, RealClock
 from engine.core.state import MAIN, RunState, subflow_key
 from engine.core.store import UnknownRun
@@ -35,6 +37,22 @@ class RunRefused(Exception):
     def __init__(self, message: str, report: Report | None = None) -> None:
         super().__init__(message)
         self.report = report
+
+
+class RunInputRejected(RunRefused):
+    """A run whose input does not match its flow's `input` schema; `fields` says which."""
+
+    def __init__(self, rejected: InputRejected) -> None:
+        super().__init__(str(rejected))
+        self.fields = rejected.fields
+
+
+def check_run_input(graphs: Mapping[str, Graph], input_value: Any) -> None:
+    """Refuse an input that does not match the main graph's `input` schema (nothing stored)."""
+    try:
+        check_input(graphs[MAIN].input, input_value)
+    except InputRejected as rejected:
+        raise RunInputRejected(rejected) from rejected
 
 
 def latest_version(slug: str, number: int | None = None) -> FlowVersion:
@@ -97,6 +115,7 @@ def start_run(
     the timer is due within that many seconds (`braid run --max-wait`).
     """
     graphs = resolve_graphs(document)
+    check_run_input(graphs, input_value)
     engine = runtime(clock, approval_timer_wait_s, flow_version=flow_version, started_by=started_by)
     return engine.start(str(uuid.uuid4()), graphs, label, input_value)
 

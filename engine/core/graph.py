@@ -730,6 +730,8 @@ class Graph:
     name: str | None = None
     state: tuple[StateField, ...] | None = None
     layout: JsonObject | None = field(default=None, compare=True)
+    # The optional JSON Schema of the run's input (engine/core/inputs.py checks runs by it).
+    input: JsonObject | None = None
 
     @classmethod
     def from_json(cls, document: object) -> Graph:
@@ -780,6 +782,8 @@ class Graph:
             document["name"] = self.name
         if self.state is not None:
             document["state"] = {declared.name: declared.to_json() for declared in self.state}
+        if self.input is not None:
+            document["input"] = copy_json(self.input)
         document["nodes"] = [node.to_json() for node in self.nodes]
         document["edges"] = [edge.to_json() for edge in self.edges]
         if self.layout is not None:
@@ -1647,6 +1651,7 @@ def decode_document(document: object) -> DecodedDocument:
     nodes = [node_decoder.decode(i, raw) for i, raw in enumerate(_decode_list(r, "nodes"))]
     edges = [edge_decoder.decode(i, raw) for i, raw in enumerate(_decode_list(r, "edges"))]
     layout = r.json_object("layout")
+    input_schema = r.json_object("input")
     r.finish()
     graph = Graph(
         nodes=tuple(n for n in nodes if n is not None),
@@ -1654,6 +1659,7 @@ def decode_document(document: object) -> DecodedDocument:
         name=name,
         state=state,
         layout=layout,
+        input=input_schema,
     )
     indices = tuple(i for i, e in enumerate(edges) if e is not None)
     return _decoded(graph, issues, node_decoder, edge_decoder, indices, declared)

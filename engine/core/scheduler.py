@@ -48,6 +48,7 @@ from engine.core.expressions import (
     format_timestamp,
 )
 from engine.core.gathers import DuplicateSlot, Token
+from engine.core.inputs import InputRejected, check_input
 from engine.core.lineages import LineageError
 from engine.core.reducers import MergeConflict, WriteRejected
 from engine.core.state import MAIN, Frame, FrameState, RunState, Scope, subflow_key
@@ -852,6 +853,10 @@ class Stepper:
             a.field: self.evaluate(frame, a.expression, f"input.{a.field}")
             for a in node.input or ()
         }
+        try:
+            check_input(self.state.graphs[key].input, child_input)
+        except InputRejected as rejected:
+            raise FlowFailure(f"subflow {key}: {rejected}") from rejected
         frame.state = FrameState.BLOCKED
         frame.barrier = {"kind": "subflow"}
         self.row(frame, RowStatus.RUNNING)

@@ -44,6 +44,7 @@ from engine.core.graph import (
     TaskNode,
     decode_document,
 )
+from engine.core.inputs import schema_problems
 from engine.core.values import JSON as JsonValue
 
 MAX_NODES: Final = 5000
@@ -120,6 +121,7 @@ class ProblemCode(StrEnum):
     EXPRESSION_SYNTAX = "expression.syntax"
     EXPRESSION_LIMIT = "expression.limit"
     EXPRESSION_UNKNOWN_VARIABLE = "expression.unknown_variable"
+    INPUT_SCHEMA_INVALID = "input.schema_invalid"
     # Warnings.
     GATHER_SLOT_EXCLUSIVE = "gather.slot_exclusive"
     GATHER_SLOT_DOUBLE = "gather.slot_double"
@@ -196,9 +198,20 @@ def validate(document: object, actions: Mapping[str, frozenset[str]] | None = No
     problems = [_from_issue(issue) for issue in decoded.issues]
     problems += _local_problems(flow)
     problems += _Traversal(flow).problems()
+    problems += _input_schema_problems(decoded.graph)
     errors = tuple(p for p in problems if p.severity is Severity.ERROR)
     warnings = tuple(p for p in problems if p.severity is Severity.WARNING)
     return Report(errors=errors, warnings=warnings, graph=None if decoded.issues else decoded.graph)
+
+
+def _input_schema_problems(graph: Graph) -> list[Problem]:
+    """Report an `input` that is not a usable JSON Schema (of the supported subset)."""
+    if graph.input is None:
+        return []
+    return [
+        _problem(ProblemCode.INPUT_SCHEMA_INVALID, f"`{where}`: {message}", field=where)
+        for where, message in schema_problems(graph.input)
+    ]
 
 
 def _catalog(actions: Mapping[str, frozenset[str]] | None) -> Mapping[str, frozenset[str]]:
