@@ -115,9 +115,14 @@ class MissingFieldError(ExpressionEvaluationError):
     (`input`) and `held` that object's field names, so a message can say what was there.
     """
 
-    def __init__(self, *, source: str, path: str, holder: str, held: tuple[str, ...]) -> None:
-        fields = ", ".join(f"`{name}`" for name in held) if held else "no fields"
-        super().__init__(f"`{path}` is missing (`{holder}` held {fields})", source=source)
+    def __init__(
+        self, *, source: str, path: str, holder: str, held: tuple[str, ...] | None
+    ) -> None:
+        if held is None:  # the holder is null: there is no object to read a field of
+            said = f"`{holder}` is null"
+        else:
+            said = f"`{holder}` held " + (", ".join(f"`{n}`" for n in held) or "no fields")
+        super().__init__(f"`{path}` is missing ({said})", source=source)
         self.path = path
         self.holder = holder
         self.held = held
@@ -213,7 +218,7 @@ class CelExpression:
             raise self._missing(key, activation, str(error)) from error
         # The native library raises ValueError, TypeError, KeyError, RuntimeError, ...
         except Exception as error:
-            raise ExpressionEvaluationError(str(error), source=self.source) from error
+            raise self._missing(None, activation, str(error)) from error
 
     def _run_sandboxed(self, activation: dict[str, object]) -> JsonValue:
         """Run the program in this thread's sandbox."""
@@ -230,14 +235,11 @@ class CelExpression:
         self, key: object, activation: Mapping[str, object], text: str
     ) -> ExpressionEvaluationError:
         """Return a MissingFieldError naming the path read, else a plain evaluation error."""
-        if isinstance(key, str):
-            for chain in _select_chains(self.source):
-                found = _missing_along(chain, key, activation)
-                if found is not None:
-                    path, holder, held = found
-                    return MissingFieldError(
-                        source=self.source, path=path, holder=holder, held=held
-                    )
+        for chain in _select_chains(self.source):
+            found = _missing_along(chain, key, activation)
+            if found is not None:
+                path, holder, held = found
+                return MissingFieldError(source=self.source, path=path, holder=holder, held=held)
         return ExpressionEvaluationError(text, source=self.source)
 
 
@@ -262,13 +264,16 @@ def _select_chains(source: str) -> list[list[str]]:
 
 
 def _missing_along(
-    chain: list[str], key: str, activation: Mapping[str, object]
-) -> tuple[str, str, tuple[str, ...]] | None:
-    """Walk a chain through the activation; return (path, holder, held) where `key` is absent."""
+    chain: list[str], key: object, activation: Mapping[str, object]
+) -> tuple[str, str, tuple[str, ...] | None] | None:
+    """Walk a chain through the activation; return (path, holder, held) where `key` is
+    absent (held None: the holder is null, for any key, as selecting on null always fails)."""
     if chain[0] not in activation:
         return None
     value: object = activation[chain[0]]
     for depth, name in enumerate(chain[1:], start=1):
+        if value is None:
+            return _path(chain[: depth + 1]), _path(chain[:depth]), None
         if not isinstance(value, Mapping):
             return None
         if name not in value:

@@ -490,11 +490,15 @@ class Stepper:
         """Return the failure message of an expression: a missing field says what was there."""
         if not isinstance(error, MissingFieldError):
             return f"{what}: {error}"
-        message = (
-            f"node `{frame.node}` {what}: `{error.source}` reads `{error.path}`, which is missing"
-        )
-        if error.holder != "input":
-            message += f"; `{error.holder}` held {name_list(error.held)}"
+        message = f"node `{frame.node}` {what}: `{error.source}` reads `{error.path}`, "
+        if error.held is None:
+            message += f"but `{error.holder}` is null"
+        else:
+            message += "which is missing"
+            if error.holder != "input":
+                message += f"; `{error.holder}` held {name_list(error.held)}"
+        if error.holder == "input" and error.held is None:
+            return message  # "`input` is null" already says what the input held
         return message + f"; the input held {describe_fields(self.bindings(frame).input)}"
 
     def evaluate(self, frame: Frame, source: str, what: str) -> JSON:

@@ -78,18 +78,37 @@ def test_a_missing_state_key_names_the_state_object_and_the_input() -> None:
 
 
 @pytest.mark.parametrize(
+    ("input_value", "message"),
+    [
+        (None, "node `check` values.total: `input.invoice.amount` reads `input.invoice`, but "
+               "`input` is null"),
+        ({"invoice": None}, "node `check` values.total: `input.invoice.amount` reads "
+                            "`input.invoice.amount`, but `input.invoice` is null; the input "
+                            "held `invoice`"),
+    ],
+)  # fmt: skip
+def test_reading_a_field_of_null_says_which_object_is_null(input_value: Any, message: str) -> None:
+    document = one_node(
+        {"id": "check", "type": "set", "values": {"total": "input.invoice.amount"}},
+        {"total": "sum"},
+    )
+    assert Driver(document, input_value).state.error == message
+
+
+@pytest.mark.parametrize(
     ("source", "value", "path", "holder", "held"),
     [
         ("input.a.b", {"a": {"c": 1}}, "input.a.b", "input.a", ("c",)),
         ("'input.q' + input.z", {"q": "x"}, "input.z", "input", ("q",)),
         ('input["x-y"]', {"x": 1}, "input['x-y']", "input", ("x",)),
+        ("size(state.a.b) > 0", None, "state.a.b", "state.a", None),
     ],
 )
 def test_the_missing_path_is_found_among_the_expressions_selects(
-    source: str, value: Any, path: str, holder: str, held: tuple[str, ...]
+    source: str, value: Any, path: str, holder: str, held: tuple[str, ...] | None
 ) -> None:
     with pytest.raises(MissingFieldError) as raised:
-        compile_cel(source).evaluate(Bindings(state={}, input=value))
+        compile_cel(source).evaluate(Bindings(state={"a": None}, input=value))
     assert (raised.value.path, raised.value.holder, raised.value.held) == (path, holder, held)
 
 
