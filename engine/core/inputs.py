@@ -6,6 +6,7 @@ run's input (`check_input`) before anything is stored; a subflow call checks its
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Final
 
@@ -94,4 +95,41 @@ def _explain(error: ValidationError) -> list[tuple[str, str]]:
     if error.validator == "required" and isinstance(error.instance, dict):
         missing = [n for n in error.validator_value if n not in error.instance]
         return [(".".join([*base, name]), "required, but missing") for name in missing]
-    return [(".".join(base) or "(input)", error.message)]
+    if error.validator == "additionalProperties" and isinstance(error.instance, dict):
+        known = error.schema.get("properties", {}) if isinstance(error.schema, dict) else {}
+        extra = [name for name in error.instance if name not in known]
+        return [(".".join([*base, name]), "is not a field of this input") for name in extra]
+    return [(".".join(base) or "(input)", _reason(error))]
+
+
+_ARTICLES: Final = {"array": "an array", "integer": "an integer", "object": "an object"}
+
+
+def _reason(error: ValidationError) -> str:
+    """Say what is wrong in JSON's words (jsonschema's own messages use Python's reprs)."""
+    shown = json.dumps(error.instance, ensure_ascii=False)
+    shown = shown if len(shown) <= 60 else shown[:57] + "..."
+    if error.validator == "type":
+        wanted = error.validator_value
+        names = wanted if isinstance(wanted, list) else [wanted]
+        listed = " or ".join(_ARTICLES.get(n, f"a {n}") for n in names)
+        found = _json_type(error.instance)
+        return f"must be {listed}, not {found}" + ("" if error.instance is None else f" ({shown})")
+    if error.validator == "enum":
+        return f"must be one of {json.dumps(error.validator_value)}, not {shown}"
+    if error.validator == "const":
+        return f"must be {json.dumps(error.validator_value)}, not {shown}"
+    return str(error.message)
+
+
+def _json_type(value: object) -> str:
+    """Return the JSON type of a value with its article."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    return "an array" if isinstance(value, list) else "an object"

@@ -82,16 +82,17 @@ def test_an_input_that_is_not_an_object_is_a_format_error() -> None:
         (
             {"invoice": {"id": 7, "amount": "ten"}, "kind": "rent"},
             {
-                "invoice.amount": "'ten' is not of type 'number'",
-                "invoice.id": "7 is not of type 'string'",
-                "kind": "'rent' is not one of ['goods', 'services']",
+                "invoice.amount": 'must be a number, not a string ("ten")',
+                "invoice.id": "must be a string, not a number (7)",
+                "kind": 'must be one of ["goods", "services"], not "rent"',
             },
         ),
         (
             {"invoice": {"id": "I", "amount": 1}, "tags": ["a", 2]},
-            {"tags.1": "2 is not of type 'string'"},
+            {"tags.1": "must be a string, not a number (2)"},
         ),
-        ([], {"(input)": "[] is not of type 'object'"}),
+        ([], {"(input)": "must be an object, not an array ([])"}),
+        (None, {"(input)": "must be an object, not null"}),
     ],
 )
 def test_a_wrong_input_is_rejected_naming_each_wrong_field(
@@ -109,6 +110,16 @@ def test_a_matching_input_and_a_flow_without_schema_pass() -> None:
     check_input(None, ["anything"])
 
 
+def test_a_field_outside_a_closed_object_is_named() -> None:
+    schema = {"type": "object", "properties": {"a": {}}, "additionalProperties": False}
+    with pytest.raises(InputRejected) as raised:
+        check_input(schema, {"a": 1, "b": 2, "c": 3})
+    assert raised.value.fields == {
+        "b": "is not a field of this input",
+        "c": "is not a field of this input",
+    }
+
+
 def test_a_subflow_call_whose_input_misses_the_childs_schema_fails_the_call() -> None:
     child = flow([START, END], [edge("start", "done")])
     child["input"] = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
@@ -121,7 +132,7 @@ def test_a_subflow_call_whose_input_misses_the_childs_schema_fails_the_call() ->
 
     message = (
         "subflow child@latest: the input does not match the flow's input schema: "
-        "n: 'three' is not of type 'integer'"
+        'n: must be an integer, not a string ("three")'
     )
     assert (driver.status, driver.state.error) == ("failed", message)
     assert driver.row_table()["call"] == ("failed", "root:1", message, 1)

@@ -14,10 +14,10 @@ DEMO = Path(__file__).resolve().parents[2] / "designer" / "demo_flows"
 WRONG = {"invoice": {"id": "I-1", "amount": "300"}}
 DETAIL = (
     "the input does not match the flow's input schema: "
-    "invoice.amount: '300' is not of type 'number'; invoice.vendor: required, but missing"
+    'invoice.amount: must be a number, not a string ("300"); invoice.vendor: required, but missing'
 )
 FIELDS = {
-    "invoice.amount": "'300' is not of type 'number'",
+    "invoice.amount": 'must be a number, not a string ("300")',
     "invoice.vendor": "required, but missing",
 }
 
