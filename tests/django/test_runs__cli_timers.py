@@ -94,3 +94,14 @@ def test_a_run_waiting_on_people_only_stays_in_process(demo_users) -> None:  # t
     assert report["status"] == "waiting"
     assert Run.objects.get(pk=report["run"]).runtime == "in_process"
     assert not Timer.objects.filter(run_id=report["run"]).exists()
+
+
+@pytest.mark.django_db
+def test_the_text_report_says_which_timer_the_sweeper_fires_and_when(demo_users) -> None:  # type: ignore[no-untyped-def]
+    out = io.StringIO()
+    call_command("braid", "run", FLOW, "--input", INPUT, "--max-wait", "0", stdout=out)
+    (timer,) = Timer.objects.all()
+    assert out.getvalue().splitlines()[-1] == (
+        f"timer   timer fires at {timer.due_at.isoformat()} under the sweeper "
+        "(make run, or the scaled workers' beat)"
+    )
