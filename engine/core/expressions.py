@@ -240,6 +240,8 @@ class CelExpression:
             if found is not None:
                 path, holder, held = found
                 return MissingFieldError(source=self.source, path=path, holder=holder, held=held)
+        if isinstance(key, str):  # a field of a comprehension's variable, say: name the key
+            return ExpressionEvaluationError(f"no such field: `{key}`", source=self.source)
         return ExpressionEvaluationError(text, source=self.source)
 
 

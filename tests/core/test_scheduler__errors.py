@@ -112,6 +112,15 @@ def test_the_missing_path_is_found_among_the_expressions_selects(
     assert (raised.value.path, raised.value.holder, raised.value.held) == (path, holder, held)
 
 
+def test_a_missing_field_of_a_comprehension_variable_names_the_field() -> None:
+    document = one_node(
+        {"id": "sum", "type": "set", "values": {"total": "input.lines.map(l, l.amount)"}},
+        {"total": "overwrite"},
+    )
+    driver = Driver(document, {"lines": [{"id": "L1"}]})
+    assert driver.state.error == "values.total: no such field: `amount`"
+
+
 def test_other_evaluation_errors_keep_their_message() -> None:
     document = one_node(
         {"id": "calc", "type": "set", "values": {"total": "1 / 0"}}, {"total": "sum"}
