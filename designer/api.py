@@ -366,6 +366,9 @@ class FlowViewSet(viewsets.ModelViewSet):
         document = data.get("graph") or flow.draft
         try:
             result = engine_services.test_run(document, data["input"], data["decisions"])
+        except engine_services.RunInputRejected as rejected:
+            body = {"code": "run.input", "detail": str(rejected), "fields": rejected.fields}
+            return Response(body, status=status.HTTP_400_BAD_REQUEST)
         except engine_services.RunRefused as refused:
             body: dict[str, object] = {"code": "run.refused", "detail": str(refused)}
             if refused.report is not None:

@@ -24,6 +24,7 @@ from designer.models import FlowVersion
 from engine import durable, services
 from engine.core.colors import Color
 from engine.core.events import RunStatus
+from engine.core.inputs import InputRejected
 from engine.models import Run, TraceEvent
 
 
@@ -240,7 +241,11 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
         responses={201: RunSerializer},
     )
     def create(self, request: Request) -> Response:
-        """Start a run of a flow's published version (the latest unless one is named)."""
+        """Start a run of a flow's published version (the latest unless one is named).
+
+        An input that does not match the flow's `input` schema is refused before anything is
+        stored: 400 `{"code": "run.input", "detail": sentence, "fields": {path: reason}}`.
+        """
         form = StartSerializer(data=request.data)
         form.is_valid(raise_exception=True)
         data = form.validated_data
@@ -250,7 +255,11 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
         except services.RunRefused as refused:
             return Response({"code": "run.refused", "detail": str(refused)}, status=400)
         label = f"{version.flow.slug} v{version.number}"
-        run = durable.create_run(graphs, label, data["input"], version, request.user)
+        try:
+            run = durable.create_run(graphs, label, data["input"], version, request.user)
+        except InputRejected as rejected:
+            body = {"code": "run.input", "detail": str(rejected), "fields": rejected.fields}
+            return Response(body, status=400)
         return Response(RunSerializer(run).data, status=status.HTTP_201_CREATED)
 
     @extend_schema(responses=TreeSerializer)

@@ -13,6 +13,7 @@ from engine import services
 from engine.core.events import Decision
 from engine.core.runtime import AmbiguousApproval, EventRefused, NoSuchApproval
 from engine.core.store import UnknownRun
+from engine.models import Timer
 
 
 def print_report(report: dict[str, Any], as_json: bool, out: TextIO) -> None:
@@ -47,7 +48,21 @@ def run_command(
         out.write(f"{refused}\n")
         return 1
     print_report(services.report(state.run_id), as_json, out)
+    if not as_json:
+        print_handed_over(state.run_id, out)
     return 0
+
+
+def print_handed_over(run_id: str, out: TextIO) -> None:
+    """Say which timers the sweeper now owns, for a run handed to the durable runtime."""
+    for key, due in (
+        Timer.objects.filter(run_id=run_id).order_by("due_at").values_list("key", "due_at")
+    ):
+        node = key.split("|")[1] if key.count("|") >= 2 else key  # run|path|execution|timer
+        out.write(
+            f"timer   {node} fires at {due.isoformat()} under the sweeper "
+            "(make run, or the scaled workers' beat)\n"
+        )
 
 
 def start(target: str, input_value: Any, max_wait: float | None = None):  # type: ignore[no-untyped-def]
@@ -99,4 +114,6 @@ def decide_command(
             f"recorded; no worker applied it within {waited:g} s, so the run may not show it\n"
         )
     print_report(services.report(run_id), as_json, out)
+    if not as_json:
+        print_handed_over(run_id, out)
     return 0

@@ -49,9 +49,10 @@ from engine.core.events import (
 )
 from engine.core.expressions import format_timestamp
 from engine.core.graph import Graph
+from engine.core.inputs import check_input
 from engine.core.runtime import parse_time, perform
 from engine.core.scheduler import abort, step
-from engine.core.state import RunState
+from engine.core.state import MAIN, RunState
 from engine.faults import crash_point
 from engine.models import Dispatch, PendingEvent, Run, Runtime, Timer
 from engine.store import DjangoStore
@@ -68,7 +69,11 @@ def create_run(
     graphs: dict[str, Graph], label: str, input_value: Any,
     flow_version: FlowVersion | None = None, started_by: AbstractBaseUser | None = None,
 ) -> Run:  # fmt: skip
-    """Store a new run with its Start event; a worker advances it after the commit."""
+    """Store a new run with its Start event; a worker advances it after the commit.
+
+    An input that does not match the flow's `input` schema raises InputRejected first.
+    """
+    check_input(graphs[MAIN].input, input_value)
     run_id = str(uuid.uuid4())
     with transaction.atomic():
         DjangoStore(flow_version, started_by, Runtime.DURABLE).create(

@@ -2,6 +2,7 @@
 
 import time
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,8 +18,9 @@ from designer.services import check_graph
 from engine import durable
 from engine.actions import ACTIONS
 from engine.core.colors import colors, explain
-from engine.core.events import Decision, RequestApproval, RunStatus
+from engine.core.events import Decision, RequestApproval, RunStatus, SetTimer
 from engine.core.graph import Graph, SubflowNode
+from engine.core.inputs import InputRejected, check_input
 from engine.core.runtime import Clock, EventRefused, InProcessRuntime, RealClock
 from engine.core.state import MAIN, RunState, subflow_key
 from engine.core.store import InMemoryStore, UnknownRun
@@ -35,6 +37,22 @@ class RunRefused(Exception):
     def __init__(self, message: str, report: Report | None = None) -> None:
         super().__init__(message)
         self.report = report
+
+
+class RunInputRejected(RunRefused):
+    """A run whose input does not match its flow's `input` schema; `fields` says which."""
+
+    def __init__(self, rejected: InputRejected) -> None:
+        super().__init__(str(rejected))
+        self.fields = rejected.fields
+
+
+def check_run_input(graphs: Mapping[str, Graph], input_value: Any) -> None:
+    """Refuse an input that does not match the main graph's `input` schema (nothing stored)."""
+    try:
+        check_input(graphs[MAIN].input, input_value)
+    except InputRejected as rejected:
+        raise RunInputRejected(rejected) from rejected
 
 
 def latest_version(slug: str, number: int | None = None) -> FlowVersion:
@@ -97,8 +115,31 @@ def start_run(
     the timer is due within that many seconds (`braid run --max-wait`).
     """
     graphs = resolve_graphs(document)
+    check_run_input(graphs, input_value)
     engine = runtime(clock, approval_timer_wait_s, flow_version=flow_version, started_by=started_by)
-    return engine.start(str(uuid.uuid4()), graphs, label, input_value)
+    state = engine.start(str(uuid.uuid4()), graphs, label, input_value)
+    if clock is None:  # on the wall clock only: a test's manual clock is not the sweeper's
+        hand_over_timers(state)
+    return state
+
+
+def hand_over_timers(state: RunState) -> bool:
+    """Hand an in-process run that still has a timer set over to the durable runtime.
+
+    `braid run` (and `braid decide`) return when only a person can advance the run, yet a
+    timer racing that person must still fire on time: the run becomes durable, its set
+    timers are stored as Timer rows, and from then on the sweeper (and, for near timers, a
+    countdown task) fires them exactly as it fires a durable run's. Decisions on it go
+    through the durable inbox too. Return whether the run was handed over.
+    """
+    timers = state.timers()
+    if state.status.finished or not timers:
+        return False
+    with transaction.atomic():
+        run = Run.objects.select_for_update().get(pk=state.run_id)
+        Run.objects.filter(pk=run.pk).update(runtime=Runtime.DURABLE)
+        durable.record_timers(run, [SetTimer(key=key, due=due) for due, key in timers])
+    return True
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,7 +184,9 @@ def decide(
     with transaction.atomic():  # the audit entry goes only if the run takes the decision
         audit.record(EventKind.DECIDED, approval, username, decision=decision.value,
                      comment=comment, starter=starter, groups=list(groups))  # fmt: skip
-        engine.decide(state, node, username, groups, decision, comment, execution_id)
+        state = engine.decide(state, node, username, groups, decision, comment, execution_id)
+    if clock is None:
+        hand_over_timers(state)
     return Decided(run_id, Runtime.IN_PROCESS)
 
 
@@ -221,6 +264,7 @@ def test_run(document: object, input_value: Any, decisions: list[dict[str, str]]
     order) is taken at that node's open approval as an approver of its groups would.
     """
     graphs = resolve_graphs(document)
+    check_run_input(graphs, input_value)
     store = InMemoryStore()
     engine = InProcessRuntime(store, ACTIONS, RealClock())
     engine.max_timer_wait_s = engine.approval_timer_wait_s = TEST_RUN_TIMER_WAIT_S

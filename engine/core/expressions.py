@@ -108,6 +108,26 @@ class ExpressionBudgetError(ExpressionEvaluationError):
     """An evaluation stopped by its budget: time, memory or result size."""
 
 
+class MissingFieldError(ExpressionEvaluationError):
+    """An expression read a field its object does not have (`input.invoice` of `{}`).
+
+    `path` is what was read (`input.invoice`), `holder` the object it was read from
+    (`input`) and `held` that object's field names, so a message can say what was there.
+    """
+
+    def __init__(
+        self, *, source: str, path: str, holder: str, held: tuple[str, ...] | None
+    ) -> None:
+        if held is None:  # the holder is null: there is no object to read a field of
+            said = f"`{holder}` is null"
+        else:
+            said = f"`{holder}` held " + (", ".join(f"`{n}`" for n in held) or "no fields")
+        super().__init__(f"`{path}` is missing ({said})", source=source)
+        self.path = path
+        self.holder = holder
+        self.held = held
+
+
 @dataclass(frozen=True, slots=True)
 class NameUse:
     """A name the expression uses and the offset of its first use in the config string."""
@@ -193,9 +213,12 @@ class CelExpression:
             return self._run_sandboxed(activation)
         try:
             return self.program.execute(activation)
+        except KeyError as error:  # a missing map key or field: say which, and what was there
+            key = error.args[0] if error.args else None
+            raise self._missing(key, activation, str(error)) from error
         # The native library raises ValueError, TypeError, KeyError, RuntimeError, ...
         except Exception as error:
-            raise ExpressionEvaluationError(str(error), source=self.source) from error
+            raise self._missing(None, activation, str(error)) from error
 
     def _run_sandboxed(self, activation: dict[str, object]) -> JsonValue:
         """Run the program in this thread's sandbox."""
@@ -204,7 +227,69 @@ class CelExpression:
         except sandbox.SandboxError as error:
             raise ExpressionBudgetError(str(error), source=self.source) from error
         except sandbox.EvaluationFailed as error:
-            raise ExpressionEvaluationError(str(error), source=self.source) from error
+            quoted = _QUOTED_KEY.fullmatch(str(error))
+            key = quoted.group(1) if quoted else None
+            raise self._missing(key, activation, str(error)) from error
+
+    def _missing(
+        self, key: object, activation: Mapping[str, object], text: str
+    ) -> ExpressionEvaluationError:
+        """Return a MissingFieldError naming the path read, else a plain evaluation error."""
+        for chain in _select_chains(self.source):
+            found = _missing_along(chain, key, activation)
+            if found is not None:
+                path, holder, held = found
+                return MissingFieldError(source=self.source, path=path, holder=holder, held=held)
+        if isinstance(key, str):  # a field of a comprehension's variable, say: name the key
+            return ExpressionEvaluationError(f"no such field: `{key}`", source=self.source)
+        return ExpressionEvaluationError(text, source=self.source)
+
+
+_QUOTED_KEY: Final = re.compile(r"'([^']*)'")
+_CHAIN: Final = re.compile(
+    r"""(?<![\w.])([A-Za-z_]\w*)((?:\s*\.\s*[A-Za-z_]\w*|\s*\[\s*(?:"[^"]*"|'[^']*')\s*\])+)"""
+)
+_SEGMENT: Final = re.compile(r"""\.\s*([A-Za-z_]\w*)|\[\s*(?:"([^"]*)"|'([^']*)')\s*\]""")
+
+
+def _select_chains(source: str) -> list[list[str]]:
+    """Return the field-select chains of a CEL text (`input.invoice.amount` → 3 names).
+
+    Text inside a string literal may look like a chain; it is harmless, because a chain only
+    counts where walking it meets the very key the library reported missing.
+    """
+    chains = []
+    for match in _CHAIN.finditer(source):
+        segments = [a or b or c for a, b, c in _SEGMENT.findall(match.group(2))]
+        chains.append([match.group(1), *segments])
+    return chains
+
+
+def _missing_along(
+    chain: list[str], key: object, activation: Mapping[str, object]
+) -> tuple[str, str, tuple[str, ...] | None] | None:
+    """Walk a chain through the activation; return (path, holder, held) where `key` is
+    absent (held None: the holder is null, for any key, as selecting on null always fails)."""
+    if chain[0] not in activation:
+        return None
+    value: object = activation[chain[0]]
+    for depth, name in enumerate(chain[1:], start=1):
+        if value is None:
+            return _path(chain[: depth + 1]), _path(chain[:depth]), None
+        if not isinstance(value, Mapping):
+            return None
+        if name not in value:
+            if name != key:
+                return None
+            holder = _path(chain[:depth])
+            return _path(chain[: depth + 1]), holder, tuple(sorted(str(k) for k in value))
+        value = value[name]
+    return None
+
+
+def _path(names: list[str]) -> str:
+    """Return a dotted path, quoting names that are not identifiers."""
+    return names[0] + "".join(f".{n}" if n.isidentifier() else f"[{n!r}]" for n in names[1:])
 
 
 @dataclass(frozen=True, slots=True)

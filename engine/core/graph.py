@@ -80,6 +80,7 @@ class Outcome(StrEnum):
     ITEM = "item"
     DONE = "done"
     BODY = "body"
+    EXHAUSTED = "exhausted"
     APPROVED = "approved"
     REJECTED = "rejected"
 
@@ -515,8 +516,8 @@ class LoopNode(BaseNode):
     variable: str | None = None
 
     def outcomes(self, actions: Mapping[str, frozenset[str]] = NO_ACTIONS) -> frozenset[str]:
-        """Return `body` and `done`."""
-        return frozenset({Outcome.BODY.value, Outcome.DONE.value})
+        """Return `body`, `done` and `exhausted` (taken when `max_iterations` runs out)."""
+        return frozenset({Outcome.BODY.value, Outcome.DONE.value, Outcome.EXHAUSTED.value})
 
     def expressions(self) -> tuple[ExpressionSite, ...]:
         """Return the while condition."""
@@ -708,7 +709,7 @@ STATIC_OUTCOMES: Final[Mapping[NodeType, frozenset[str]]] = {
     NodeType.FORK: frozenset(),
     NodeType.GATHER: frozenset({"next"}),
     NodeType.FOREACH: frozenset({"item", "done"}),
-    NodeType.LOOP: frozenset({"body", "done"}),
+    NodeType.LOOP: frozenset({"body", "done", "exhausted"}),
     NodeType.APPROVAL: frozenset({"approved", "rejected"}),
     NodeType.WAIT: frozenset({"next"}),
     NodeType.SUBFLOW: frozenset({"next"}),
@@ -729,6 +730,8 @@ class Graph:
     name: str | None = None
     state: tuple[StateField, ...] | None = None
     layout: JsonObject | None = field(default=None, compare=True)
+    # The optional JSON Schema of the run's input (engine/core/inputs.py checks runs by it).
+    input: JsonObject | None = None
 
     @classmethod
     def from_json(cls, document: object) -> Graph:
@@ -779,6 +782,8 @@ class Graph:
             document["name"] = self.name
         if self.state is not None:
             document["state"] = {declared.name: declared.to_json() for declared in self.state}
+        if self.input is not None:
+            document["input"] = copy_json(self.input)
         document["nodes"] = [node.to_json() for node in self.nodes]
         document["edges"] = [edge.to_json() for edge in self.edges]
         if self.layout is not None:
@@ -856,6 +861,9 @@ class DecodedDocument:
     edge_indices: tuple[int, ...]
     damaged_edges: tuple[DamagedEdge, ...]
     declared_state: frozenset[str] | None  # None: `state` is unreadable, so names are unknown
+    # The `as` of every foreach/loop with an id, decoded or not: a body keeps its variable
+    # when its owner's config has an error, so the validator does not cascade.
+    node_variables: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -1379,6 +1387,7 @@ class _NodeDecoder:
     def __init__(self, issues: list[FormatIssue]) -> None:
         self.issues = issues
         self.types: dict[str, NodeType | None] = {}
+        self.variables: dict[str, str] = {}
 
     def report(self, code: FormatCode, message: str, node: str | None, field: str) -> None:
         """Record an issue about one node."""
@@ -1397,6 +1406,9 @@ class _NodeDecoder:
         self.types[node_id] = node_type
         if node_type is None:
             return None
+        variable = raw.get("as")
+        if node_type in BODY_OUTCOMES and isinstance(variable, str) and variable:
+            self.variables[node_id] = variable
         reader = _Reader(raw, _Where(node=node_id), self.issues)
         reader.read.update({"id", "type"})
         head = _Head(node_id, reader.string("label", non_empty=False))
@@ -1639,6 +1651,7 @@ def decode_document(document: object) -> DecodedDocument:
     nodes = [node_decoder.decode(i, raw) for i, raw in enumerate(_decode_list(r, "nodes"))]
     edges = [edge_decoder.decode(i, raw) for i, raw in enumerate(_decode_list(r, "edges"))]
     layout = r.json_object("layout")
+    input_schema = r.json_object("input")
     r.finish()
     graph = Graph(
         nodes=tuple(n for n in nodes if n is not None),
@@ -1646,6 +1659,7 @@ def decode_document(document: object) -> DecodedDocument:
         name=name,
         state=state,
         layout=layout,
+        input=input_schema,
     )
     indices = tuple(i for i, e in enumerate(edges) if e is not None)
     return _decoded(graph, issues, node_decoder, edge_decoder, indices, declared)
@@ -1667,4 +1681,5 @@ def _decoded(
         edge_indices=indices,
         damaged_edges=tuple(edges.damaged),
         declared_state=declared,
+        node_variables=nodes.variables,
     )

@@ -42,17 +42,31 @@ from engine.core.execution_ids import ExecutionId, common_prefix
 from engine.core.expressions import (
     Bindings,
     ExpressionError,
+    MissingFieldError,
     compile_cel,
     compile_template,
     format_timestamp,
 )
 from engine.core.gathers import DuplicateSlot, Token
+from engine.core.inputs import InputRejected, check_input
 from engine.core.lineages import LineageError
 from engine.core.reducers import MergeConflict, WriteRejected
 from engine.core.state import MAIN, Frame, FrameState, RunState, Scope, subflow_key
 from engine.core.values import JSON
 
 Pick = Callable[[Sequence[int]], int]
+
+
+def describe_fields(value: JSON) -> str:
+    """Return `a`, `b` for an object's fields, else what the value was."""
+    if isinstance(value, dict):
+        return name_list(sorted(value))
+    return "no object but " + ("null" if value is None else type(value).__name__)
+
+
+def name_list(names: Sequence[str]) -> str:
+    """Return `a`, `b`, or "no fields"."""
+    return ", ".join(f"`{name}`" for name in names) if names else "no fields"
 
 
 class FlowFailure(Exception):
@@ -472,19 +486,34 @@ class Stepper:
         view = self.state.lineages.view(frame.lineage)
         return Bindings(state=view, input=scope.input, variables=frame.variables)
 
+    def explain(self, frame: Frame, what: str, error: ExpressionError) -> str:
+        """Return the failure message of an expression: a missing field says what was there."""
+        if not isinstance(error, MissingFieldError):
+            return f"{what}: {error}"
+        message = f"node `{frame.node}` {what}: `{error.source}` reads `{error.path}`, "
+        if error.held is None:
+            message += f"but `{error.holder}` is null"
+        else:
+            message += "which is missing"
+            if error.holder != "input":
+                message += f"; `{error.holder}` held {name_list(error.held)}"
+        if error.holder == "input" and error.held is None:
+            return message  # "`input` is null" already says what the input held
+        return message + f"; the input held {describe_fields(self.bindings(frame).input)}"
+
     def evaluate(self, frame: Frame, source: str, what: str) -> JSON:
         """Evaluate a CEL expression for the frame; an error fails the node."""
         try:
             return compile_cel(source).evaluate(self.bindings(frame))
         except ExpressionError as error:
-            raise FlowFailure(f"{what}: {error}") from error
+            raise FlowFailure(self.explain(frame, what, error)) from error
 
     def evaluate_bool(self, frame: Frame, source: str, what: str) -> bool:
         """Evaluate a boolean CEL expression for the frame."""
         try:
             return compile_cel(source).evaluate_bool(self.bindings(frame))
         except ExpressionError as error:
-            raise FlowFailure(f"{what}: {error}") from error
+            raise FlowFailure(self.explain(frame, what, error)) from error
 
     def render(self, frame: Frame, text: str | None, what: str) -> str:
         """Render `${CEL}` interpolation in a text."""
@@ -493,7 +522,7 @@ class Stepper:
         try:
             return compile_template(text).render(self.bindings(frame))
         except ExpressionError as error:
-            raise FlowFailure(f"{what}: {error}") from error
+            raise FlowFailure(self.explain(frame, what, error)) from error
 
     def write(self, frame: Frame, name: str, value: JSON) -> None:
         """Write a state field in the frame's lineage through its reducer."""
@@ -743,12 +772,25 @@ class Stepper:
             # `as` is the 1-based number of the iteration about to run (in `while`, too).
             variables[node.variable] = number + 1
         frame.variables = variables
-        go_on = number < node.max_iterations and self.evaluate_bool(frame, node.condition, "while")
-        edge = topology(self.state.graph_of(frame)).successor(node.id, g.Outcome.BODY.value)
+        go_on = self.evaluate_bool(frame, node.condition, "while")
+        edges = topology(self.state.graph_of(frame))
+        edge = edges.successor(node.id, g.Outcome.BODY.value)
         if not go_on or edge is None:
             frame.barrier = {}
             frame.state = FrameState.READY
             self.complete(frame, g.Outcome.DONE.value, {"iterations": number})
+            return
+        if number >= node.max_iterations:
+            # The condition still holds but no iteration remains: never leave by `done`.
+            frame.barrier = {}
+            if edges.successor(node.id, g.Outcome.EXHAUSTED.value) is None:
+                raise FlowFailure(
+                    f"loop {node.id} reached max_iterations ({node.max_iterations}) while its "
+                    f"condition `{node.condition}` still held, and has no `exhausted` edge"
+                )
+            frame.state = FrameState.READY
+            result: JSON = {"iterations": number, "outcome": g.Outcome.EXHAUSTED.value}
+            self.complete(frame, g.Outcome.EXHAUSTED.value, result)
             return
         frame.barrier["iteration"] = number + 1
         frame.state = FrameState.BLOCKED
@@ -815,6 +857,10 @@ class Stepper:
             a.field: self.evaluate(frame, a.expression, f"input.{a.field}")
             for a in node.input or ()
         }
+        try:
+            check_input(self.state.graphs[key].input, child_input)
+        except InputRejected as rejected:
+            raise FlowFailure(f"subflow {key}: {rejected}") from rejected
         frame.state = FrameState.BLOCKED
         frame.barrier = {"kind": "subflow"}
         self.row(frame, RowStatus.RUNNING)
@@ -962,7 +1008,7 @@ class Stepper:
                     compile_cel(node.until).evaluate_timestamp(self.bindings(frame))
                 )
             except ExpressionError as error:
-                raise FlowFailure(f"until: {error}") from error
+                raise FlowFailure(self.explain(frame, "until", error)) from error
         else:
             due = shift_time(self.state.now, float(node.seconds or 0))
         key = self.wait_key(frame, "timer")

@@ -27,6 +27,7 @@ from engine.core.expressions import (
 from engine.core.graph import (
     BODY_OUTCOMES,
     BRANCHING_TYPES,
+    RESERVED_VARIABLES,
     STATIC_OUTCOMES,
     DecodedDocument,
     Edge,
@@ -43,6 +44,7 @@ from engine.core.graph import (
     TaskNode,
     decode_document,
 )
+from engine.core.inputs import schema_problems
 from engine.core.values import JSON as JsonValue
 
 MAX_NODES: Final = 5000
@@ -119,6 +121,7 @@ class ProblemCode(StrEnum):
     EXPRESSION_SYNTAX = "expression.syntax"
     EXPRESSION_LIMIT = "expression.limit"
     EXPRESSION_UNKNOWN_VARIABLE = "expression.unknown_variable"
+    INPUT_SCHEMA_INVALID = "input.schema_invalid"
     # Warnings.
     GATHER_SLOT_EXCLUSIVE = "gather.slot_exclusive"
     GATHER_SLOT_DOUBLE = "gather.slot_double"
@@ -195,9 +198,20 @@ def validate(document: object, actions: Mapping[str, frozenset[str]] | None = No
     problems = [_from_issue(issue) for issue in decoded.issues]
     problems += _local_problems(flow)
     problems += _Traversal(flow).problems()
+    problems += _input_schema_problems(decoded.graph)
     errors = tuple(p for p in problems if p.severity is Severity.ERROR)
     warnings = tuple(p for p in problems if p.severity is Severity.WARNING)
     return Report(errors=errors, warnings=warnings, graph=None if decoded.issues else decoded.graph)
+
+
+def _input_schema_problems(graph: Graph) -> list[Problem]:
+    """Report an `input` that is not a usable JSON Schema (of the supported subset)."""
+    if graph.input is None:
+        return []
+    return [
+        _problem(ProblemCode.INPUT_SCHEMA_INVALID, f"`{where}`: {message}", field=where)
+        for where, message in schema_problems(graph.input)
+    ]
 
 
 def _catalog(actions: Mapping[str, frozenset[str]] | None) -> Mapping[str, frozenset[str]]:
@@ -291,6 +305,7 @@ class _Flow:
         self.nodes = graph.nodes_by_id
         self.actions = actions
         self.declared_state = decoded.declared_state
+        self.variables = decoded.node_variables
         self.links = [_Link(i, e) for i, e in zip(decoded.edge_indices, graph.edges, strict=True)]
         self.known = [
             link
@@ -630,9 +645,16 @@ class _Traversal:
             return None
         names = {"state", "input"}
         for frame in scope:
-            owner = self.flow.nodes.get(frame.owner)
-            if isinstance(owner, (ForeachNode, LoopNode)) and owner.variable is not None:
-                names.add(owner.variable)
+            # From the document, not the decoded node: an owner whose config has an error
+            # (say a `collect` without `errors`) still names its variable for its body.
+            variable = self.flow.variables.get(frame.owner) if frame.branch is None else None
+            if variable is None:
+                continue
+            if frame.owner not in self.flow.nodes and (
+                not variable.isidentifier() or variable in RESERVED_VARIABLES
+            ):
+                return None  # the owner's `as` is itself wrong: the body's names are unknown
+            names.add(variable)
         return frozenset(names)
 
     def _assign_scopes(self) -> None:
@@ -725,7 +747,10 @@ class _Traversal:
                 link=link,
             )
             for frame, link in self.entered.items()
-            if frame not in self.returned and link.index not in self.escapes
+            if frame not in self.returned
+            and link.index not in self.escapes
+            # A damaged edge into the owner may be the very back-edge: do not cascade.
+            and frame.owner not in self.flow.damaged_targets
         ]
 
 

@@ -418,6 +418,50 @@ def test_the_foreach_variable_is_in_scope_inside_its_body_only() -> None:
     assert errors(document) == [("expression.unknown_variable", "each", None, "items")]
 
 
+# No cascades: an error in an owner's config leaves its body's scope whole --------------------
+
+
+@pytest.mark.parametrize(
+    ("config", "expected"),
+    [
+        ({"on_item_failure": "collect"}, ("field.missing", "each", None, "errors")),
+        ({"items": 3}, ("field.type", "each", None, "items")),
+        ({"concurrency": 0}, ("foreach.concurrency_invalid", "each", None, "concurrency")),
+        ({"bogus": 1}, ("field.unknown", "each", None, "bogus")),
+        # A wrong `as` is the one error: the body's names cannot be judged against it.
+        ({"as_": "my-line"}, ("field.value", "each", None, "as")),
+    ],
+)
+def test_a_foreach_config_error_does_not_also_report_its_variable_undefined_in_the_body(
+    config: dict[str, Any], expected: Found
+) -> None:
+    document = foreach_flow(**config)
+    document["nodes"][2]["values"] = {"log": "[line.id]"}
+    assert errors(document) == [expected]
+
+
+def test_a_foreach_config_error_still_reports_a_truly_unknown_name_in_its_body() -> None:
+    document = foreach_flow(on_item_failure="collect")
+    document["nodes"][2]["values"] = {"log": "[line.id, lime]"}
+    assert errors(document) == [
+        ("field.missing", "each", None, "errors"),
+        ("expression.unknown_variable", "work", None, "values.log"),
+    ]
+
+
+def test_a_loop_config_error_does_not_also_report_its_variable_undefined_in_the_body() -> None:
+    document = loop_flow(as_="round", max_iterations=0)
+    document["nodes"][2] = node("pause", "wait", until="timestamp(input.start) + "
+                                "duration(string(round) + 'm')")  # fmt: skip
+    assert errors(document) == [("loop.max_iterations_invalid", "lp", None, "max_iterations")]
+
+
+def test_a_damaged_back_edge_does_not_also_report_that_the_body_never_returns() -> None:
+    document = foreach_flow()
+    document["edges"][2]["bogus"] = 1
+    assert errors(document) == [("field.unknown", None, "work->each", "bogus")]
+
+
 def test_comprehension_variables_and_type_names_are_not_unknown() -> None:
     expression = (
         "input.lines.filter(l, l.amount > 1).map(l, int(l.amount)).size() > 0 && type(1) == int"

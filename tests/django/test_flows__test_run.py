@@ -56,3 +56,13 @@ def test_a_posted_graph_runs_instead_of_the_draft_and_an_invalid_one_is_refused(
     assert broken.json()["errors"]
     assert post(client, "b-and-d-or-e", {"decisions": [{"node": "x"}]}).status_code == 400
     assert post(client_for("finance"), "b-and-d-or-e", {}).status_code == 403
+
+
+@pytest.mark.django_db
+def test_a_test_run_refuses_an_input_its_schema_refuses(demo, client_for) -> None:  # type: ignore[no-untyped-def]
+    bad = {"invoice": {"id": "I-1", "amount": "lots", "vendor": "V"}}
+    refused = post(client_for("analyst"), "invoice-sign-off", {"input": bad})
+    assert refused.status_code == 400
+    body = refused.json()
+    assert body["code"] == "run.input"
+    assert list(body["fields"]) == ["invoice.amount"]

@@ -2,12 +2,15 @@
 
 import json
 import re
+from pathlib import Path
 
 import pytest
 from django.test import Client
 
 from engine.models import Run
 from tests.django.durable_driver import drain
+
+DEMO = Path(__file__).resolve().parents[2] / "designer" / "demo_flows"
 
 
 def page_data(html: str, script_id: str) -> dict:  # type: ignore[type-arg]
@@ -49,7 +52,10 @@ def test_the_runs_page_mounts_the_runs_entry_with_the_viewer_and_published_flows
     slugs = [flow["slug"] for flow in data["flows"]]
     assert slugs == sorted(slugs)
     assert {"approval-or-timeout", "b-and-d-or-e", "vendor-payment"} <= set(slugs)
-    assert all(flow["version"] == 1 and flow["input"] is None for flow in data["flows"])
+    assert all(flow["version"] == 1 for flow in data["flows"])
+    # Each flow's `input` schema, as its demo file declares it (the start form's template).
+    schemas = {p.stem: json.loads(p.read_text())["input"] for p in DEMO.glob("*.json")}
+    assert {flow["slug"]: flow["input"] for flow in data["flows"]} == schemas
 
 
 @pytest.mark.django_db

@@ -8,6 +8,27 @@ from django.core.management.base import BaseCommand
 
 from braid.demo import DEMO_USERS, create_demo_users
 
+# Subcommands that read or write runs: on a database that was never migrated they would end
+# in a traceback ("no such table"), so they say what to run instead.
+NEEDS_TABLES = frozenset({"run", "show", "decide", "import", "audit"})
+NOT_MIGRATED = (
+    "The database has no Braid tables yet (or misses some migrations): "
+    "run `python manage.py migrate` first.\n"
+)
+
+
+def migrated() -> bool:
+    """Return whether every migration is applied to the default database."""
+    from django.db import DEFAULT_DB_ALIAS, DatabaseError, connections
+    from django.db.migrations.executor import MigrationExecutor
+
+    connection = connections[DEFAULT_DB_ALIAS]
+    try:
+        executor = MigrationExecutor(connection)
+        return not executor.migration_plan(executor.loader.graph.leaf_nodes())
+    except DatabaseError:
+        return False
+
 
 class Command(BaseCommand):
     help = "Braid's command line: demo, serve, validate, import, run, show, decide, audit."
@@ -51,7 +72,11 @@ class Command(BaseCommand):
         audit.add_argument("action", choices=["verify"])
 
     def handle(self, *args: Any, **options: Any) -> None:
-        status = getattr(self, f"handle_{options['subcommand']}")(**options)
+        subcommand = options["subcommand"]
+        if subcommand in NEEDS_TABLES and not migrated():
+            self.stdout.write(NOT_MIGRATED)
+            sys.exit(2)
+        status = getattr(self, f"handle_{subcommand}")(**options)
         if status:
             sys.exit(status)
 
