@@ -140,14 +140,13 @@ def test_the_poll_loop_example_writes_each_iteration_under_its_own_execution_id(
     path = tmp_path / "poll.json"
     path.write_text(json.dumps(document))
     report = run_json("run", str(path))
-    assert report["status"] == "completed"
-    assert report["state"] == {"tries": 5, "status": "waiting"}
+    # CONTRACT: a loop at max_iterations whose condition still holds, without an
+    # `exhausted` edge, fails; it never leaves by `done`.
+    assert report["status"] == "failed"
     assert report["nodes"]["check"]["execution_id"] == "root:1:poll:5"
-    assert report["nodes"]["poll"] == {
-        "status": "completed",
-        "execution_id": "root:1",
-        "result": {"iterations": 5},
-    }
+    assert report["nodes"]["count"]["execution_id"] == "root:1:poll:5"
+    assert report["nodes"]["poll"]["status"] == "failed"
+    assert report["colors"]["done"] == "skipped"
 
 
 @pytest.mark.django_db

@@ -3,6 +3,7 @@
 separate `celery worker` over PostgreSQL and Redis: a worker's commit reaches the
 browser's socket on Daphne through channels-redis)."""
 
+import time
 from pathlib import Path
 
 import pytest
@@ -38,8 +39,9 @@ def sign_off(base_url: str) -> None:
             assert status == 202, body
 
 
-def watch_an_invoice_sign_off(base_url: str) -> list[dict]:  # type: ignore[type-arg]
-    """Start an invoice run as admin, watch it while finance and legal approve."""
+def watch_an_invoice_sign_off(base_url: str, idle_s: float = 0) -> list[dict]:  # type: ignore[type-arg]
+    """Start an invoice run as admin, watch it while finance and legal approve (after the
+    socket has been idle for idle_s seconds)."""
     admin = Browserless(base_url)
     admin.login("admin", "braid-admin")
     status, run = admin.post_json("/api/runs/", {"flow": "invoice-sign-off", "input": INVOICE})
@@ -47,7 +49,12 @@ def watch_an_invoice_sign_off(base_url: str) -> list[dict]:  # type: ignore[type
     run_id = run["id"]  # type: ignore[index]
     waiting = watch_run(admin, run_id, until="waiting")
     assert waiting[0]["type"] == "snapshot"
-    return watch_run(admin, run_id, until="completed", then=lambda: sign_off(base_url))
+
+    def later() -> None:
+        time.sleep(idle_s)
+        sign_off(base_url)
+
+    return watch_run(admin, run_id, until="completed", then=later)
 
 
 def assert_colors_went_from_waiting_to_completed(messages: list[dict]) -> None:  # type: ignore[type-arg]
@@ -87,5 +94,6 @@ def test_a_socket_on_daphne_sees_a_separate_workers_commits(
         running([*worker, "--hostname=live@%h"], env, tmp_path / "worker.log"),
     ):
         wait_for_port(port, web, tmp_path / "daphne.log")
-        messages = watch_an_invoice_sign_off(f"http://127.0.0.1:{port}")
+        # Idle longer than redis-py's default 5 s read timeout: the socket must stay open.
+        messages = watch_an_invoice_sign_off(f"http://127.0.0.1:{port}", idle_s=7)
     assert_colors_went_from_waiting_to_completed(messages)
