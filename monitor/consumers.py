@@ -15,11 +15,11 @@ from __future__ import annotations
 import asyncio
 import json
 import uuid
-from collections import Counter
 from typing import Any
 
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
+from django.db.models import Count
 
 from braid.permissions import Act, allows
 from engine import live, services
@@ -172,8 +172,9 @@ class RunsConsumer(LiveConsumer):
         return [live.RUNS_GROUP]
 
     def counts(self) -> dict[str, int]:
-        statuses = visible_runs(Run.objects.all(), self.user).values_list("status", flat=True)
-        return dict(Counter(statuses))
+        """Count the user's visible runs by status, in the database (one grouped query)."""
+        grouped = visible_runs(Run.objects.all(), self.user).order_by().values("status")
+        return {row["status"]: row["n"] for row in grouped.annotate(n=Count("pk"))}
 
     def rows(self, run_ids: list[str]) -> list[dict[str, Any]]:
         runs = visible_runs(Run.objects.filter(pk__in=run_ids), self.user)
