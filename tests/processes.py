@@ -1,5 +1,6 @@
 """Starting and talking to real Braid processes (Daphne, Celery workers) in tests."""
 
+import contextlib
 import http.cookiejar
 import json
 import os
@@ -181,3 +182,22 @@ def watch_run(
             if message.get("status") == until:
                 return messages
     raise AssertionError(f"the run did not reach {until} within {seconds} s: {messages}")
+
+
+@contextmanager
+def scaled_serving(database_url: str, redis_url: str, var_dir: Path, workers: int) -> Iterator[str]:
+    """Run scaled mode: Daphne plus `workers` separate `celery worker` processes over the
+    database and Redis, migrated with the demo loaded; yield Daphne's base URL."""
+    env = base_env(DATABASE_URL=database_url, REDIS_URL=redis_url, BRAID_VAR_DIR=str(var_dir))
+    manage(env, "migrate", "--noinput")
+    manage(env, "braid", "demo")
+    port = free_port()
+    daphne = [str(BIN / "daphne"), "-b", "127.0.0.1", "-p", str(port), "braid.asgi:application"]
+    worker = [str(BIN / "celery"), "-A", "braid", "worker", "--concurrency=1", "--loglevel=INFO"]
+    with contextlib.ExitStack() as stack:
+        web = stack.enter_context(running(daphne, env, var_dir / "daphne.log"))
+        for number in range(1, workers + 1):
+            command = [*worker, f"--hostname=w{number}@%h"]
+            stack.enter_context(running(command, env, var_dir / f"worker-{number}.log"))
+        wait_for_port(port, web, var_dir / "daphne.log")
+        yield f"http://127.0.0.1:{port}"

@@ -8,17 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.processes import (
-    BIN,
-    Browserless,
-    base_env,
-    braid_serving,
-    free_port,
-    manage,
-    running,
-    wait_for_port,
-    watch_run,
-)
+from tests.processes import Browserless, braid_serving, scaled_serving, watch_run
 from tests.scaled.test_scaled_mode import scaled_database  # noqa: F401  (a fixture)
 from tests.servers import require_redis
 
@@ -81,19 +71,7 @@ def test_a_socket_on_daphne_sees_a_separate_workers_commits(
     scaled_database: str,  # noqa: F811
     tmp_path: Path,
 ) -> None:
-    env = base_env(
-        DATABASE_URL=scaled_database, REDIS_URL=require_redis(), BRAID_VAR_DIR=str(tmp_path)
-    )
-    manage(env, "migrate", "--noinput")
-    manage(env, "braid", "demo")
-    port = free_port()
-    daphne = [str(BIN / "daphne"), "-b", "127.0.0.1", "-p", str(port), "braid.asgi:application"]
-    worker = [str(BIN / "celery"), "-A", "braid", "worker", "--concurrency=1", "--loglevel=INFO"]
-    with (
-        running(daphne, env, tmp_path / "daphne.log") as web,
-        running([*worker, "--hostname=live@%h"], env, tmp_path / "worker.log"),
-    ):
-        wait_for_port(port, web, tmp_path / "daphne.log")
+    with scaled_serving(scaled_database, require_redis(), tmp_path, workers=1) as base_url:
         # Idle longer than redis-py's default 5 s read timeout: the socket must stay open.
-        messages = watch_an_invoice_sign_off(f"http://127.0.0.1:{port}", idle_s=7)
+        messages = watch_an_invoice_sign_off(base_url, idle_s=7)
     assert_colors_went_from_waiting_to_completed(messages)

@@ -8,7 +8,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from tests.processes import BIN, Browserless, base_env, free_port, manage, running, wait_for_port
+from tests.processes import Browserless, scaled_serving
 from tests.servers import require_postgres, require_redis
 
 pytestmark = [pytest.mark.redis, pytest.mark.postgres]
@@ -29,21 +29,8 @@ def scaled_database() -> Iterator[str]:
 def test_healthz_sees_postgresql_redis_and_both_worker_processes(
     scaled_database: str, tmp_path: Path
 ) -> None:
-    env = base_env(
-        DATABASE_URL=scaled_database, REDIS_URL=require_redis(), BRAID_VAR_DIR=str(tmp_path)
-    )
-    manage(env, "migrate", "--noinput")
-    manage(env, "braid", "demo")
-    port = free_port()
-    daphne = [str(BIN / "daphne"), "-b", "127.0.0.1", "-p", str(port), "braid.asgi:application"]
-    worker = [str(BIN / "celery"), "-A", "braid", "worker", "--concurrency=1", "--loglevel=INFO"]
-    with (
-        running(daphne, env, tmp_path / "daphne.log") as web,
-        running([*worker, "--hostname=one@%h"], env, tmp_path / "one.log"),
-        running([*worker, "--hostname=two@%h"], env, tmp_path / "two.log"),
-    ):
-        wait_for_port(port, web, tmp_path / "daphne.log")
-        client = Browserless(f"http://127.0.0.1:{port}")
+    with scaled_serving(scaled_database, require_redis(), tmp_path, workers=2) as base_url:
+        client = Browserless(base_url)
         client.login("admin", "braid-admin")
         status, report = wait_for_workers(client, expected=2)
     assert status == 200, report
