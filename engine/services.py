@@ -267,7 +267,8 @@ def run_tree(run: Run) -> dict[str, Any]:
 def build_tree(run: Run) -> dict[str, Any]:
     """run_tree's work, with the collector running as usual."""
     rows = DjangoStore().rows(str(run.pk))
-    graphs = durable.run_graphs(str(run.pk), run.graphs)
+    deferred = "graphs" in run.get_deferred_fields()
+    graphs = durable.run_graphs(str(run.pk), None if deferred else run.graphs)
     verdicts = explain(graphs, rows, RunStatus(run.status), run.error)
     return {
         "run": str(run.pk),
