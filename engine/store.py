@@ -251,13 +251,21 @@ class DjangoStore:
                          run.graphs, run.error or None)  # fmt: skip
 
     def rows(self, run_id: str) -> dict[str, NodeRow]:
-        fields = ("node", "status", "execution_id", "result", "attempt")
+        # The ORM's SQL, run on the cursor, and every result decoded by one json.loads of a
+        # JSON array: at 10,000 rows (the monitor's tree) the ORM's per-row converters cost
+        # four times the query, and a json.loads per row twice it.
+        query = NodeState.objects.filter(run_id=run_id).values_list(
+            "node", "status", "execution_id", "result", "attempt"
+        )
+        sql, params = query.query.sql_with_params()
+        with connection.cursor() as cursor:
+            cursor.execute(sql, params)
+            found = cursor.fetchall()
+        results = json.loads("[" + ",".join("null" if r[3] is None else r[3] for r in found) + "]")
         statuses = {status.value: status for status in CoreRowStatus}
         return {
             node: NodeRow(node, statuses[status], execution_id, result, attempt)
-            for node, status, execution_id, result, attempt in NodeState.objects.filter(
-                run_id=run_id
-            ).values_list(*fields)
+            for (node, status, execution_id, _, attempt), result in zip(found, results, strict=True)
         }
 
     def trace(self, run_id: str) -> list[Trace]:

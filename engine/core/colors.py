@@ -49,6 +49,8 @@ PAINTS = frozenset(PAINT_RANK)
 OWNERS = g.ForeachNode | g.LoopNode | g.RaceNode
 # Nodes whose completion chooses among their edges or opens new executions.
 DECIDING = OWNERS | g.ForkNode | g.IfNode | g.SwitchNode | g.ApprovalNode
+# Nodes whose completion passes their arrival on unchanged along every forward edge.
+PLAIN = frozenset({g.StartNode, g.EndNode, g.TaskNode, g.SetNode, g.WaitNode, g.FailNode})
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,11 +161,29 @@ class Walk:
         order = forward_order(graph, start)
         claims: dict[str, list[Arrival]] = {start: [entry]}
         nodes = graph.nodes_by_id
+        edges = forward(graph)
+        rows = self.rows
+        completed, parse = RowStatus.COMPLETED, ExecutionId.parse  # hoisted: the loop is hot
         for node_id in order:
             arrival = best(claims.pop(node_id, []))
             if arrival is None:
                 continue
             node = nodes[node_id]
+            row = rows.get(prefix + node_id)
+            if (
+                row is not None
+                and row.status is completed
+                and arrival.paint is None
+                and not arrival.loose
+                and type(node) in PLAIN
+                and parse(row.execution_id) == arrival.execution_id
+            ):
+                # Most nodes: a plain node its live execution completed passes the same
+                # arrival on (what settle decides for it, without the general rule's cost).
+                self.result[prefix + node_id] = Verdict(Color.COMPLETED, live_reason(node, row))
+                for edge in edges[node_id]:
+                    claims.setdefault(edge.target, []).append(arrival)
+                continue
             verdict, onward = self.settle(graph, prefix, node, arrival)
             self.result[prefix + node_id] = verdict
             for target, next_arrival in onward:

@@ -7,16 +7,16 @@ a lower attempt. The SQL stores express the same rule in one conditional stateme
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from engine.core.events import RowStatus, WriteRow
 from engine.core.execution_ids import ExecutionId
 from engine.core.values import JSON
 
 
-@dataclass(frozen=True, slots=True)
-class NodeRow:
-    """The row of one node path in one run."""
+class NodeRow(NamedTuple):
+    """The row of one node path in one run (a tuple: the monitor's tree builds 10,000 at a
+    time, and a frozen dataclass costs three times as much to make)."""
 
     node: str
     status: RowStatus
