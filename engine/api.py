@@ -101,6 +101,29 @@ class TraceEventSerializer(serializers.Serializer):
     detail = serializers.JSONField()
 
 
+class WriteSerializer(serializers.Serializer):
+    """One state write that reached a node."""
+
+    seq = serializers.IntegerField(help_text="the writer's completion, as a trace position")
+    node = serializers.CharField(help_text="the node path that wrote it")
+    execution_id = serializers.CharField()
+    field = serializers.CharField()
+    value = serializers.JSONField(
+        allow_null=True, help_text="the value; a list or object as its JSON text, cut at 200"
+    )
+    via = serializers.CharField(
+        allow_null=True, help_text="the merge that brought it in, or null on the node's own path"
+    )
+
+
+class WritesSerializer(serializers.Serializer):
+    """The state writes of a node's lineage."""
+
+    node = serializers.CharField()
+    execution_id = serializers.CharField()
+    writes = WriteSerializer(many=True)
+
+
 FILTERS = [
     OpenApiParameter("flow", str, description="flow slug"),
     OpenApiParameter("status", str, enum=[s.value for s in RunStatus]),
@@ -274,6 +297,25 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
         with services.gc_paused():  # building and encoding 10,000 rows: see gc_paused
             body = json.dumps(services.build_tree(run), ensure_ascii=False, separators=(",", ":"))
         return HttpResponse(body.encode(), content_type="application/json")
+
+    @extend_schema(
+        parameters=[OpenApiParameter("node", str, required=True, description="a node path")],
+        responses={200: WritesSerializer, 400: OpenApiResponse(RefusalSerializer)},
+    )
+    @action(detail=True, methods=["get"])
+    def writes(self, request: Request, pk: str) -> Response:
+        """Return the state writes of a node's lineage: its own, and what gathers, foreach
+        items, loop iterations and race winners merged into its path before it completed
+        (rebuilt from the trace; engine/core/history.py)."""
+        run = self.get_object()
+        path = request.query_params.get("node", "")
+        found = services.node_writes(run, path)
+        if found is None:
+            detail = f"no node {path!r} has run in this run" if path else "name a node: ?node="
+            return Response({"code": "run.node", "detail": detail}, status=400)
+        execution_id, writes = found
+        return Response({"node": path, "execution_id": execution_id,
+                         "writes": [write.to_json() for write in writes]})  # fmt: skip
 
     @extend_schema(responses=TraceEventSerializer(many=True))
     @action(detail=True, methods=["get"])

@@ -22,12 +22,13 @@ from engine.actions import ACTIONS
 from engine.core.colors import colors, explain
 from engine.core.events import Decision, RequestApproval, RunStatus, SetTimer
 from engine.core.graph import Graph, SubflowNode
+from engine.core.history import Write, lineage_writes
 from engine.core.inputs import InputRejected, check_input
 from engine.core.runtime import Clock, EventRefused, InProcessRuntime, RealClock
 from engine.core.state import MAIN, RunState, subflow_key
 from engine.core.store import InMemoryStore, UnknownRun
 from engine.core.validation import Report
-from engine.models import PendingEvent, Run, Runtime
+from engine.models import NodeState, PendingEvent, Run, Runtime
 from engine.store import DjangoStore
 
 MAX_SUBFLOW_DEPTH = 16
@@ -277,6 +278,18 @@ def build_tree(run: Run) -> dict[str, Any]:
         "colors": {path: verdict.color.value for path, verdict in verdicts.items()},
         "reasons": {path: verdict.reason for path, verdict in verdicts.items()},
     }
+
+
+def node_writes(run: Run, path: str) -> tuple[str, list[Write]] | None:
+    """Return a node's execution id (its row's) and the state writes of its lineage, read
+    from the run's trace; None when the node has no row."""
+    execution_id = (
+        NodeState.objects.filter(run=run, node=path).values_list("execution_id", flat=True).first()
+    )
+    if execution_id is None:
+        return None
+    writes = lineage_writes(DjangoStore().trace(str(run.pk)), path, execution_id)
+    return execution_id, writes or []
 
 
 TEST_RUN_TIMER_WAIT_S = 2.0

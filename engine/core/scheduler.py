@@ -155,6 +155,12 @@ class Stepper:
             )
         )
 
+    def trace_completed(self, frame: Frame, writes: dict[str, JSON] | None, **detail: JSON) -> None:
+        """Trace a node's completion with a summary of each state field it wrote, if any."""
+        if writes:
+            detail["writes"] = {name: summary(value) for name, value in writes.items()}
+        self.trace("node.completed", frame, None, None, **detail)
+
     # ------------------------------------------------------------------ events
 
     def apply(self, event: Event) -> None:
@@ -456,12 +462,9 @@ class Stepper:
             self.row(caller, RowStatus.FAILED, summary(str(failure)))
             self.fail(caller, str(failure))
             return
-        self.row(
-            caller,
-            RowStatus.COMPLETED,
-            summary({m.parent_field: view.get(m.child_field) for m in node.output or ()}),
-        )
-        self.trace("node.completed", caller)
+        returned = {m.parent_field: view.get(m.child_field) for m in node.output or ()}
+        self.row(caller, RowStatus.COMPLETED, summary(returned))
+        self.trace_completed(caller, returned)
         caller.state = FrameState.READY
         self.follow(caller, g.Outcome.NEXT.value)
 
@@ -533,10 +536,16 @@ class Stepper:
 
     # ------------------------------------------------------------------ plain nodes
 
-    def complete(self, frame: Frame, outcome: str, result: JSON = None) -> None:
-        """Write the node's completed row and trace, then follow the outcome."""
+    def complete(
+        self, frame: Frame, outcome: str, result: JSON = None, writes: dict[str, JSON] | None = None
+    ) -> None:
+        """Write the node's completed row and trace, then follow the outcome.
+
+        `writes` are the state fields the node wrote: the trace keeps a summary of each, so
+        the monitor can show the writes that reach a node (engine/core/history.py).
+        """
         self.row(frame, RowStatus.COMPLETED, result)
-        self.trace("node.completed", frame, outcome=outcome)
+        self.trace_completed(frame, writes, outcome=outcome)
         self.follow(frame, outcome)
 
     def on_start(self, frame: Frame, node: g.StartNode) -> None:
@@ -562,7 +571,7 @@ class Stepper:
         }
         for name, value in written.items():
             self.write(frame, name, value)
-        self.complete(frame, g.Outcome.NEXT.value, summary(written))
+        self.complete(frame, g.Outcome.NEXT.value, summary(written), written)
 
     def on_if(self, frame: Frame, node: g.IfNode) -> None:
         taken = self.evaluate_bool(frame, node.condition, "condition")
@@ -748,14 +757,16 @@ class Stepper:
         lineages.abandon(done)
         frame.lineage = merged.id
         failed = sorted(barrier["failed"], key=int)
+        errors: dict[str, JSON] = {}
         if node.errors and barrier["policy"] == "collect" and failed:
-            records = [{"index": int(k) - 1, "item": barrier["items"][int(k) - 1],
-                        "error": barrier["failed"][k]} for k in failed]  # fmt: skip
-            self.write(frame, node.errors, records)  # type: ignore[arg-type]
+            records: JSON = [{"index": int(k) - 1, "item": barrier["items"][int(k) - 1],
+                              "error": barrier["failed"][k]} for k in failed]  # fmt: skip
+            self.write(frame, node.errors, records)
+            errors[node.errors] = records
         result: JSON = {"items": len(barrier["items"]), "failed": len(failed)}
         frame.barrier = {}
         frame.state = FrameState.READY
-        self.complete(frame, g.Outcome.DONE.value, result)
+        self.complete(frame, g.Outcome.DONE.value, result, errors)
 
     # ------------------------------------------------------------------ loop
 
@@ -936,7 +947,8 @@ class Stepper:
         if node.output:
             self.write(frame, node.output, event.output)
         self.trace("action.completed", frame, attempt=frame.attempt, outcome=event.outcome)
-        self.complete(frame, event.outcome, summary(event.output))
+        writes = {node.output: event.output} if node.output else None
+        self.complete(frame, event.outcome, summary(event.output), writes)
 
     def action_failed(self, frame: Frame, error: str) -> None:
         node = self.state.node_of(frame)

@@ -172,3 +172,32 @@ def test_waiting_on_me_lists_the_runs_with_an_open_approval_for_my_groups(demo, 
     refused = client_for("finance").get("/api/runs/?waiting_on_me=maybe")
     assert refused.status_code == 400
     assert refused.json()["waiting_on_me"] == "use true or false"
+
+
+@pytest.mark.django_db
+def test_writes_gives_the_state_writes_of_a_nodes_lineage_from_the_trace(demo, client_for) -> None:  # type: ignore[no-untyped-def]
+    client = client_for("analyst")
+    body = start(client, "b-and-d-or-e", {"urgent": False})
+    drain(Run.objects.get(pk=body["id"]))
+    answer = client.get(f"/api/runs/{body['id']}/writes/?node=done").json()
+    assert (answer["node"], answer["execution_id"]) == ("done", "root:1")
+    assert [(w["node"], w["execution_id"], w["field"], w["value"], w["via"])
+            for w in answer["writes"]] == [
+        ("b", "root:1:split.left:1", "log", '["b"]', "gather `join` (slot b)"),
+        ("e", "root:1:split.right:1", "log", '["e: normal path"]', "gather `join` (slot d_or_e)"),
+    ]  # fmt: skip
+    branch = client.get(f"/api/runs/{body['id']}/writes/?node=e").json()
+    assert [(w["node"], w["via"]) for w in branch["writes"]] == [("e", None)]
+
+
+@pytest.mark.django_db
+def test_writes_of_a_node_without_a_row_or_without_a_node_is_a_json_400(demo, client_for) -> None:  # type: ignore[no-untyped-def]
+    client = client_for("analyst")
+    body = start(client, "b-and-d-or-e", {"urgent": False})
+    drain(Run.objects.get(pk=body["id"]))
+    for query, detail in (("?node=d", "no node 'd' has run in this run"),
+                          ("", "name a node: ?node=")):  # fmt: skip
+        response = client.get(f"/api/runs/{body['id']}/writes/{query}")
+        assert (response.status_code, response.json()) == (
+            400, {"code": "run.node", "detail": detail},
+        )  # fmt: skip
