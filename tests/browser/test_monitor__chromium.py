@@ -134,6 +134,28 @@ def test_a_branch_the_if_did_not_take_is_skipped_with_its_reason_on_focus(
     page.get_by_role("button", name="Live").first.click()
     expect(node(page, "d")).to_have_class(re.compile(r"braid-color--completed"))
 
+    # The inspector's state writes: what the gather merged into `done`, each writer a link.
+    page.locator('.react-flow__node[data-id="done"]').click()
+    inspector = page.get_by_role("region", name=re.compile("Node done"))
+    writes = inspector.get_by_role("table")
+    expect(writes.locator("tbody tr")).to_have_count(2)
+    expect(writes.locator("tbody tr").nth(0)).to_have_text(
+        re.compile(r'log\s*\["b"\]\s*b\s*gather `join` \(slot b\)')
+    )
+    expect(writes.locator("tbody tr").nth(1)).to_have_text(
+        re.compile(r'log\s*\["d: urgent path"\]\s*d\s*gather `join` \(slot d_or_e\)')
+    )
+    shoot(page, "run-writes-1280")
+    writes.get_by_role("button", name="Inspect d").click()
+    inspector = page.get_by_role("region", name=re.compile("Node d"))
+    expect(inspector.get_by_role("table").locator("tbody tr")).to_have_text(
+        [re.compile(r'log\s*\["d: urgent path"\]\s*d\s*own path')]
+    )
+    page.set_viewport_size({"width": 390, "height": 844})
+    inspector.get_by_role("table").scroll_into_view_if_needed()
+    assert no_sideways_scroll(page)
+    shoot(page, "run-writes-390")
+
 
 def test_the_start_form_puts_a_json_error_beside_the_input(page: Page, braid_server: str) -> None:
     log_in(page, braid_server, "admin", "braid-admin")
@@ -433,6 +455,18 @@ def test_subflow_children_are_drawn_inside_their_node_nested_and_colored_live(
     )
     expect(node(page, "done")).to_have_class(re.compile(r"braid-color--completed"), timeout=LIVE)
     shoot(page, "run-subflow-done-1280")
+    # A child node's state writes: the subflow output its lineage got, and its own write.
+    page.locator('.react-flow__node[data-id="wrap/pay"]').dispatch_event("click")
+    rows = page.get_by_role("region", name="Node wrap/pay").locator("tbody tr")
+    expect(rows).to_have_text(
+        [
+            re.compile(r"risk\s*250\s*wrap/assess\s*own path"),
+            re.compile(r'log\s*\["paid Acme"\]\s*wrap/pay\s*own path'),
+        ]
+    )
+    rows.get_by_role("button", name="Inspect wrap/assess").click()
+    expect(page.locator("#inspector-h code")).to_have_text("wrap/assess")
+    page.keyboard.press("Escape")
 
     page.set_viewport_size({"width": 390, "height": 844})
     page.reload()

@@ -19,6 +19,7 @@ import {
 import { barGeometry, timeline } from "./gantt";
 import { describeActivation, gatherActivations } from "./gather";
 import type { Viewer } from "./RunsPage";
+import { StateWrites } from "./StateWrites";
 import { absoluteTime, durationText } from "./time";
 import { colorsForExecution } from "./traceColors";
 import { isFinished, type RunPicture, type TraceEvent } from "./types";
@@ -322,9 +323,11 @@ interface InspectorProps {
   shown: { colors: Record<string, Color>; reasons: Record<string, string> };
   events: readonly TraceEvent[];
   onClose: () => void;
+  /** Inspect another node (a writer named in the state writes). */
+  onSelect: (path: string) => void;
 }
 
-function Inspector({ doc, graphs, runId, groups, node, picture, shown, events, onClose }: InspectorProps) {
+function Inspector({ doc, graphs, runId, groups, node, picture, shown, events, onClose, onSelect }: InspectorProps) {
   const row = picture.nodes[node];
   const color = shown.colors[node];
   const reason = shown.reasons[node];
@@ -379,6 +382,7 @@ function Inspector({ doc, graphs, runId, groups, node, picture, shown, events, o
           <pre>{pretty(row.result)}</pre>
         </>
       )}
+      <StateWrites runId={runId} node={node} hasRun={row !== undefined} version={picture} onSelect={onSelect} />
       {slots !== null && (
         <>
           <h3>Gather slots</h3>
@@ -612,7 +616,7 @@ export function RunView({ data }: { data: RunViewData }) {
         </div>
         {node !== null && picture !== null && (
           <div className="run-side">
-            <Inspector doc={"doc" in parsed ? parsed.doc : null} graphs={graphs} runId={data.run.id} groups={data.viewer.groups} node={node} picture={picture} shown={shown} events={events} onClose={() => setNode(null)} />
+            <Inspector doc={"doc" in parsed ? parsed.doc : null} graphs={graphs} runId={data.run.id} groups={data.viewer.groups} node={node} picture={picture} shown={shown} events={events} onClose={() => setNode(null)} onSelect={setNode} />
           </div>
         )}
       </div>
