@@ -431,7 +431,13 @@ def test_subflow_children_are_drawn_inside_their_node_nested_and_colored_live(
     page.keyboard.press("Escape")
 
     # By keyboard: the subflow's own button closes its steps, and opens them again.
+    # Tab order: the subflow node, its button, then its first step.
+    page.locator('.react-flow__node[data-id="wrap/assess"]').focus()
+    page.keyboard.press("Tab")
     hide = page.get_by_role("button", name="Hide the 3 steps of subflow wrap/assess")
+    expect(hide).to_be_focused()
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.dataset.id") == "wrap/assess/start"
     hide.focus()
     page.keyboard.press("Enter")
     expect(node(page, "wrap/assess/score")).to_have_count(0)

@@ -128,7 +128,7 @@ function moved(point: Point, by: Point): Point {
 }
 
 /**
- * Return the block's nodes (parents before their children, as React Flow requires) and
+ * Return the block's nodes (each frame just before its children: React Flow needs parents first) and
  * edges. Node positions are relative to the block's frame, or absolute for the top block;
  * `origin` is where the block's (0, 0) is in the flow, for dagre's routes, which are
  * absolute.
@@ -141,7 +141,6 @@ function drawBlock(block: Block, colors: ColorMap, reasons: ReasonMap, origin: P
   const edges: BraidFlowEdge[] = flow.edges.map((edge) =>
     edge.data?.route === undefined ? edge : { ...edge, data: { ...edge.data, route: edge.data.route.map((p) => moved(p, offset)) } },
   );
-  const inner: Flow[] = [];
   for (const node of flow.nodes) {
     const id = node.id.slice(block.prefix.length);
     const position = top ? node.position : moved(node.position, { x: -shift.x, y: -shift.y });
@@ -159,11 +158,9 @@ function drawBlock(block: Block, colors: ColorMap, reasons: ReasonMap, origin: P
         ? childNode
         : { ...childNode, parentId: node.id, extent: "parent" as const, position: moved(childNode.position, inset) },
     );
-    inner.push({ nodes: framed, edges: drawn.edges });
-  }
-  for (const part of inner) {
-    nodes.push(...part.nodes);
-    edges.push(...part.edges);
+    // Right after their frame: Tab then walks a subflow's steps before the nodes after it.
+    nodes.push(...framed);
+    edges.push(...drawn.edges);
   }
   return { nodes, edges };
 }

@@ -41,13 +41,13 @@ describe("subflows drawn inside their nodes", () => {
     expect(nodes.map((node) => [node.id, node.parentId, node.data.label, node.data.path])).toEqual([
       ["start", undefined, "start", undefined],
       ["assess", undefined, "assess", undefined],
-      ["done", undefined, "done", undefined],
       ["assess/start", "assess", "start", "assess/start"],
       ["assess/inner", "assess", "inner", "assess/inner"],
-      ["assess/done", "assess", "done", "assess/done"],
       ["assess/inner/start", "assess/inner", "start", "assess/inner/start"],
       ["assess/inner/compute", "assess/inner", "compute", "assess/inner/compute"],
       ["assess/inner/done", "assess/inner", "done", "assess/inner/done"],
+      ["assess/done", "assess", "done", "assess/done"],
+      ["done", undefined, "done", undefined],
     ]);
     expect(nodes.filter((node) => node.parentId !== undefined).every((node) => node.extent === "parent")).toBe(true);
   });
@@ -94,7 +94,7 @@ describe("subflows drawn inside their nodes", () => {
 
   test("a toggled subflow is drawn closed: a plain node that says how many steps it hides", () => {
     const { nodes } = toNestedFlow(layoutBlock(MAIN, GRAPHS, new Set(["assess/inner"])));
-    expect(nodes.map((node) => node.id)).toEqual(["start", "assess", "done", "assess/start", "assess/inner", "assess/done"]);
+    expect(nodes.map((node) => node.id)).toEqual(["start", "assess", "assess/start", "assess/inner", "assess/done", "done"]);
     const inner = nodes.find((node) => node.id === "assess/inner")!;
     expect([inner.width, inner.height, inner.data.subflow]).toEqual([NODE_WIDTH, CLOSED_SUBFLOW_HEIGHT, { steps: 3, expanded: false }]);
     const closed = toNestedFlow(layoutBlock(MAIN, GRAPHS, new Set(["assess"]))).nodes;
@@ -135,13 +135,13 @@ describe("subflows drawn inside their nodes", () => {
     expect(nodes.map((node) => node.id)).toEqual([
       "start",
       "assess",
-      "done",
       "assess/start",
       "assess/again",
-      "assess/done",
       "assess/again/start",
       "assess/again/again",
       "assess/again/done",
+      "assess/done",
+      "done",
     ]);
   });
 
