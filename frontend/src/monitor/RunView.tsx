@@ -19,7 +19,7 @@ import {
 import { barGeometry, timeline } from "./gantt";
 import { describeActivation, gatherActivations } from "./gather";
 import type { Viewer } from "./RunsPage";
-import { StateWrites } from "./StateWrites";
+import { StateWrites, writesVersion } from "./StateWrites";
 import { absoluteTime, durationText } from "./time";
 import { colorsForExecution } from "./traceColors";
 import { isFinished, type RunPicture, type TraceEvent } from "./types";
@@ -382,7 +382,7 @@ function Inspector({ doc, graphs, runId, groups, node, picture, shown, events, o
           <pre>{pretty(row.result)}</pre>
         </>
       )}
-      <StateWrites runId={runId} node={node} hasRun={row !== undefined} version={picture} onSelect={onSelect} />
+      <StateWrites runId={runId} node={node} hasRun={row !== undefined} version={writesVersion(row, picture)} onSelect={onSelect} />
       {slots !== null && (
         <>
           <h3>Gather slots</h3>

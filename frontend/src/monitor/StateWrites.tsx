@@ -2,7 +2,11 @@
 
 import { useEffect, useRef, useState } from "react";
 import { ApiError } from "./api";
+import type { NodeRow } from "./types";
 import { fetchWrites, type NodeWrites, valueText, WritesFollower } from "./writes";
+
+/** At most about one writes request a second while a busy run changes. */
+const REFRESH_GAP_MS = 1000;
 
 /** What the section shows: nothing asked yet, loading, an error, or the writes. */
 export type WritesState =
@@ -92,12 +96,23 @@ interface Props {
   node: string;
   /** False while the node has no row: the endpoint only knows nodes that have run. */
   hasRun: boolean;
-  /** Changes whenever the run changes (the live picture): the writes are fetched again. */
+  /** Changes when the writes may have changed (see `writesVersion`): they are fetched again. */
   version: unknown;
   onSelect: (path: string) => void;
 }
 
-/** The section, fetched for `node` and refreshed on every change of the run. */
+/**
+ * What the writes of a node depend on: while its row is running or waiting, every change
+ * of the run; once it has finished, only its row (the endpoint gives the writes up to its
+ * completion, which change only when a newer execution, say a later loop iteration,
+ * writes the row).
+ */
+export function writesVersion(row: NodeRow | undefined, picture: unknown): unknown {
+  if (row === undefined || row.status === "running" || row.status === "waiting") return picture;
+  return `${row.execution_id}|${row.attempt ?? 1}|${row.status}`;
+}
+
+/** The section, fetched for `node` and refreshed when its writes may have changed. */
 export function StateWrites({ runId, node, hasRun, version, onSelect }: Props) {
   const [state, setState] = useState<WritesState>({ kind: "loading" });
   const follower = useRef<WritesFollower | null>(null);
@@ -112,6 +127,7 @@ export function StateWrites({ runId, node, hasRun, version, onSelect }: Props) {
         if ("writes" in result) setState({ kind: "ready", data: result.writes });
         else setState((current) => (current.kind === "ready" ? current : { kind: "error", message: errorMessage(result.error) }));
       },
+      REFRESH_GAP_MS,
     );
     follower.current = following;
     return () => following.stop();

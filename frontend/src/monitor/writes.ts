@@ -70,8 +70,9 @@ export function valueText(value: unknown): string {
 
 /**
  * Keeps one node's writes current while the run changes: one request at a time, a change
- * during a request asks for one more after it (the last change is never lost), and an
- * answer for a node no longer shown is dropped.
+ * during a request asks for one more after it, `gapMs` later (the last change is never
+ * lost, and a busy run is not asked every 100 ms), and an answer for a node no longer
+ * shown is dropped.
  */
 export class WritesFollower {
   private node: string | null = null;
@@ -82,6 +83,7 @@ export class WritesFollower {
   constructor(
     private readonly load: (node: string) => Promise<NodeWrites>,
     private readonly show: (node: string, result: { writes: NodeWrites } | { error: unknown }) => void,
+    private readonly gapMs = 0,
   ) {}
 
   /** Follow `node` (null: none); call again whenever the run's version changes. */
@@ -111,6 +113,14 @@ export class WritesFollower {
     this.busy = false;
     if (this.stopped) return;
     if (node === this.node) this.show(node, result);
-    if (this.node !== null && (this.again || node !== this.node)) void this.pull(this.node);
+    if (this.node === null) return;
+    if (node !== this.node) void this.pull(this.node);
+    else if (this.again) {
+      this.busy = true; // the trailing pull is booked: later changes join it
+      setTimeout(() => {
+        this.busy = false;
+        if (!this.stopped && this.node !== null) void this.pull(this.node);
+      }, this.gapMs);
+    }
   }
 }

@@ -90,7 +90,7 @@ const writesOf = (node: string, count: number): NodeWrites => ({
   writes: Array.from({ length: count }, (_, i) => ({ seq: i, node, execution_id: "root:1", field: "f", value: i, via: null })),
 });
 
-const settle = () => new Promise((resolve) => setTimeout(resolve, 0));
+const settle = () => new Promise((resolve) => setTimeout(resolve, 5));
 
 describe("following a node's writes while the run changes", () => {
   test("changes during a request ask for exactly one more request after it, whose answer is shown", async () => {
@@ -142,4 +142,17 @@ describe("following a node's writes while the run changes", () => {
     await settle();
     expect(shown).toHaveLength(1);
   });
+});
+
+test("a trailing request waits the gap after the one before it", async () => {
+  const { pending, load } = deferredLoads();
+  const follower = new WritesFollower(load, () => undefined, 60);
+  follower.refresh("a");
+  follower.refresh("a");
+  pending[0]!.resolve(writesOf("a", 1));
+  await settle();
+  follower.refresh("a"); // joins the booked request
+  expect(pending).toHaveLength(1);
+  await new Promise((resolve) => setTimeout(resolve, 80));
+  expect(pending.map((p) => p.node)).toEqual(["a", "a"]);
 });

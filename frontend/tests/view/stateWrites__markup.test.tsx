@@ -1,6 +1,6 @@
 import { renderToStaticMarkup } from "react-dom/server";
 import { expect, test } from "vitest";
-import { StateWritesView, type WritesState } from "../../src/monitor/StateWrites";
+import { StateWritesView, type WritesState, writesVersion } from "../../src/monitor/StateWrites";
 
 const render = (state: WritesState, node = "done") =>
   renderToStaticMarkup(<StateWritesView state={state} node={node} onSelect={() => undefined} />);
@@ -40,4 +40,15 @@ test("each other state says what it is", () => {
     '<p class="error" role="alert">Could not load the state writes: no node &#x27;x&#x27; has run in this run. They reload when the run next changes.</p>',
   );
   expect(render({ kind: "not-run" })).toContain("This node has not run yet: no lineage, so no state writes to show.");
+});
+
+test("a finished node's writes follow its row; a running one's follow every change of the run", () => {
+  const picture = { status: "running" };
+  expect(writesVersion(undefined, picture)).toBe(picture);
+  expect(writesVersion({ status: "running", execution_id: "root:1", result: null }, picture)).toBe(picture);
+  expect(writesVersion({ status: "waiting", execution_id: "root:1", result: null }, picture)).toBe(picture);
+  expect(writesVersion({ status: "completed", execution_id: "root:1:review:3", result: null, attempt: 2 }, picture)).toBe(
+    "root:1:review:3|2|completed",
+  );
+  expect(writesVersion({ status: "failed", execution_id: "root:1", result: null }, picture)).toBe("root:1|1|failed");
 });
