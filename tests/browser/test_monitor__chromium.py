@@ -167,6 +167,13 @@ def test_the_start_form_puts_a_json_error_beside_the_input(page: Page, braid_ser
     expect(form.locator(".field-error")).to_contain_text("The input is not valid JSON")
     expect(page).to_have_url(f"{braid_server}/runs/?start=b-and-d-or-e")
     shoot(page, "start-error-1280")
+    # A valid JSON object the flow's input schema refuses: each field with its reason.
+    form.get_by_label("Input (JSON)").fill('{"urgent": "yes"}')
+    form.get_by_role("button", name="Start run").click()
+    fields = form.locator(".input-field-errors li")
+    expect(fields).to_have_text(['urgent: must be a boolean, not a string ("yes")'])
+    expect(page).to_have_url(f"{braid_server}/runs/?start=b-and-d-or-e")
+    shoot(page, "start-fields-1280")
 
 
 def test_the_runs_page_lists_filters_and_fits_a_phone(page: Page, braid_server: str) -> None:

@@ -1,32 +1,15 @@
 /** Start a run of a published flow: pick the flow, edit its input as JSON, POST /api/runs/. */
 
 import { type FormEvent, useId, useState } from "react";
-import { ApiError, postJson } from "./api";
+import { postJson } from "./api";
 import { inputTemplate, parseInput } from "./inputTemplate";
+import { type StartErrors, startErrors } from "./startErrors";
 
 export interface PublishedFlow {
   slug: string;
   name: string;
   version: number;
   input: unknown;
-}
-
-type FieldErrors = Partial<Record<"flow" | "input" | "form", string>>;
-
-function fieldErrors(error: unknown): FieldErrors {
-  if (!(error instanceof ApiError)) return { form: String(error) };
-  const body = error.body;
-  if (typeof body === "object" && body !== null) {
-    const record = body as Record<string, unknown>;
-    const out: FieldErrors = {};
-    const text = (value: unknown) => (Array.isArray(value) ? value.join(" ") : String(value));
-    if (record.flow !== undefined) out.flow = text(record.flow);
-    if (record.input !== undefined) out.input = text(record.input);
-    if (record.version !== undefined) out.form = `version: ${text(record.version)}`;
-    if (typeof record.detail === "string") out.form = record.detail;
-    if (Object.keys(out).length > 0) return out;
-  }
-  return { form: error.message };
 }
 
 interface StartRunFormProps {
@@ -40,7 +23,7 @@ export function StartRunForm({ flows, initialFlow, onClose }: StartRunFormProps)
   const start = flows.find((flow) => flow.slug === initialFlow) ?? flows[0];
   const [slug, setSlug] = useState(start?.slug ?? "");
   const [text, setText] = useState(() => inputTemplate(start?.input));
-  const [errors, setErrors] = useState<FieldErrors>({});
+  const [errors, setErrors] = useState<StartErrors>({});
   const [busy, setBusy] = useState(false);
   const id = useId();
   const chosen = flows.find((flow) => flow.slug === slug);
@@ -64,7 +47,7 @@ export function StartRunForm({ flows, initialFlow, onClose }: StartRunFormProps)
       const run = (await postJson("/api/runs/", { flow: slug, input: parsed.value })) as { id: string };
       window.location.assign(`/runs/${run.id}/`);
     } catch (error) {
-      setErrors(fieldErrors(error));
+      setErrors(startErrors(error));
       setBusy(false);
     }
   }
@@ -120,9 +103,18 @@ export function StartRunForm({ flows, initialFlow, onClose }: StartRunFormProps)
         aria-describedby={`${id}-hint${errors.input === undefined ? "" : ` ${id}-input-error`}`}
       />
       {errors.input !== undefined && (
-        <p className="error field-error" id={`${id}-input-error`}>
-          {errors.input}
-        </p>
+        <div className="error field-error" id={`${id}-input-error`}>
+          <p>{errors.input}</p>
+          {errors.fields !== undefined && errors.fields.length > 0 && (
+            <ul className="input-field-errors">
+              {errors.fields.map(([path, reason]) => (
+                <li key={path}>
+                  <code>{path === "" ? "(the input)" : path}</code>: {reason}
+                </li>
+              ))}
+            </ul>
+          )}
+        </div>
       )}
       {errors.form !== undefined && (
         <p className="error" role="alert">

@@ -1,0 +1,36 @@
+/** What the start form shows for a refused start: per form field, and per input field. */
+
+import { ApiError } from "./api";
+
+export interface StartErrors {
+  flow?: string;
+  input?: string;
+  form?: string;
+  /** `run.input` refusals name each input field that is wrong: [path, reason], in path order. */
+  fields?: [string, string][];
+}
+
+/** Read a refusal of POST /api/runs/ (or any other error) into the form's places. */
+export function startErrors(error: unknown): StartErrors {
+  if (!(error instanceof ApiError)) return { form: String(error) };
+  const body = error.body;
+  if (typeof body === "object" && body !== null) {
+    const record = body as Record<string, unknown>;
+    const out: StartErrors = {};
+    const text = (value: unknown) => (Array.isArray(value) ? value.join(" ") : String(value));
+    if (record.flow !== undefined) out.flow = text(record.flow);
+    if (record.input !== undefined) out.input = text(record.input);
+    if (record.version !== undefined) out.form = `version: ${text(record.version)}`;
+    const fields = record.fields;
+    if (record.code === "run.input" && typeof fields === "object" && fields !== null) {
+      out.fields = Object.entries(fields as Record<string, unknown>)
+        .map(([path, reason]): [string, string] => [path, text(reason)])
+        .sort(([a], [b]) => a.localeCompare(b));
+      out.input = "The input does not match the flow's input schema:";
+      return out;
+    }
+    if (typeof record.detail === "string") out.form = record.detail;
+    if (Object.keys(out).length > 0) return out;
+  }
+  return { form: error.message };
+}
