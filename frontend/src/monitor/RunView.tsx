@@ -27,7 +27,7 @@ import { RelativeTime, Shortcuts, StatusPill, useNow, VirtualList } from "./ui";
 
 const RUN_SHORTCUTS: ReadonlyArray<[string, string]> = [
   ["Tab", "moves between nodes and controls; a focused node shows its reason"],
-  ["Enter", "on a node opens the inspector"],
+  ["Enter", "on a node opens the inspector; on a subflow's show/hide button, opens or closes its steps"],
   ["Escape", "closes the inspector or this list"],
   ["l", "returns to the live view"],
   ["?", "shows this list"],
