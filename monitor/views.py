@@ -75,5 +75,8 @@ def detail(request: HttpRequest, run_id: str) -> HttpResponse:
             "error": run.error,
         },
         "graph": run.graphs.get(MAIN_GRAPH),
+        # Every graph the run executes (main and each subflow's `slug@version`), so that
+        # the view draws a subflow's child nodes inside it.
+        "graphs": run.graphs,
     }
     return render(request, "monitor/detail.html", {"run": run, "page": page})

@@ -12,10 +12,12 @@ import {
 } from "@xyflow/react";
 import { type KeyboardEvent, useEffect, useMemo } from "react";
 import { COLOR_CUES, COLORS, type ColorMap, colorClass } from "./graph/colors";
-import { type BraidFlowNode, layoutOf, type ReasonMap, toFlow } from "./graph/toFlow";
+import { layoutBlock, toNestedFlow } from "./graph/nested";
+import type { BraidFlowNode, ReasonMap } from "./graph/toFlow";
 import type { GraphDocument } from "./graph/types";
 import { edgeTypes } from "./edges";
 import { nodeTypes } from "./nodes";
+import { SubflowToggle } from "./nodes/SubflowToggle";
 
 const DEFAULT_EDGE_OPTIONS: DefaultEdgeOptions = {
   markerEnd: { type: MarkerType.ArrowClosed, width: 16, height: 16 },
@@ -30,6 +32,8 @@ const FIT_VIEW_WITH_KEY: FitViewOptions = { padding: { ...OVERLAY_PADDING, top: 
 const MINI_MAP_STYLE = { width: 150, height: 100 };
 const NO_COLORS: ColorMap = {};
 const NO_REASONS: ReasonMap = {};
+const NO_GRAPHS: Readonly<Record<string, GraphDocument>> = {};
+const NONE_TOGGLED: ReadonlySet<string> = new Set();
 /** React Flow's default screen-reader hints talk about moving and deleting; this view does neither. */
 const READ_ONLY_ARIA = {
   "node.a11yDescription.default": "A step of the flow. The graph is read-only.",
@@ -54,18 +58,38 @@ function ColorLegend() {
   );
 }
 
+/** Room kept above a graph whose top is pinned to the canvas's top edge. */
+const TOP_MARGIN = 24;
+
 /**
  * Keep the view fitted when the canvas changes size (a side panel opens), centered on
- * `nodeId` when one is given, else on the whole graph.
+ * `nodeId` when one is given, else on the whole graph. A graph too big for the canvas at
+ * the smallest zoom the fit may choose shows its top, centered on its `start` node, rather
+ * than its middle: the run begins there, and the rest is a pan away.
  */
 function KeepFitted({ options, nodeId }: { options: FitViewOptions; nodeId: string | undefined }) {
-  const { fitView } = useReactFlow();
+  const { fitView, getNodes, getNodesBounds, getViewport, setViewport, getInternalNode } = useReactFlow();
   const width = useStore((state) => state.width);
   const height = useStore((state) => state.height);
+  const nodeCount = useStore((state) => state.nodeLookup.size);
   useEffect(() => {
     if (width === 0 || height === 0) return;
-    void fitView(nodeId === undefined ? options : { ...options, nodes: [{ id: nodeId }], duration: 200 });
-  }, [fitView, options, nodeId, width, height]);
+    if (nodeId !== undefined) {
+      void fitView({ ...options, nodes: [{ id: nodeId }], duration: 200 });
+      return;
+    }
+    void fitView(options).then(() => {
+      const bounds = getNodesBounds(getNodes().filter((node) => node.parentId === undefined));
+      const { x, zoom } = getViewport();
+      if (bounds.height * zoom <= height - TOP_MARGIN) return;
+      const start = getInternalNode("start");
+      const centerX =
+        bounds.width * zoom <= width || start === undefined
+          ? x
+          : width / 2 - (start.internals.positionAbsolute.x + (start.measured.width ?? 0) / 2) * zoom;
+      void setViewport({ x: centerX, y: TOP_MARGIN - bounds.y * zoom, zoom });
+    });
+  }, [fitView, getNodes, getNodesBounds, getViewport, setViewport, getInternalNode, options, nodeId, width, height, nodeCount]);
   return null;
 }
 
@@ -83,6 +107,12 @@ export interface FlowViewProps {
   /** Refit when the canvas resizes, centered on this node when given (the monitor's inspector). */
   keepFitted?: boolean;
   focusNodeId?: string;
+  /** The run's other graphs by key (`slug@version`): each subflow's child graph is drawn inside it. */
+  graphs?: Readonly<Record<string, GraphDocument>>;
+  /** Subflow paths whose default (open when small) the viewer flipped. */
+  toggled?: ReadonlySet<string>;
+  /** Called with a subflow node's path when its show/hide button is pressed. */
+  onToggleSubflow?: (path: string) => void;
 }
 
 /** A read-only React Flow canvas of one `braid.graph/1` document. */
@@ -95,9 +125,12 @@ export function FlowView({
   fitMinZoom,
   keepFitted = false,
   focusNodeId,
+  graphs = NO_GRAPHS,
+  toggled = NONE_TOGGLED,
+  onToggleSubflow,
 }: FlowViewProps) {
-  const layout = useMemo(() => layoutOf(doc), [doc]);
-  const { nodes, edges } = useMemo(() => toFlow(doc, colors, reasons, layout), [doc, colors, reasons, layout]);
+  const block = useMemo(() => layoutBlock(doc, graphs, toggled), [doc, graphs, toggled]);
+  const { nodes, edges } = useMemo(() => toNestedFlow(block, colors, reasons), [block, colors, reasons]);
   const colored = Object.keys(colors).length > 0;
   const keyShown = colored && showLegend;
   const fitViewOptions = useMemo(() => {
@@ -107,6 +140,7 @@ export function FlowView({
   const name = typeof doc.name === "string" && doc.name !== "" ? doc.name : "untitled flow";
   return (
     <div className="braid-flow" role="figure" aria-label={`Flow graph: ${name}`}>
+      <SubflowToggle.Provider value={onToggleSubflow ?? null}>
       <ReactFlow
         nodes={nodes}
         edges={edges}
@@ -128,6 +162,7 @@ export function FlowView({
               onNodeClick: (_event: unknown, node: BraidFlowNode) => onNodeChoose(node.id),
               onKeyDown: (event: KeyboardEvent<HTMLDivElement>) => {
                 const target = event.target as HTMLElement;
+                if (target.closest("button") !== null) return; // a subflow's show/hide button acts by itself
                 const id = target.closest<HTMLElement>(".react-flow__node")?.dataset.id;
                 if (event.key === "Enter" && id !== undefined) onNodeChoose(id);
               },
@@ -145,6 +180,7 @@ export function FlowView({
         {keyShown && <ColorLegend />}
         {keepFitted && <KeepFitted options={fitViewOptions} nodeId={focusNodeId} />}
       </ReactFlow>
+      </SubflowToggle.Provider>
     </div>
   );
 }

@@ -134,6 +134,28 @@ def test_a_branch_the_if_did_not_take_is_skipped_with_its_reason_on_focus(
     page.get_by_role("button", name="Live").first.click()
     expect(node(page, "d")).to_have_class(re.compile(r"braid-color--completed"))
 
+    # The inspector's state writes: what the gather merged into `done`, each writer a link.
+    page.locator('.react-flow__node[data-id="done"]').click()
+    inspector = page.get_by_role("region", name=re.compile("Node done"))
+    writes = inspector.get_by_role("table")
+    expect(writes.locator("tbody tr")).to_have_count(2)
+    expect(writes.locator("tbody tr").nth(0)).to_have_text(
+        re.compile(r'log\s*\["b"\]\s*b\s*gather `join` \(slot b\)')
+    )
+    expect(writes.locator("tbody tr").nth(1)).to_have_text(
+        re.compile(r'log\s*\["d: urgent path"\]\s*d\s*gather `join` \(slot d_or_e\)')
+    )
+    shoot(page, "run-writes-1280")
+    writes.get_by_role("button", name="Inspect d").click()
+    inspector = page.get_by_role("region", name=re.compile("Node d"))
+    expect(inspector.get_by_role("table").locator("tbody tr")).to_have_text(
+        [re.compile(r'log\s*\["d: urgent path"\]\s*d\s*own path')]
+    )
+    page.set_viewport_size({"width": 390, "height": 844})
+    inspector.get_by_role("table").scroll_into_view_if_needed()
+    assert no_sideways_scroll(page)
+    shoot(page, "run-writes-390")
+
 
 def test_the_start_form_puts_a_json_error_beside_the_input(page: Page, braid_server: str) -> None:
     log_in(page, braid_server, "admin", "braid-admin")
@@ -335,3 +357,133 @@ def test_without_websockets_the_pages_fall_back_to_polling(page: Page, live_serv
     expect(page.locator(".run-head .live-badge")).to_contain_text("reconnecting in", timeout=5000)
     expect(node(page, "start")).to_have_class(re.compile(r"braid-color--"))
     assert run_id in page.url
+
+
+NESTED_PAYMENT = {
+    "format": "braid.graph/1",
+    "name": "Payment run inside a wrapper",
+    "state": {"log": {"reducer": "append"}},
+    "nodes": [
+        {"id": "start", "type": "start"},
+        {
+            "id": "wrap",
+            "type": "subflow",
+            "flow": "vendor-payment",
+            "input": {
+                "vendor": "input.vendor",
+                "amount": "input.amount",
+                "new_vendor": "input.new_vendor",
+            },
+            "output": {"log": "log"},
+        },
+        {"id": "done", "type": "end"},
+    ],
+    "edges": [{"source": "start", "target": "wrap"}, {"source": "wrap", "target": "done"}],
+}
+
+
+def test_subflow_children_are_drawn_inside_their_node_nested_and_colored_live(
+    page: Page, braid_server: str
+) -> None:
+    """A wrapper calls vendor-payment, which calls a-risk-score: both child graphs are
+    drawn inside their subflow nodes, colored by their `wrap/…` paths, inspectable,
+    and closed and opened again by keyboard."""
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    analyst = Browserless(braid_server)
+    analyst.login("analyst", "braid-analyst")
+    status, body = analyst.post_json(
+        "/api/flows/", {"slug": "nested-payment", "draft": NESTED_PAYMENT}
+    )
+    assert status in (201, 409), body
+    status, body = analyst.post_json("/api/flows/nested-payment/publish/", None)
+    assert status in (200, 201), body
+    admin = Browserless(braid_server)
+    admin.login("admin", "braid-admin")
+    payment = {"vendor": "Acme", "amount": 20000, "new_vendor": True}
+    status, run = admin.post_json("/api/runs/", {"flow": "nested-payment", "input": payment})
+    assert status == 201, run
+
+    log_in(page, braid_server, "admin", "braid-admin")
+    page.goto(f"{braid_server}/runs/{run['id']}/")  # type: ignore[index]
+    expect(node(page, "wrap")).to_have_class(re.compile(r"braid-node--expanded"))
+    expect(node(page, "wrap/assess")).to_have_class(re.compile(r"braid-node--expanded"))
+    expect(node(page, "wrap/assess/score")).to_have_class(re.compile(r"braid-color--completed"))
+    expect(node(page, "wrap/review")).to_have_class(re.compile(r"braid-color--waiting"))
+    expect(node(page, "wrap/pay")).to_have_class(re.compile(r"braid-color--pending"))
+    expect(node(page, "wrap")).to_have_class(re.compile(r"braid-color--running"))
+    child = page.locator('.react-flow__node[data-id="wrap/assess/score"]')
+    frame = page.locator('.react-flow__node[data-id="wrap/assess"]').bounding_box()
+    inner = child.bounding_box()
+    assert frame is not None and inner is not None
+    assert frame["x"] < inner["x"] and inner["x"] + inner["width"] < frame["x"] + frame["width"]
+    assert frame["y"] < inner["y"] and inner["y"] + inner["height"] < frame["y"] + frame["height"]
+
+    shoot(page, "run-subflow-1280")
+    # A child node below the fold: choosing it centers the canvas on it; its reason shows on hover.
+    page.locator('.react-flow__node[data-id="wrap/pay"]').dispatch_event("click")
+    expect(page.get_by_role("region", name="Node wrap/pay")).to_contain_text("pending")
+    page.wait_for_timeout(400)  # the canvas's 200 ms pan to the node
+    page.locator('.react-flow__node[data-id="wrap/pay"]').hover()
+    reason = page.locator('[id="braid-reason-wrap/pay"]')
+    expect(reason).to_be_visible()
+    expect(reason).to_contain_text("pending: `review` is waiting")
+    page.keyboard.press("Escape")
+
+    child.click()
+    inspector = page.get_by_role("region", name="Node wrap/assess/score")
+    expect(inspector).to_contain_text("root:1:wrap:1:assess:1")
+    expect(inspector).to_contain_text("completed")
+    shoot(page, "run-subflow-inspector-1280")
+    page.keyboard.press("Escape")
+
+    # By keyboard: the subflow's own button closes its steps, and opens them again.
+    # Tab order: the subflow node, its button, then its first step.
+    page.locator('.react-flow__node[data-id="wrap/assess"]').focus()
+    page.keyboard.press("Tab")
+    hide = page.get_by_role("button", name="Hide the 3 steps of subflow wrap/assess")
+    expect(hide).to_be_focused()
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.dataset.id") == "wrap/assess/start"
+    hide.focus()
+    page.keyboard.press("Enter")
+    expect(node(page, "wrap/assess/score")).to_have_count(0)
+    show = page.get_by_role("button", name="Show the 3 steps of subflow wrap/assess")
+    expect(show).to_have_attribute("aria-expanded", "false")
+    expect(page.get_by_role("region", name="Node wrap/assess")).to_have_count(0)
+    show.focus()
+    page.keyboard.press("Enter")
+    expect(node(page, "wrap/assess/score")).to_have_class(re.compile(r"braid-color--completed"))
+
+    finance = Browserless(braid_server)
+    finance.login("finance", "braid-finance")
+    _, listing = finance.get_json("/api/approvals/")
+    request = next(r for r in listing["results"] if r["run"] == run["id"])  # type: ignore[index]
+    status, _ = finance.post_json(
+        f"/api/approvals/{request['id']}/decide/", {"decision": "approve"}
+    )
+    assert status == 202
+    expect(node(page, "wrap/pay")).to_have_class(
+        re.compile(r"braid-color--completed"), timeout=LIVE
+    )
+    expect(node(page, "done")).to_have_class(re.compile(r"braid-color--completed"), timeout=LIVE)
+    shoot(page, "run-subflow-done-1280")
+    # A child node's state writes: the subflow output its lineage got, and its own write.
+    page.locator('.react-flow__node[data-id="wrap/pay"]').dispatch_event("click")
+    rows = page.get_by_role("region", name="Node wrap/pay").locator("tbody tr")
+    expect(rows).to_have_text(
+        [
+            re.compile(r"risk\s*250\s*wrap/assess\s*own path"),
+            re.compile(r'log\s*\["paid Acme"\]\s*wrap/pay\s*own path'),
+        ]
+    )
+    rows.get_by_role("button", name="Inspect wrap/assess").click()
+    expect(page.locator("#inspector-h code")).to_have_text("wrap/assess")
+    page.keyboard.press("Escape")
+
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.reload()
+    expect(node(page, "wrap/pay")).to_have_class(re.compile(r"braid-color--completed"))
+    assert no_sideways_scroll(page)
+    shoot(page, "run-subflow-390")
+    assert errors == []

@@ -92,6 +92,20 @@ def test_the_run_view_carries_the_run_and_its_main_graph(demo, client_for) -> No
 
 
 @pytest.mark.django_db
+def test_the_run_view_carries_every_graph_of_a_run_with_a_subflow(demo, client_for) -> None:  # type: ignore[no-untyped-def]
+    admin = client_for("admin")
+    run_id = start(admin, "vendor-payment", {"vendor": "Acme", "amount": 2000, "new_vendor": False})
+    data = page_data(admin.get(f"/runs/{run_id}/").content.decode(), "run-page")
+    assert sorted(data["graphs"]) == ["a-risk-score@latest", "main"]
+    assert data["graphs"]["main"] == data["graph"]
+    child = data["graphs"]["a-risk-score@latest"]
+    assert [node["id"] for node in child["nodes"]] == ["start", "score", "done"]
+    assert [node["flow"] for node in data["graph"]["nodes"] if node["type"] == "subflow"] == [
+        "a-risk-score"
+    ]
+
+
+@pytest.mark.django_db
 def test_someone_elses_run_is_a_404_and_no_run_is_a_404(demo, client_for) -> None:  # type: ignore[no-untyped-def]
     run_id = start(client_for("admin"), "b-and-d-or-e", {})
     analyst = client_for("analyst")

@@ -7,3 +7,4 @@ export * from "./summary";
 export * from "./toFlow";
 export * from "./types";
 export * from "./path";
+export * from "./nested";

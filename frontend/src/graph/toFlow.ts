@@ -43,6 +43,10 @@ export type BraidNodeData = {
   color?: Color;
   /** Why the node has its color (the monitor's walk), shown in a tooltip and read on focus. */
   reason?: string;
+  /** The node's path when it sits inside a subflow (`pay/charge`); absent in the top graph. */
+  path?: string;
+  /** A subflow node whose child graph is known: how many steps it has and whether they are drawn inside it. */
+  subflow?: { steps: number; expanded: boolean };
   /** Designer only: labelled handles per outcome/branch (bottom) and per slot/input (top). */
   ports?: { sources: NodePort[]; targets: NodePort[]; hasReturn: boolean };
   /** Designer only: handles accept connections. */
@@ -106,18 +110,21 @@ function flowNodes(
   sizes: ReadonlyMap<string, Size>,
   positions: ReadonlyMap<string, Point>,
   reasons: ReasonMap,
+  prefix: string,
 ): BraidFlowNode[] {
   return doc.nodes.map((node) => {
-    const data = nodeData(node, colors[node.id], reasons[node.id]);
+    const path = prefix + node.id;
+    const data = nodeData(node, colors[path], reasons[path]);
+    if (prefix !== "") data.path = path;
     const state =
       data.color === undefined ? "" : data.reason === undefined ? `, ${data.color}` : `, ${data.reason}`;
     return {
-      id: node.id,
+      id: path,
       type: node.type,
       position: positions.get(node.id)!,
       ...sizes.get(node.id)!,
       data,
-      ariaLabel: `${node.id}: ${data.summary}${state}`,
+      ariaLabel: `${path}: ${data.summary}${state}`,
     };
   });
 }
@@ -143,7 +150,8 @@ function flowEdges(
   doc: GraphDocument,
   backEdges: ReadonlySet<number>,
   routes: ReadonlyMap<number, Point[]>,
-  colors: ColorMap = {},
+  colors: ColorMap,
+  prefix: string,
 ): BraidFlowEdge[] {
   const colored = Object.keys(colors).length > 0;
   const typeOf = new Map(doc.nodes.map((node) => [node.id, node.type]));
@@ -152,9 +160,9 @@ function flowEdges(
     const label = edgeLabel(edge);
     const route = routes.get(index);
     const flowEdge: BraidFlowEdge = {
-      id: edge.id ?? `e${index}:${edge.source}->${edge.target}`,
-      source: edge.source,
-      target: edge.target,
+      id: prefix + (edge.id ?? `e${index}:${edge.source}->${edge.target}`),
+      source: prefix + edge.source,
+      target: prefix + edge.target,
       type: route === undefined ? "smoothstep" : ROUTED_EDGE,
       data: edgeData(doc, index, back, route),
     };
@@ -163,7 +171,9 @@ function flowEdges(
     }
     const classes: string[] = [];
     if (colored) {
-      classes.push(edgeTaken(colors, edge.source, edge.target) ? "braid-edge--taken" : "braid-edge--untaken");
+      classes.push(
+        edgeTaken(colors, prefix + edge.source, prefix + edge.target) ? "braid-edge--taken" : "braid-edge--untaken",
+      );
     }
     if (back) {
       classes.push("braid-edge--back");
@@ -186,24 +196,40 @@ export interface FlowLayout {
   routes: ReadonlyMap<number, Point[]>;
 }
 
-/** Lay a document out (dagre, or its own layout) without coloring it. */
-export function layoutOf(doc: GraphDocument): FlowLayout {
+/**
+ * Lay a document out (dagre, or its own layout) without coloring it. `sizeOf` overrides
+ * some nodes' sizes (a subflow drawn with its child graph inside); designer positions
+ * leave no room for such a node, so a document with overrides is laid out by dagre.
+ */
+export function layoutOf(doc: GraphDocument, sizeOf: ReadonlyMap<string, Size> = new Map()): FlowLayout {
   const backEdges = findBackEdges(doc);
-  const sizes = new Map(doc.nodes.map((node) => [node.id, nodeSize(node)]));
-  const { positions, routes } = layoutGraph(doc, sizes, backEdges);
+  const sizes = new Map(doc.nodes.map((node) => [node.id, sizeOf.get(node.id) ?? nodeSize(node)]));
+  const placed = sizeOf.size === 0 ? doc : withoutDesignerLayout(doc);
+  const { positions, routes } = layoutGraph(placed, sizes, backEdges);
   return { backEdges, sizes, positions, routes };
 }
 
-/** Convert a document (and optional `{nodeId: color}` and `{nodeId: reason}`) into React Flow nodes and edges. */
+function withoutDesignerLayout(doc: GraphDocument): GraphDocument {
+  const copy = { ...doc };
+  delete copy.layout;
+  return copy;
+}
+
+/**
+ * Convert a document (and optional `{path: color}` and `{path: reason}`) into React Flow
+ * nodes and edges. `prefix` (`pay/`) draws a subflow's child graph: ids, colors and
+ * reasons are then keyed by the child's node paths.
+ */
 export function toFlow(
   doc: GraphDocument,
   colors: ColorMap = {},
   reasons: ReasonMap = {},
   layout: FlowLayout = layoutOf(doc),
+  prefix = "",
 ): Flow {
   const { backEdges, sizes, positions, routes } = layout;
   return {
-    nodes: flowNodes(doc, colors, sizes, positions, reasons),
-    edges: flowEdges(doc, backEdges, routes, colors),
+    nodes: flowNodes(doc, colors, sizes, positions, reasons, prefix),
+    edges: flowEdges(doc, backEdges, routes, colors, prefix),
   };
 }

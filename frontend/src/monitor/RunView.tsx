@@ -3,6 +3,7 @@
 import { type FormEvent, useCallback, useEffect, useMemo, useState } from "react";
 import { FlowError, FlowView } from "../FlowView";
 import { COLOR_CUES, COLORS, type Color, colorClass } from "../graph/colors";
+import { allPaths, MAIN_GRAPH, nodeAtPath } from "../graph/nested";
 import { GraphFormatError, parseGraph } from "../graph/parse";
 import type { GraphDocument } from "../graph/types";
 import { ApiError, getJson, postJson } from "./api";
@@ -18,6 +19,7 @@ import {
 import { barGeometry, timeline } from "./gantt";
 import { describeActivation, gatherActivations } from "./gather";
 import type { Viewer } from "./RunsPage";
+import { StateWrites, writesVersion } from "./StateWrites";
 import { absoluteTime, durationText } from "./time";
 import { colorsForExecution } from "./traceColors";
 import { isFinished, type RunPicture, type TraceEvent } from "./types";
@@ -25,7 +27,7 @@ import { RelativeTime, Shortcuts, StatusPill, useNow, VirtualList } from "./ui";
 
 const RUN_SHORTCUTS: ReadonlyArray<[string, string]> = [
   ["Tab", "moves between nodes and controls; a focused node shows its reason"],
-  ["Enter", "on a node opens the inspector"],
+  ["Enter", "on a node opens the inspector; on a subflow's show/hide button, opens or closes its steps"],
   ["Escape", "closes the inspector or this list"],
   ["l", "returns to the live view"],
   ["?", "shows this list"],
@@ -45,6 +47,8 @@ export interface RunViewData {
     error: string;
   };
   graph: unknown;
+  /** Every graph the run executes, by key: `main` and each subflow's `slug@version`. */
+  graphs?: Record<string, unknown>;
 }
 
 const TREE_ROW = 28;
@@ -303,14 +307,15 @@ function DecideHere({ runId, node, groups, version }: { runId: string; node: str
   );
 }
 
-/** The declared slots of `node` when it is a gather, else null. */
-function gatherSlots(doc: GraphDocument | null, node: string): string[] | null {
-  const found = doc?.nodes.find((candidate) => candidate.id === node);
-  return found !== undefined && found.type === "gather" && Array.isArray(found.slots) ? found.slots : null;
+/** The declared slots of the node at `path` when it is a gather, else null. */
+function gatherSlots(doc: GraphDocument | null, graphs: Readonly<Record<string, GraphDocument>>, path: string): string[] | null {
+  const found = doc === null ? null : nodeAtPath(doc, graphs, path)?.node;
+  return found != null && found.type === "gather" && Array.isArray(found.slots) ? found.slots : null;
 }
 
 interface InspectorProps {
   doc: GraphDocument | null;
+  graphs: Readonly<Record<string, GraphDocument>>;
   runId: string;
   groups: readonly string[];
   node: string;
@@ -318,15 +323,17 @@ interface InspectorProps {
   shown: { colors: Record<string, Color>; reasons: Record<string, string> };
   events: readonly TraceEvent[];
   onClose: () => void;
+  /** Inspect another node (a writer named in the state writes). */
+  onSelect: (path: string) => void;
 }
 
-function Inspector({ doc, runId, groups, node, picture, shown, events, onClose }: InspectorProps) {
+function Inspector({ doc, graphs, runId, groups, node, picture, shown, events, onClose, onSelect }: InspectorProps) {
   const row = picture.nodes[node];
   const color = shown.colors[node];
   const reason = shown.reasons[node];
   const mine = events.filter((event) => event.node === node || (event.node ?? "").startsWith(`${node}/`));
   const children = Object.entries(picture.nodes).filter(([path]) => path.startsWith(`${node}/`));
-  const slots = gatherSlots(doc, node);
+  const slots = gatherSlots(doc, graphs, node);
   const activations = slots === null ? [] : gatherActivations(events, node);
   return (
     <section className="panel inspector" aria-labelledby="inspector-h">
@@ -375,6 +382,7 @@ function Inspector({ doc, runId, groups, node, picture, shown, events, onClose }
           <pre>{pretty(row.result)}</pre>
         </>
       )}
+      <StateWrites runId={runId} node={node} hasRun={row !== undefined} version={writesVersion(row, picture)} onSelect={onSelect} />
       {slots !== null && (
         <>
           <h3>Gather slots</h3>
@@ -493,10 +501,33 @@ function parseDoc(value: unknown): { doc: GraphDocument } | { error: string } {
   }
 }
 
+/** The run's subflow graphs that parse, by key; one that does not is drawn as a plain subflow node. */
+function parseGraphs(values: Record<string, unknown> | undefined): Record<string, GraphDocument> {
+  const graphs: Record<string, GraphDocument> = {};
+  for (const [key, value] of Object.entries(values ?? {})) {
+    if (key === MAIN_GRAPH) continue;
+    const parsed = parseDoc(value);
+    if ("doc" in parsed) graphs[key] = parsed.doc;
+  }
+  return graphs;
+}
+
 /** The whole view. */
 export function RunView({ data }: { data: RunViewData }) {
   const now = useNow(1000);
   const parsed = useMemo(() => parseDoc(data.graph), [data.graph]);
+  const graphs = useMemo(() => parseGraphs(data.graphs), [data.graphs]);
+  const [toggled, setToggled] = useState<ReadonlySet<string>>(() => new Set());
+  const toggleSubflow = useCallback(
+    (path: string) =>
+      setToggled((current) => {
+        const next = new Set(current);
+        if (next.has(path)) next.delete(path);
+        else next.add(path);
+        return next;
+      }),
+    [],
+  );
   const { picture, connection, error } = useRunLive(data.run.id);
   const { events, truncated, error: traceError, ready } = useTrace(data.run.id, picture);
   const [chosen, setChosen] = useState<string | null>(null);
@@ -504,7 +535,7 @@ export function RunView({ data }: { data: RunViewData }) {
   const [help, setHelp] = useState(false);
   const status = picture?.status ?? data.run.status;
   const tree = useMemo(() => buildExecutionTree(events, status), [events, status]);
-  const paths = useMemo(() => ("doc" in parsed ? parsed.doc.nodes.map((n) => n.id) : []), [parsed]);
+  const paths = useMemo(() => ("doc" in parsed ? allPaths(parsed.doc, graphs) : []), [parsed, graphs]);
 
   const shown = useMemo(() => {
     if (chosen === null || picture === null) return { colors: picture?.colors ?? {}, reasons: picture?.reasons ?? {} };
@@ -567,6 +598,9 @@ export function RunView({ data }: { data: RunViewData }) {
         <div>
           {"doc" in parsed ? (
             <FlowView doc={parsed.doc} colors={shown.colors} reasons={shown.reasons} onNodeChoose={setNode}
+              graphs={graphs}
+              toggled={toggled}
+              onToggleSubflow={toggleSubflow}
               showLegend={false}
               fitMinZoom={FIT_MIN_ZOOM}
               keepFitted
@@ -575,11 +609,14 @@ export function RunView({ data }: { data: RunViewData }) {
           ) : (
             <FlowError message={parsed.error} />
           )}
-          <p className="hint">Hover or focus a node to read why it has its color; click it (or press Enter) to inspect it.</p>
+          <p className="hint">
+            Hover or focus a node to read why it has its color; click it (or press Enter) to inspect it.
+            {Object.keys(graphs).length > 0 && " A subflow's steps are drawn inside it: its show/hide button opens or closes them."}
+          </p>
         </div>
         {node !== null && picture !== null && (
           <div className="run-side">
-            <Inspector doc={"doc" in parsed ? parsed.doc : null} runId={data.run.id} groups={data.viewer.groups} node={node} picture={picture} shown={shown} events={events} onClose={() => setNode(null)} />
+            <Inspector doc={"doc" in parsed ? parsed.doc : null} graphs={graphs} runId={data.run.id} groups={data.viewer.groups} node={node} picture={picture} shown={shown} events={events} onClose={() => setNode(null)} onSelect={setNode} />
           </div>
         )}
       </div>

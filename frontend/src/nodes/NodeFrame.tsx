@@ -1,7 +1,9 @@
 import { Handle, type NodeProps, Position } from "@xyflow/react";
+import { useContext } from "react";
 import { COLOR_CUES, type Color, colorClass } from "../graph/colors";
 import { type BraidFlowNode, type BraidNodeData, RETURN_HANDLE } from "../graph/toFlow";
 import { Ports } from "./Ports";
+import { SubflowToggle } from "./SubflowToggle";
 
 export type BraidNodeProps = NodeProps<BraidFlowNode>;
 
@@ -44,6 +46,27 @@ function ProblemBadge({ problem }: { problem: "error" | "warning" }) {
   );
 }
 
+/** A subflow's open/close button: a real button, so Tab reaches it and Enter or Space presses it. */
+function SubflowButton({ path, steps, expanded }: { path: string; steps: number; expanded: boolean }) {
+  const toggle = useContext(SubflowToggle);
+  if (toggle === null) return null;
+  const what = `${steps} step${steps === 1 ? "" : "s"}`;
+  return (
+    <button
+      type="button"
+      className="braid-node__expand nodrag nopan"
+      aria-expanded={expanded}
+      aria-label={`${expanded ? "Hide" : "Show"} the ${what} of subflow ${path}`}
+      onClick={(event) => {
+        event.stopPropagation();
+        toggle(path);
+      }}
+    >
+      <span aria-hidden="true">{expanded ? "▾" : "▸"}</span> {expanded ? "hide" : "show"} {what}
+    </button>
+  );
+}
+
 /**
  * The box every node kind draws: id, kind summary, optional title and status.
  * All of it is rendered as React text children, never as HTML.
@@ -57,10 +80,12 @@ export function NodeFrame({ data, family, hasInput = true, hasOutput = true, has
   if (data.editable === true) classes.push("braid-node--editable");
   if (data.problem !== undefined) classes.push(`braid-node--problem-${data.problem}`);
   if (data.change !== undefined) classes.push(`braid-node--change-${data.change}`);
-  const tooltip = [data.label, data.summary, data.title, data.reason, data.problemText]
+  if (data.subflow?.expanded === true) classes.push("braid-node--expanded");
+  const tooltip = [data.path ?? data.label, data.summary, data.title, data.reason, data.problemText]
     .filter(Boolean)
     .join("\n");
-  const reasonId = data.reason === undefined ? undefined : `braid-reason-${data.label}`;
+  const path = data.path ?? data.label;
+  const reasonId = data.reason === undefined ? undefined : `braid-reason-${path}`;
   const ported = data.ports !== undefined;
   return (
     <div className={classes.join(" ")} title={tooltip} aria-describedby={reasonId}>
@@ -73,6 +98,7 @@ export function NodeFrame({ data, family, hasInput = true, hasOutput = true, has
       <div className="braid-node__summary">{data.summary}</div>
       {data.title !== undefined && <div className="braid-node__title">{data.title}</div>}
       {data.color !== undefined && <StatusBadge color={data.color} />}
+      {data.subflow !== undefined && <SubflowButton path={path} {...data.subflow} />}
       {data.reason !== undefined && (
         <span id={reasonId} role="tooltip" className="braid-node__reason">
           {data.reason}

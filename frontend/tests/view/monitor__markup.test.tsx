@@ -134,3 +134,40 @@ test("an execution tree of 10,000 items mounts a window of rows, not 10,000", as
   expect(rows).toBeGreaterThan(10);
   expect(rows).toBeLessThan(30);
 });
+
+test("the run view draws a subflow's child graph inside it, with a button to hide its steps", () => {
+  const main = {
+    format: "braid.graph/1",
+    name: "Pay",
+    nodes: [
+      { id: "start", type: "start" },
+      { id: "assess", type: "subflow", flow: "risk" },
+      { id: "done", type: "end" },
+    ],
+    edges: [
+      { source: "start", target: "assess" },
+      { source: "assess", target: "done" },
+    ],
+  };
+  const risk = {
+    format: "braid.graph/1",
+    name: "Risk",
+    nodes: [
+      { id: "start", type: "start" },
+      { id: "score", type: "set", values: { score: "1" } },
+      { id: "done", type: "end" },
+    ],
+    edges: [
+      { source: "start", target: "score" },
+      { source: "score", target: "done" },
+    ],
+  };
+  const markup = renderToStaticMarkup(<RunView data={{ ...RUN, graph: main, graphs: { main, "risk@latest": risk } }} />);
+  expect(markup).toContain('data-id="assess/score"');
+  expect(markup).toContain('aria-label="Hide the 3 steps of subflow assess"');
+  expect(markup).toContain("braid-node--expanded");
+  expect(markup).toContain("A subflow&#x27;s steps are drawn inside it");
+  const plain = renderToStaticMarkup(<RunView data={{ ...RUN, graph: main }} />);
+  expect(plain).not.toContain('data-id="assess/score"');
+  expect(plain).not.toContain("Hide the 3 steps");
+});
