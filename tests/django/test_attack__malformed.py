@@ -1,0 +1,111 @@
+"""Malformed payloads on every write endpoint: a JSON error with the right status, never a 500.
+
+The operations come from the OpenAPI schema (as in test_attack__csrf.py), each called by a
+role allowed to use it, on objects that exist, so that what answers is the endpoint's
+handling of the body and not a permission or a missing object.
+"""
+
+import json
+
+import pytest
+
+from tests.django.test_attack__csrf import OPERATIONS, counts, request_for, targets  # noqa: F401
+
+pytestmark = pytest.mark.django_db
+
+DEEP = 100_000
+# name -> (raw body, the answer's exact status, its exact `code` when it has one)
+PAYLOADS: dict[str, tuple[bytes, int, str | None]] = {
+    "deeply nested arrays": (b"[" * DEEP + b"]" * DEEP, 400, "json.invalid"),
+    "deeply nested objects": (b'{"a":' * DEEP + b"1" + b"}" * DEEP, 400, "json.invalid"),
+    "a raw NUL byte": (b'{"name": "a\x00b"}', 400, "json.invalid"),
+    "invalid UTF-8": (b'{"name": "\xff\xfe"}', 400, "json.invalid"),
+    "a lone surrogate": (b'{"name": "\\ud800", "slug": "\\udfff", "draft": "\\ud83d"}', 400,
+                         "json.invalid"),
+    "a lone surrogate as a key": (b'{"\\ud800": 1}', 400, "json.invalid"),
+    "not JSON": (b"{'name': 1}", 400, "json.invalid"),
+    "a list body": (b"[1, 2, 3]", 400, None),
+    "a number body": (b"12", 400, None),
+    "a string body": (b'"flows"', 400, None),
+    "null": (b"null", 400, None),
+    "wrong types everywhere": (
+        json.dumps({"slug": 7, "name": [], "draft": "x", "graph": 1, "flow": {}, "input": 3,
+                    "decision": False, "ids": "1", "to": None, "reason": []}).encode(), 400, None),
+    "a huge integer": (b'{"ids": [1' + b"0" * 5000 + b"]}", 400, "json.invalid"),
+    "an infinite number": (b'{"input": {"n": 1e999}, "reason": 1e999}', 400, "json.invalid"),
+    "NaN": (b'{"input": {"n": NaN}, "ids": [NaN]}', 400, "json.invalid"),
+}  # fmt: skip
+# Operations that take no body at all answer every body as they answer none.
+BODILESS = {
+    "DELETE /api/flows/{slug}/",
+    "POST /api/flows/{slug}/publish/",
+    "POST /api/flows/{slug}/validate/",
+    "POST /api/runs/{id}/retry/",
+}
+# Checking a document answers any parsed JSON with a 200 report of what is wrong with it.
+REPORTS = {"POST /api/flows/import/check/"}
+
+
+@pytest.mark.parametrize("name", list(PAYLOADS))
+def test_every_write_endpoint_answers_a_malformed_body_with_a_json_error(
+    name: str,
+    targets: dict[str, str],  # noqa: F811
+    client_for,
+) -> None:  # type: ignore[no-untyped-def]
+    body, status, code = PAYLOADS[name]
+    got, expected = {}, {}
+    for operation in OPERATIONS:
+        if operation in BODILESS:
+            continue
+        role, method, path, _ = request_for(operation, targets)
+        response = client_for(role).generic(method, path, body, "application/json")
+        assert response["Content-Type"] == "application/json", (operation, response.content)
+        answer = response.json()
+        got[operation] = (response.status_code, answer.get("code") if code else None)
+        expected[operation] = (status, code)
+        if operation in REPORTS and code is None:
+            expected[operation] = (200, None)
+            assert answer["ok"] is False and answer["errors"], answer
+    assert {op: answer for op, answer in got.items() if answer != expected[op]} == {}
+
+
+def test_the_parse_error_names_the_problem(targets, client_for) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
+    analyst = client_for("analyst")
+    bodies = [
+        PAYLOADS["deeply nested arrays"][0],
+        b'{"slug": "ok", "name": "a\\ud83d\\ude00 and \\udc00"}',
+        PAYLOADS["invalid UTF-8"][0],
+        b'{"slug": "nan", "draft": {"n": NaN}}',
+        b'{"slug": "inf", "draft": {"n": -1e400}}',
+        b'{"slug": "big", "draft": {"n": 1' + b"0" * 5000 + b"}}",
+    ]
+    answers = [analyst.post("/api/flows/", body, "application/json").json() for body in bodies]
+    assert answers == [
+        {"code": "json.invalid", "detail": "the JSON nests too deeply"},
+        {"code": "json.invalid", "detail": "a lone surrogate (\\udc00) is not Unicode text"},
+        {"code": "json.invalid", "detail": "not UTF-8 text: invalid start byte"},
+        {"code": "json.invalid", "detail": "NaN is not a JSON number"},
+        {"code": "json.invalid", "detail": "the number -1e400 is out of range"},
+        {
+            "code": "json.invalid",
+            "detail": "a number has more than 4,300 digits",
+        },
+    ]
+
+
+def test_a_form_encoded_or_multipart_body_is_a_415(targets, client_for) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
+    analyst = client_for("analyst")
+    form = analyst.post("/api/flows/", {"slug": "x", "draft": "{}"})
+    urlencoded = analyst.post("/api/flows/", "slug=x", "application/x-www-form-urlencoded")
+    assert [form.status_code, urlencoded.status_code] == [415, 415]
+    assert form.json()["code"] == "unsupported_media_type"
+
+
+def test_a_malformed_body_stores_nothing(targets, client_for) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
+    before = counts()
+    analyst = client_for("analyst")
+    for body, _, _ in PAYLOADS.values():
+        analyst.post("/api/flows/", body, "application/json")
+        analyst.post("/api/runs/", body, "application/json")
+        analyst.post("/api/flows/import/", body, "application/json")
+    assert counts() == before
