@@ -255,6 +255,8 @@ BRAID_CEL_LIMITS = {
     "timeout_s": float(os.environ.get("BRAID_CEL_TIMEOUT_S", "1.0")),
     "memory_mb": int(os.environ.get("BRAID_CEL_MEMORY_MB", "512")),
     "max_result_bytes": int(os.environ.get("BRAID_CEL_MAX_RESULT_BYTES", "1000000")),
+    # A foreach over more items fails with the reason (its barrier is in every step's write).
+    "max_foreach_items": int(os.environ.get("BRAID_FOREACH_MAX_ITEMS", "10000")),
 }
 
 # A step that killed its worker process this many times fails its run with the reason,

@@ -14,6 +14,7 @@ import zlib
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from engine.core import expression_limits
 from engine.core import graph as g
 from engine.core.events import (
     ActionCompleted,
@@ -688,6 +689,12 @@ class Stepper:
         items = self.evaluate(frame, node.items, "items")
         if not isinstance(items, list):
             raise FlowFailure(f"items: expected a list, got {type(items).__name__}")
+        limit = expression_limits.limits().max_foreach_items
+        if len(items) > limit:
+            raise FlowFailure(
+                f"items: {len(items):,} items; a foreach takes at most {limit:,} "
+                "(BRAID_FOREACH_MAX_ITEMS)"
+            )
         frame.state = FrameState.BLOCKED
         frame.barrier = {"kind": "foreach", "items": items, "admitted": 0, "running": 0,
                          "done": {}, "failed": {}, "policy": node.failure_policy.value}  # fmt: skip

@@ -2,6 +2,7 @@
 
 import pytest
 
+from engine.core import expression_limits
 from engine.core.events import ActionCompleted
 from tests.core.harness import Driver, append, edge, flow
 
@@ -195,3 +196,20 @@ def test_a_task_that_times_out_fails_and_its_late_result_is_refused() -> None:
     )
     driver.complete(key)
     assert driver.refused[-1].reason == "the run is failed"
+
+
+def test_a_foreach_over_more_items_than_the_limit_fails_before_admitting_any() -> None:
+    previous = expression_limits.limits()
+    expression_limits.configure(max_foreach_items=4)
+    try:
+        at_limit = Driver(items_flow("skip"), {"items": [2, 4, 6, 8]})
+        over = Driver(items_flow("skip"), {"items": [2, 4, 6, 8, 10]})
+    finally:
+        expression_limits.configure(max_foreach_items=previous.max_foreach_items)
+    assert (at_limit.status, at_limit.result) == ("completed", {"kept": [2, 4, 6, 8], "errors": []})
+    assert (over.status, over.state.error) == (
+        "failed",
+        "items: 5 items; a foreach takes at most 4 (BRAID_FOREACH_MAX_ITEMS)",
+    )
+    assert over.row_table()["each"][0] == "failed"
+    assert [e for e in over.trace if e.event == "item.started"] == []

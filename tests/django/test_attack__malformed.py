@@ -9,6 +9,8 @@ import json
 
 import pytest
 
+from engine.models import Run
+from tests.django.durable_driver import drain
 from tests.django.test_attack__csrf import OPERATIONS, counts, request_for, targets  # noqa: F401
 
 pytestmark = pytest.mark.django_db
@@ -109,3 +111,42 @@ def test_a_malformed_body_stores_nothing(targets, client_for) -> None:  # type: 
         analyst.post("/api/runs/", body, "application/json")
         analyst.post("/api/flows/import/", body, "application/json")
     assert counts() == before
+
+
+FOREACH = {
+    "format": "braid.graph/1",
+    "name": "Each",
+    "state": {"kept": {"reducer": "append"}},
+    "nodes": [
+        {"id": "start", "type": "start"},
+        {"id": "each", "type": "foreach", "items": "input.items", "as": "item"},
+        {"id": "keep", "type": "set", "values": {"kept": "[item]"}},
+        {"id": "done", "type": "end"},
+    ],
+    "edges": [
+        {"source": "start", "target": "each"},
+        {"source": "each", "outcome": "item", "target": "keep"},
+        {"source": "keep", "target": "each"},
+        {"source": "each", "outcome": "done", "target": "done"},
+    ],
+}
+
+
+def test_a_huge_foreach_list_as_run_input_fails_the_run_with_the_limit(demo, client_for) -> None:  # type: ignore[no-untyped-def]
+    analyst = client_for("analyst")
+    imported = analyst.post(
+        "/api/flows/import/",
+        {"graph": FOREACH, "slug": "each", "publish": True},
+        content_type="application/json",
+    )
+    assert imported.status_code == 201, imported.content
+    body = {"flow": "each", "input": {"items": list(range(200_000))}}
+    started = analyst.post("/api/runs/", body, content_type="application/json")
+    assert started.status_code == 201, started.content
+    run = drain(Run.objects.get(pk=started.json()["id"]))
+    assert (run.status, run.error) == (
+        "failed",
+        "items: 200,000 items; a foreach takes at most 10,000 (BRAID_FOREACH_MAX_ITEMS)",
+    )
+    tree = analyst.get(f"/api/runs/{run.pk}/tree/").json()
+    assert (tree["nodes"]["each"]["status"], tree["colors"]["keep"]) == ("failed", "skipped")
