@@ -1,0 +1,60 @@
+"""What every socket shares: reading a client's frame safely, and closing on logout.
+
+A client sends only `{"type": "resync"}`. Anything else (binary, over MAX_MESSAGE, JSON
+that nests too deeply, a lone surrogate, another shape) is answered with an error message
+and the socket stays open: before this module, a frame of 2,000 nested brackets raised a
+RecursionError in the monitor's consumer and a binary frame a ValueError in the inbox's,
+each ending the connection with 1011.
+
+Each socket joins the group of its login session. Logging out (Django's user_logged_out)
+sends that group `session.ended`, and the consumers close with 4401, within the live
+publisher's flush (engine/live.py: the in-memory layer under `braid serve`, Redis in scaled
+mode). A socket of the same user in another browser stays open.
+"""
+
+import hashlib
+from typing import Any
+
+from django.http import HttpRequest
+
+from designer.documents import DocumentError, load_document
+from engine import live
+
+MAX_MESSAGE = 4096
+SESSION_ENDED = "session.ended"
+NOT_LOGGED_IN = 4401
+RESYNC_ONLY = 'the only message a client sends is {"type": "resync"}'
+
+
+def read_client_message(text_data: str | None, bytes_data: bytes | None) -> str | None:
+    """Return None for a resync request, else the error detail to answer the frame with."""
+    if text_data is None:
+        return "send JSON text, not binary"
+    if len(text_data) > MAX_MESSAGE:
+        return f"a message is at most {MAX_MESSAGE:,} characters"
+    try:
+        message = load_document(text_data)
+    except DocumentError as error:
+        return f"not JSON: {error.message}"
+    if isinstance(message, dict) and message.get("type") == "resync":
+        return None
+    return RESYNC_ONLY
+
+
+def session_group(scope: dict[str, Any]) -> str | None:
+    """Return the Channels group of the socket's login session (None without one)."""
+    session = scope.get("session")
+    key = getattr(session, "session_key", None)
+    return None if not key else group_of_session(key)
+
+
+def group_of_session(session_key: str) -> str:
+    """Return a session's group name: a digest, so the key never appears in Redis."""
+    return "session." + hashlib.sha256(session_key.encode()).hexdigest()[:32]
+
+
+def close_sockets_of_session(sender: object, request: HttpRequest | None, **kwargs: Any) -> None:
+    """user_logged_out receiver: tell the session's sockets to close."""
+    key = getattr(getattr(request, "session", None), "session_key", None)
+    if key:
+        live.notify_after_commit({group_of_session(key)}, SESSION_ENDED)
