@@ -237,7 +237,11 @@ else:
     CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
 
 # Hosts the built-in http.request action may call, and functions the python action may run.
+# Entries are names, addresses or networks; a listed name that resolves to an internal
+# address needs that address listed too (engine/egress.py, docs/security.md).
 BRAID_HTTP_ALLOWLIST = env_list("BRAID_HTTP_ALLOWLIST", ["127.0.0.1", "localhost"])
+# The most an http.request reply may send back (a larger one fails the node, not the worker).
+BRAID_HTTP_MAX_RESPONSE_BYTES = int(os.environ.get("BRAID_HTTP_MAX_RESPONSE_BYTES", "10000000"))
 BRAID_PYTHON_ACTIONS = env_list("BRAID_PYTHON_ACTIONS", [])
 
 # The longest a single task may run; the broker's visibility timeout must exceed it.
