@@ -31,8 +31,7 @@ class InboxConsumer(AsyncWebsocketConsumer):
         self.seq = 0
         self.last: int | None = None
         self.joined = await database_sync_to_async(self.groups_of_user)()
-        session = sockets.session_group(self.scope)
-        self.joined += [session] if session else []
+        self.joined += sockets.groups_to_close_on(self.scope)
         live.attach_serving_loop()
         for name in self.joined:
             await self.channel_layer.group_add(name, self.channel_name)

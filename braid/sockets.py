@@ -6,15 +6,17 @@ and the socket stays open: before this module, a frame of 2,000 nested brackets 
 RecursionError in the monitor's consumer and a binary frame a ValueError in the inbox's,
 each ending the connection with 1011.
 
-Each socket joins the group of its login session. Logging out (Django's user_logged_out)
-sends that group `session.ended`, and the consumers close with 4401, within the live
-publisher's flush (engine/live.py: the in-memory layer under `braid serve`, Redis in scaled
-mode). A socket of the same user in another browser stays open.
+Each socket joins the group of its login session and the group of its user. Logging out
+(Django's user_logged_out) sends the session's group `session.ended`; deactivating or
+deleting a user sends it to the user's group. The consumers then close with 4401, within
+the live publisher's flush (engine/live.py: the in-memory layer under `braid serve`, Redis
+in scaled mode). A socket of the same user in another browser stays open on logout.
 """
 
 import hashlib
 from typing import Any
 
+from django.db.models.signals import post_delete
 from django.http import HttpRequest
 
 from designer.documents import DocumentError, load_document
@@ -41,11 +43,17 @@ def read_client_message(text_data: str | None, bytes_data: bytes | None) -> str 
     return RESYNC_ONLY
 
 
-def session_group(scope: dict[str, Any]) -> str | None:
-    """Return the Channels group of the socket's login session (None without one)."""
-    session = scope.get("session")
-    key = getattr(session, "session_key", None)
-    return None if not key else group_of_session(key)
+def groups_to_close_on(scope: dict[str, Any]) -> list[str]:
+    """Return the groups whose `session.ended` closes this socket: its session's, its user's."""
+    key = getattr(scope.get("session"), "session_key", None)
+    user = scope.get("user")
+    groups = [] if not key else [group_of_session(key)]
+    return groups + ([group_of_user(user.pk)] if getattr(user, "pk", None) is not None else [])
+
+
+def group_of_user(pk: object) -> str:
+    """Return the group of every socket of one user."""
+    return f"sockets.user.{pk}"
 
 
 def group_of_session(session_key: str) -> str:
@@ -58,3 +66,11 @@ def close_sockets_of_session(sender: object, request: HttpRequest | None, **kwar
     key = getattr(getattr(request, "session", None), "session_key", None)
     if key:
         live.notify_after_commit({group_of_session(key)}, SESSION_ENDED)
+
+
+def close_sockets_of_inactive_user(sender: object, instance: Any, **kwargs: Any) -> None:
+    """post_save/post_delete receiver on the user model: a user who may no longer log in
+    (deactivated or deleted) keeps no socket open."""
+    deleted = kwargs.get("signal") is post_delete
+    if deleted or not instance.is_active:
+        live.notify_after_commit({group_of_user(instance.pk)}, SESSION_ENDED)

@@ -51,8 +51,7 @@ class LiveConsumer(AsyncWebsocketConsumer):
             await self.close(code=refusal)
             return
         live.attach_serving_loop()
-        session = sockets.session_group(self.scope)
-        for group in [*self.group_names(), *([session] if session else [])]:
+        for group in [*self.group_names(), *sockets.groups_to_close_on(self.scope)]:
             await self.channel_layer.group_add(group, self.channel_name)
             self.groups_joined.append(group)
         await self.accept()

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 from channels.testing import WebsocketCommunicator
+from django.contrib.auth.models import User
 from django.test import Client
 
 from braid.asgi import application
@@ -200,3 +201,54 @@ def test_logging_out_closes_every_socket_of_that_session_within_five_seconds(
     assert closes == [("websocket.close", 4401)] * 3
     assert elapsed < 5
     assert still == ["snapshot", "counts", "count"]
+
+
+def test_after_logout_the_old_cookie_opens_no_socket_and_no_origin_opens_none(
+    demo, client_for
+) -> None:  # type: ignore[no-untyped-def]
+    leaving = client_for("finance")
+    old = cookie(leaving)
+    leaving.post("/logout/")
+
+    async def scenario() -> list[Any]:
+        codes = []
+        for path in ("/ws/runs/", "/ws/inbox/"):
+            socket = WebsocketCommunicator(application, path, headers=[ORIGIN, old])
+            codes.append((await socket.connect(timeout=5))[1])
+            bare = WebsocketCommunicator(application, path, headers=[cookie(client_for("admin"))])
+            codes.append((await bare.connect(timeout=5))[1])
+        return codes
+
+    assert asyncio.run(scenario()) == [4401, 1000, 4401, 1000]
+
+
+def test_deactivating_or_deleting_a_user_closes_all_their_sockets(demo, client_for) -> None:  # type: ignore[no-untyped-def]
+    doomed = User.objects.create_user("temp", password="braid-temp-pw")
+    gone = User.objects.create_user("gone", password="braid-gone-pw")
+    sessions = {}
+    for user in (doomed, gone):
+        client = Client()
+        client.force_login(user)
+        sessions[user.username] = client
+
+    async def scenario() -> tuple[list[Any], float]:
+        sockets = []
+        for client in (*sessions.values(), sessions["temp"]):  # two sockets of one user
+            socket, connected, _ = await open_socket("/ws/inbox/", client)
+            assert connected
+            await socket.receive_json_from(timeout=5)
+            sockets.append(socket)
+        began = time.monotonic()
+
+        def revoke() -> None:
+            doomed.is_active = False
+            doomed.save()
+            gone.delete()
+
+        await asyncio.to_thread(revoke)
+        closes = [await socket.receive_output(timeout=5) for socket in sockets]
+        return [(c["type"], c.get("code")) for c in closes], time.monotonic() - began
+
+    closes, elapsed = asyncio.run(scenario())
+    assert closes == [("websocket.close", 4401)] * 3
+    assert elapsed < 5
