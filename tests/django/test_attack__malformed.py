@@ -9,6 +9,8 @@ import json
 
 import pytest
 
+from approvals.models import ApprovalRequest
+from designer.models import Flow
 from engine.models import Run
 from tests.django.durable_driver import drain
 from tests.django.test_attack__csrf import OPERATIONS, counts, request_for, targets  # noqa: F401
@@ -150,3 +152,31 @@ def test_a_huge_foreach_list_as_run_input_fails_the_run_with_the_limit(demo, cli
     )
     tree = analyst.get(f"/api/runs/{run.pk}/tree/").json()
     assert (tree["nodes"]["each"]["status"], tree["colors"]["keep"]) == ("failed", "skipped")
+
+
+def test_fields_a_caller_may_not_set_are_ignored(targets, client_for, demo) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
+    analyst = client_for("analyst")
+    forged = {"owner": demo["admin"].pk, "revision": 999, "slug": "renamed"}
+    patched = analyst.patch("/api/flows/csrf-draft/", forged, content_type="application/json")
+    flow = Flow.objects.get(slug="csrf-draft")
+    assert (patched.status_code, flow.owner.username, flow.revision) == (200, "analyst", 2)
+    started = analyst.post(
+        "/api/runs/",
+        {"flow": "staged-gathers", "input": {}, "status": "completed", "label": "forged",
+         "started_by": demo["admin"].pk, "state": {"owned": True}},
+        content_type="application/json",
+    )  # fmt: skip
+    run = Run.objects.get(pk=started.json()["id"])
+    assert (run.status, run.started_by.username, run.label, run.state) == (
+        "running", "analyst", "staged-gathers v1", {}
+    )  # fmt: skip
+    request = ApprovalRequest.objects.get(pk=targets["approval"])
+    decided = client_for("finance").post(
+        f"/api/approvals/{request.pk}/decide/",
+        {"decision": "approve", "user": "admin", "groups": ["legal"]},
+        content_type="application/json",
+    )
+    assert decided.status_code == 202
+    assert [(d["user"], d["decision"]) for d in decided.json()["decisions"]] == [
+        ("finance", "approve")
+    ]
