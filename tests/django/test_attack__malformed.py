@@ -22,6 +22,8 @@ DEEP = 100_000
 PAYLOADS: dict[str, tuple[bytes, int, str | None]] = {
     "deeply nested arrays": (b"[" * DEEP + b"]" * DEEP, 400, "json.invalid"),
     "deeply nested objects": (b'{"a":' * DEEP + b"1" + b"}" * DEEP, 400, "json.invalid"),
+    "101 levels of nesting": (b'{"input": {"a": ' + b"[" * 99 + b"]" * 99 + b"}}", 400,
+                              "json.invalid"),
     "a raw NUL byte": (b'{"name": "a\x00b"}', 400, "json.invalid"),
     "invalid UTF-8": (b'{"name": "\xff\xfe"}', 400, "json.invalid"),
     "a lone surrogate": (b'{"name": "\\ud800", "slug": "\\udfff", "draft": "\\ud83d"}', 400,
@@ -82,6 +84,7 @@ def test_the_parse_error_names_the_problem(targets, client_for) -> None:  # type
         b'{"slug": "nan", "draft": {"n": NaN}}',
         b'{"slug": "inf", "draft": {"n": -1e400}}',
         b'{"slug": "big", "draft": {"n": 1' + b"0" * 5000 + b"}}",
+        b'{"slug": "deep", "draft": {"n": ' + b"[" * 99 + b"]" * 99 + b"}}",
     ]
     answers = [analyst.post("/api/flows/", body, "application/json").json() for body in bodies]
     assert answers == [
@@ -94,6 +97,7 @@ def test_the_parse_error_names_the_problem(targets, client_for) -> None:  # type
             "code": "json.invalid",
             "detail": "a number has more than 4,300 digits",
         },
+        {"code": "json.invalid", "detail": "the JSON nests deeper than 100 levels"},
     ]
 
 
@@ -180,3 +184,27 @@ def test_fields_a_caller_may_not_set_are_ignored(targets, client_for, demo) -> N
     assert [(d["user"], d["decision"]) for d in decided.json()["decisions"]] == [
         ("finance", "approve")
     ]
+
+
+def test_a_run_input_nested_to_the_limit_runs_and_one_level_more_is_refused(  # type: ignore[no-untyped-def]
+    demo, client_for
+) -> None:
+    nodes = [
+        {"id": "start", "type": "start"},
+        {"id": "copy", "type": "set", "values": {"kept": "[input.a]"}},
+        {"id": "done", "type": "end"},
+    ]
+    edges = [{"source": "start", "target": "copy"}, {"source": "copy", "target": "done"}]
+    graph = {**FOREACH, "nodes": nodes, "edges": edges}
+    analyst = client_for("analyst")
+    made = analyst.post("/api/flows/import/", {"graph": graph, "slug": "deep", "publish": True},
+                        content_type="application/json")  # fmt: skip
+    assert made.status_code == 201, made.content
+    answers = []
+    for depth in (98, 99):  # the body adds two levels: {"input": {"a": ...}}
+        body = '{"flow": "deep", "input": {"a": ' + "[" * depth + "]" * depth + "}}"
+        answers.append(analyst.post("/api/runs/", body, "application/json"))
+    assert [a.status_code for a in answers] == [201, 400]
+    run = drain(Run.objects.get(pk=answers[0].json()["id"]))
+    assert run.status == "completed"
+    assert json.dumps(run.state["kept"]) == "[" * 99 + "]" * 99
