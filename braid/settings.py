@@ -263,6 +263,8 @@ BRAID_CEL_LIMITS = {
     "max_result_bytes": int(os.environ.get("BRAID_CEL_MAX_RESULT_BYTES", "1000000")),
     # A foreach over more items fails with the reason (its barrier is in every step's write).
     "max_foreach_items": int(os.environ.get("BRAID_FOREACH_MAX_ITEMS", "10000")),
+    # A state value or action output nested deeper fails its node (recursion near 450).
+    "max_value_depth": int(os.environ.get("BRAID_VALUE_MAX_DEPTH", "100")),
 }
 
 # A step that killed its worker process this many times fails its run with the reason,

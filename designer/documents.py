@@ -15,6 +15,8 @@ from typing import Any
 from rest_framework.exceptions import ParseError
 from rest_framework.parsers import JSONParser
 
+from engine.core.values import nests_deeper_than
+
 MAX_DOCUMENT_BYTES = 8 * 1024 * 1024
 # Arrays and objects nested deeper than this are refused: Python code that walks a value
 # recurses once or twice a level (dataclasses.asdict, copies, merges) and hit the
@@ -95,20 +97,6 @@ def opening_brackets(text: str | bytes) -> int:
     if isinstance(text, bytes):
         return text.count(b"[") + text.count(b"{")
     return text.count("[") + text.count("{")
-
-
-def nests_deeper_than(value: object, limit: int) -> bool:
-    """Return whether arrays and objects nest more than `limit` levels (scalars are free)."""
-    stack: list[tuple[object, int]] = [(value, 1)] if isinstance(value, (dict, list)) else []
-    while stack:
-        item, depth = stack.pop()
-        children = item.values() if isinstance(item, dict) else item
-        for child in children:  # type: ignore[union-attr]
-            if isinstance(child, (dict, list)):
-                if depth >= limit:
-                    return True
-                stack.append((child, depth + 1))
-    return False
 
 
 def refuse_lone_surrogates(text: str | bytes, document: object) -> None:

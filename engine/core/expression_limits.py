@@ -46,6 +46,9 @@ class Limits:
     # Items of one foreach: its barrier holds them in the run's snapshot, written at every
     # step, so a list of a million (a 7 MB run input) made each step rewrite megabytes.
     max_foreach_items: int = 10_000
+    # Arrays and objects nested in one state value or action output: Python code that
+    # walks a value recurses a level at a time and died (RecursionError) near 450.
+    max_value_depth: int = 100
     # Macro-free expressions with fewer `+` than this are cheap (linear in the data they
     # touch) and run in-process; the rest run in the sandbox under the budget: only
     # comprehensions and long concatenations can build values far larger than their input.

@@ -53,7 +53,7 @@ from engine.core.inputs import InputRejected, check_input
 from engine.core.lineages import LineageError
 from engine.core.reducers import MergeConflict, WriteRejected
 from engine.core.state import MAIN, Frame, FrameState, RunState, Scope, subflow_key
-from engine.core.values import JSON
+from engine.core.values import JSON, nests_deeper_than
 
 Pick = Callable[[Sequence[int]], int]
 
@@ -527,6 +527,12 @@ class Stepper:
 
     def write(self, frame: Frame, name: str, value: JSON) -> None:
         """Write a state field in the frame's lineage through its reducer."""
+        limit = expression_limits.limits().max_value_depth
+        if nests_deeper_than(value, limit):
+            raise FlowFailure(
+                f"cannot write state field {name!r}: the value nests deeper than {limit} "
+                "levels (BRAID_VALUE_MAX_DEPTH)"
+            )
         try:
             self.state.lineages.write(frame.lineage, name, value)
         except (WriteRejected, KeyError) as error:

@@ -208,3 +208,48 @@ def test_a_run_input_nested_to_the_limit_runs_and_one_level_more_is_refused(  # 
     run = drain(Run.objects.get(pk=answers[0].json()["id"]))
     assert run.status == "completed"
     assert json.dumps(run.state["kept"]) == "[" * 99 + "]" * 99
+
+
+GROW = {
+    "format": "braid.graph/1",
+    "name": "Grow",
+    "state": {"x": {"reducer": "overwrite", "default": []}},
+    "nodes": [
+        {"id": "start", "type": "start"},
+        {"id": "again", "type": "loop", "while": "true", "max_iterations": 1000},
+        {"id": "wrap", "type": "set", "values": {"x": "[state.x]"}},
+        {"id": "done", "type": "end"},
+    ],
+    "edges": [
+        {"source": "start", "target": "again"},
+        {"source": "again", "outcome": "body", "target": "wrap"},
+        {"source": "wrap", "target": "again"},
+        {"source": "again", "outcome": "done", "target": "done"},
+    ],
+}
+
+
+def test_a_state_value_grown_deeper_than_the_limit_fails_the_run_not_the_server(  # type: ignore[no-untyped-def]
+    demo, client_for
+) -> None:
+    analyst = client_for("analyst")
+    made = analyst.post(
+        "/api/flows/", {"slug": "grow", "draft": GROW}, content_type="application/json"
+    )
+    assert made.status_code == 201, made.content
+    tried = analyst.post(
+        "/api/flows/grow/test-run/", {"input": {}}, content_type="application/json"
+    )
+    message = (
+        "cannot write state field 'x': the value nests deeper than 100 levels "
+        "(BRAID_VALUE_MAX_DEPTH)"
+    )
+    assert (tried.status_code, tried.json()["status"], tried.json()["error"]) == (
+        200, "failed", message
+    )  # fmt: skip
+    assert analyst.post("/api/flows/grow/publish/").status_code == 201
+    started = analyst.post(
+        "/api/runs/", {"flow": "grow", "input": {}}, content_type="application/json"
+    )
+    run = drain(Run.objects.get(pk=started.json()["id"]))
+    assert (run.status, run.error) == ("failed", message)
