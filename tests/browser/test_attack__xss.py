@@ -165,6 +165,14 @@ def test_no_payload_executes_on_any_page(browser: Browser, braid_server: str) ->
     analyst.locator('.react-flow__node[data-id="write"]').click()
     expect(analyst.get_by_role("complementary", name="Settings of write")).to_be_visible()
     results["designer inspector"] = verdict(analyst, events)
+    analyst.get_by_role("button", name="Test run").click()
+    analyst.get_by_label("input (JSON)", exact=False).fill(json.dumps(INPUT))
+    analyst.get_by_role("button", name="Run", exact=True).click()
+    waiting = analyst.get_by_role("list", name="Approvals waiting").get_by_role("listitem")
+    waiting.filter(has_text="ask").get_by_role("button", name="Reject").click()
+    outcome = analyst.get_by_role("status").filter(has_text="The run is")
+    expect(outcome).to_contain_text(f"failed: {SHOWN} {XSS}")
+    results["designer test run"] = verdict(analyst, events)
     context.close()
 
     context, admin, events = logged_in(browser, braid_server, "admin")
@@ -198,7 +206,7 @@ def test_no_payload_executes_on_any_page(browser: Browser, braid_server: str) ->
     context.close()
 
     assert {page: found for page, found in results.items() if found != SAFE} == {}
-    assert len(results) == 13
+    assert len(results) == 14
     assert (control["xss"], control["violations"]) == ("undefined", ["script-src-attr inline"])
 
 
