@@ -153,12 +153,22 @@ def test_login_and_logout_refuse_a_post_without_the_token(demo) -> None:  # type
 
 def test_the_login_page_never_redirects_to_another_site(demo) -> None:  # type: ignore[no-untyped-def]
     client = Client()
-    for target in ("https://evil.example/", "//evil.example/", "/\\evil.example/"):
+    for target in (
+        "https://evil.example/",
+        "//evil.example/",
+        "/\\evil.example/",
+        "javascript:window.__xss=1",
+        "https:evil.example",
+        " //evil.example/",
+    ):
         response = client.post(
             "/login/", {"username": "analyst", "password": "braid-analyst", "next": target}
         )
         assert (response.status_code, response["Location"]) == (302, "/"), target
         client.post("/logout/")
+    page = client.get("/login/", {"next": '"><script>window.__xss=1</script>'}).content.decode()
+    assert "<script>window.__xss" not in page
+    assert 'value="&quot;&gt;&lt;script&gt;window.__xss=1&lt;/script&gt;"' in page
 
 
 def counts() -> tuple[int, int, int, int]:
