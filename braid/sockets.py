@@ -8,9 +8,10 @@ each ending the connection with 1011.
 
 Each socket joins the group of its login session and the group of its user. Logging out
 (Django's user_logged_out) sends the session's group `session.ended`; deactivating or
-deleting a user sends it to the user's group. The consumers then close with 4401, within
-the live publisher's flush (engine/live.py: the in-memory layer under `braid serve`, Redis
-in scaled mode). A socket of the same user in another browser stays open on logout.
+deleting a user, or changing their password, sends it to the user's group. The consumers
+then close with 4401, within the live publisher's flush (engine/live.py: the in-memory
+layer under `braid serve`, Redis in scaled mode). A socket of the same user in another
+browser stays open on logout.
 """
 
 import hashlib
@@ -70,7 +71,22 @@ def close_sockets_of_session(sender: object, request: HttpRequest | None, **kwar
 
 def close_sockets_of_inactive_user(sender: object, instance: Any, **kwargs: Any) -> None:
     """post_save/post_delete receiver on the user model: a user who may no longer log in
-    (deactivated or deleted) keeps no socket open."""
+    (deactivated or deleted), or whose password changed, keeps no socket open."""
     deleted = kwargs.get("signal") is post_delete
-    if deleted or not instance.is_active:
+    if deleted or not instance.is_active or getattr(instance, "_braid_password_changed", False):
         live.notify_after_commit({group_of_user(instance.pk)}, SESSION_ENDED)
+
+
+def note_password_change(sender: type[Any], instance: Any, **kwargs: Any) -> None:
+    """pre_save receiver on the user model: remember whether the password hash changes.
+
+    Django ends the user's other sessions when it does (the session hash); their sockets
+    were opened before and would stay. Saves that name their fields without the password
+    (the last-login stamp at every login) cost no query.
+    """
+    instance._braid_password_changed = False
+    fields = kwargs.get("update_fields")
+    if instance.pk is None or (fields is not None and "password" not in fields):
+        return
+    stored = sender.objects.filter(pk=instance.pk).values_list("password", flat=True).first()
+    instance._braid_password_changed = stored is not None and stored != instance.password

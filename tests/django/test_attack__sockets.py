@@ -222,11 +222,14 @@ def test_after_logout_the_old_cookie_opens_no_socket_and_no_origin_opens_none(
     assert asyncio.run(scenario()) == [4401, 1000, 4401, 1000]
 
 
-def test_deactivating_or_deleting_a_user_closes_all_their_sockets(demo, client_for) -> None:  # type: ignore[no-untyped-def]
+def test_deactivating_deleting_or_new_password_closes_all_the_users_sockets(  # type: ignore[no-untyped-def]
+    demo, client_for
+) -> None:
     doomed = User.objects.create_user("temp", password="braid-temp-pw")
     gone = User.objects.create_user("gone", password="braid-gone-pw")
+    rekeyed = User.objects.create_user("rekeyed", password="braid-rekeyed-pw")
     sessions = {}
-    for user in (doomed, gone):
+    for user in (doomed, gone, rekeyed):
         client = Client()
         client.force_login(user)
         sessions[user.username] = client
@@ -244,11 +247,33 @@ def test_deactivating_or_deleting_a_user_closes_all_their_sockets(demo, client_f
             doomed.is_active = False
             doomed.save()
             gone.delete()
+            rekeyed.set_password("a new password")
+            rekeyed.save()
 
         await asyncio.to_thread(revoke)
         closes = [await socket.receive_output(timeout=5) for socket in sockets]
         return [(c["type"], c.get("code")) for c in closes], time.monotonic() - began
 
     closes, elapsed = asyncio.run(scenario())
-    assert closes == [("websocket.close", 4401)] * 3
+    assert closes == [("websocket.close", 4401)] * 4
     assert elapsed < 5
+
+
+def test_saving_a_user_without_a_new_password_closes_nothing(demo, client_for) -> None:  # type: ignore[no-untyped-def]
+    finance = client_for("finance")
+
+    async def scenario() -> Any:
+        socket, connected, _ = await open_socket("/ws/inbox/", finance)
+        assert connected
+        await socket.receive_json_from(timeout=5)
+        user = await asyncio.to_thread(User.objects.get, username="finance")
+        user.first_name = "Fin"
+        await asyncio.to_thread(user.save)
+        await asyncio.to_thread(client_for, "finance")  # a login elsewhere stamps last_login
+        await asyncio.sleep(0.3)  # past the publisher's flush, had anything been sent
+        await socket.send_to(text_data='{"type": "resync"}')
+        answer = await socket.receive_json_from(timeout=5)
+        await socket.disconnect()
+        return answer["type"]
+
+    assert asyncio.run(scenario()) == "count"
