@@ -1,21 +1,25 @@
 """`/ws/inbox/`: the caller's count of open requests, sent at once and after each change.
 
 Messages: `{"type": "count", "seq": n, "open": k}` with an increasing per-connection
-`seq`. Close codes: 4401 when not logged in.
+`seq`; `{"type": "error", "seq": n, "detail": ...}` answers anything but `{"type":
+"resync"}` (braid/sockets.py). Close codes: 4401 when not logged in, or when the socket's
+session logs out.
 """
 
+import json
 from typing import Any
 
 from channels.db import database_sync_to_async
-from channels.generic.websocket import AsyncJsonWebsocketConsumer
+from channels.generic.websocket import AsyncWebsocketConsumer
 
 from approvals import services
 from approvals.live import group_for
+from braid import sockets
 from braid.auth import group_names
 from engine import live
 
 
-class InboxConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
+class InboxConsumer(AsyncWebsocketConsumer):
     """Sends the user's open-request count, then a new count whenever it may have changed."""
 
     async def connect(self) -> None:
@@ -27,6 +31,7 @@ class InboxConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
         self.seq = 0
         self.last: int | None = None
         self.joined = await database_sync_to_async(self.groups_of_user)()
+        self.joined += sockets.groups_to_close_on(self.scope)
         live.attach_serving_loop()
         for name in self.joined:
             await self.channel_layer.group_add(name, self.channel_name)
@@ -43,10 +48,17 @@ class InboxConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
         for name in getattr(self, "joined", []):
             await self.channel_layer.group_discard(name, self.channel_name)
 
-    async def receive_json(self, content: Any, **kwargs: Any) -> None:
-        """`{"type": "resync"}` asks for the count again."""
-        if isinstance(content, dict) and content.get("type") == "resync":
+    async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
+        """`{"type": "resync"}` asks for the count again; anything else gets an error."""
+        problem = sockets.read_client_message(text_data, bytes_data)
+        if problem is None:
             await self.send_count(force=True)
+        else:
+            await self.send_message({"type": "error", "detail": problem})
+
+    async def session_ended(self, message: dict[str, Any]) -> None:
+        """The socket's session logged out: close as if it had never logged in."""
+        await self.close(code=sockets.NOT_LOGGED_IN)
 
     async def inbox_changed(self, message: dict[str, Any]) -> None:
         """A change that may concern the user: recount, and send when the count moved."""
@@ -57,5 +69,9 @@ class InboxConsumer(AsyncJsonWebsocketConsumer):  # type: ignore[misc]
         if not force and count == self.last:
             return
         self.last = count
+        await self.send_message({"type": "count", "open": count})
+
+    async def send_message(self, message: dict[str, Any]) -> None:
+        """Send one message with the next sequence number."""
         self.seq += 1
-        await self.send_json({"type": "count", "seq": self.seq, "open": count})
+        await self.send(text_data=json.dumps({**message, "seq": self.seq}))

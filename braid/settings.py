@@ -78,6 +78,10 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # Outside ApiErrorsMiddleware, so that the answers it makes itself (the API's JSON 404
+    # and 413) carry the frame denial and the CSP too (they did not).
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django.middleware.csp.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "braid.api_errors.ApiErrorsMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -86,8 +90,6 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "braid.auth.LoginRequiredMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
-    "django.middleware.clickjacking.XFrameOptionsMiddleware",
-    "django.middleware.csp.ContentSecurityPolicyMiddleware",
     "axes.middleware.AxesMiddleware",
 ]
 
@@ -237,7 +239,11 @@ else:
     CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
 
 # Hosts the built-in http.request action may call, and functions the python action may run.
+# Entries are names, addresses or networks; a listed name that resolves to an internal
+# address needs that address listed too (engine/egress.py, docs/security.md).
 BRAID_HTTP_ALLOWLIST = env_list("BRAID_HTTP_ALLOWLIST", ["127.0.0.1", "localhost"])
+# The most an http.request reply may send back (a larger one fails the node, not the worker).
+BRAID_HTTP_MAX_RESPONSE_BYTES = int(os.environ.get("BRAID_HTTP_MAX_RESPONSE_BYTES", "10000000"))
 BRAID_PYTHON_ACTIONS = env_list("BRAID_PYTHON_ACTIONS", [])
 
 # The longest a single task may run; the broker's visibility timeout must exceed it.
@@ -255,6 +261,10 @@ BRAID_CEL_LIMITS = {
     "timeout_s": float(os.environ.get("BRAID_CEL_TIMEOUT_S", "1.0")),
     "memory_mb": int(os.environ.get("BRAID_CEL_MEMORY_MB", "512")),
     "max_result_bytes": int(os.environ.get("BRAID_CEL_MAX_RESULT_BYTES", "1000000")),
+    # A foreach over more items fails with the reason (its barrier is in every step's write).
+    "max_foreach_items": int(os.environ.get("BRAID_FOREACH_MAX_ITEMS", "10000")),
+    # A state value or action output nested deeper fails its node (recursion near 450).
+    "max_value_depth": int(os.environ.get("BRAID_VALUE_MAX_DEPTH", "100")),
 }
 
 # A step that killed its worker process this many times fails its run with the reason,

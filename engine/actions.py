@@ -1,21 +1,20 @@
 """Built-in actions, registered on the project's action registry.
 
 They do I/O, so they live outside the pure core: `http.request` (to hosts on the
-BRAID_HTTP_ALLOWLIST setting), `sleep`, `noop`, `fail_sometimes` (deterministic by seed)
-and `python` (a dotted path on the BRAID_PYTHON_ACTIONS setting).
+BRAID_HTTP_ALLOWLIST setting, redirects included: engine/egress.py), `sleep`, `noop`,
+`fail_sometimes` (deterministic by seed) and `python` (a dotted path on the
+BRAID_PYTHON_ACTIONS setting).
 """
 
 import hashlib
 import importlib
 import json
 import time
-import urllib.error
-import urllib.request
 from typing import Any
-from urllib.parse import urlsplit
 
 from django.conf import settings
 
+from engine import egress
 from engine.core.actions import ActionContext, ActionError, ActionRegistry
 
 ACTIONS = ActionRegistry()
@@ -57,21 +56,24 @@ def fail_sometimes(params: dict[str, Any], context: ActionContext) -> Any:
     required=["url"],
 )
 def http_request(params: dict[str, Any], context: ActionContext) -> Any:
-    """Send an HTTP request to an allowed host; return the JSON (or text) body."""
+    """Send an HTTP request to an allowed host (engine/egress.py); return the JSON or text."""
     url = params["url"]
-    host = urlsplit(url).hostname or ""
-    if urlsplit(url).scheme not in ("http", "https") or host not in settings.BRAID_HTTP_ALLOWLIST:
-        raise ActionError(f"{host or url!r} is not on BRAID_HTTP_ALLOWLIST")
     body = json.dumps(params["json"]).encode() if "json" in params else None
     headers = {"Idempotency-Key": context.idempotency_key, **params.get("headers", {})}
     if body is not None:
         headers["Content-Type"] = "application/json"
-    request = urllib.request.Request(url, body, headers, method=params.get("method", "GET"))
-    try:
-        with urllib.request.urlopen(request, timeout=float(params.get("timeout_s", 10))) as reply:
-            text = reply.read().decode()
-    except (urllib.error.URLError, TimeoutError) as error:
-        raise ActionError(f"{url}: {error}") from error
+    reply = egress.fetch(
+        url,
+        params.get("method", "GET"),
+        body,
+        headers,
+        timeout=float(params.get("timeout_s", 10)),
+        allowlist=egress.Allowlist.parse(settings.BRAID_HTTP_ALLOWLIST),
+        max_bytes=settings.BRAID_HTTP_MAX_RESPONSE_BYTES,
+    )
+    if reply.status >= 400:
+        raise ActionError(f"{reply.url}: HTTP Error {reply.status}")
+    text = reply.body.decode(errors="replace")
     try:
         return json.loads(text)
     except json.JSONDecodeError:

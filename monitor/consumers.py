@@ -7,7 +7,8 @@ consumer recomputes the tree (one SELECT of rows beside the run) at most every
 COALESCE_S, so a 10,000-item foreach sends a few messages, not 10,000. Each message
 carries a sequence number; a client that misses one asks for {"type": "resync"}.
 
-Close codes: 4401 not logged in, 4403 not allowed, 4404 no such run.
+Close codes: 4401 not logged in (also sent when the socket's session logs out), 4403 not
+allowed, 4404 no such run. braid/sockets.py reads what a client sends.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.db.models import Count
 
+from braid import sockets
 from braid.permissions import Act, allows
 from engine import live, services
 from engine.api import RunSerializer, visible_runs
@@ -29,7 +31,6 @@ from engine.models import Run
 COALESCE_S = 0.1
 LIST_COALESCE_S = 0.25
 NOT_LOGGED_IN, NOT_ALLOWED, NO_SUCH_RUN = 4401, 4403, 4404
-MAX_MESSAGE = 4096
 
 
 class LiveConsumer(AsyncWebsocketConsumer):
@@ -50,7 +51,7 @@ class LiveConsumer(AsyncWebsocketConsumer):
             await self.close(code=refusal)
             return
         live.attach_serving_loop()
-        for group in self.group_names():
+        for group in [*self.group_names(), *sockets.groups_to_close_on(self.scope)]:
             await self.channel_layer.group_add(group, self.channel_name)
             self.groups_joined.append(group)
         await self.accept()
@@ -64,20 +65,15 @@ class LiveConsumer(AsyncWebsocketConsumer):
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
         """Take {"type": "resync"}; answer anything else with an error message."""
-        if text_data is None or len(text_data) > MAX_MESSAGE:
-            await self.send_message({"type": "error", "detail": "send a short JSON text"})
-            return
-        try:
-            message = json.loads(text_data)
-        except ValueError:
-            await self.send_message({"type": "error", "detail": "not JSON"})
-            return
-        if isinstance(message, dict) and message.get("type") == "resync":
+        problem = sockets.read_client_message(text_data, bytes_data)
+        if problem is None:
             await self.send_snapshot()
-            return
-        await self.send_message(
-            {"type": "error", "detail": 'the only message a client sends is {"type": "resync"}'}
-        )
+        else:
+            await self.send_message({"type": "error", "detail": problem})
+
+    async def session_ended(self, event: dict[str, Any]) -> None:
+        """The socket's session logged out: close as if it had never logged in."""
+        await self.close(code=NOT_LOGGED_IN)
 
     async def send_message(self, message: dict[str, Any]) -> None:
         """Send one message with the next sequence number."""

@@ -43,6 +43,12 @@ class Limits:
     timeout_s: float = 1.0  # wall clock of one sandboxed evaluation
     memory_mb: int = 512  # address space of the sandbox process
     max_result_bytes: int = 1_000_000  # the JSON of one sandboxed result
+    # Items of one foreach: its barrier holds them in the run's snapshot, written at every
+    # step, so a list of a million (a 7 MB run input) made each step rewrite megabytes.
+    max_foreach_items: int = 10_000
+    # Arrays and objects nested in one state value or action output: Python code that
+    # walks a value recurses a level at a time and died (RecursionError) near 450.
+    max_value_depth: int = 100
     # Macro-free expressions with fewer `+` than this are cheap (linear in the data they
     # touch) and run in-process; the rest run in the sandbox under the budget: only
     # comprehensions and long concatenations can build values far larger than their input.

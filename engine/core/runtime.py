@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from engine.core import expression_limits
 from engine.core.actions import ActionContext, ActionError, ActionRegistry
 from engine.core.events import (
     ActionCompleted,
@@ -38,6 +39,7 @@ from engine.core.graph import Graph
 from engine.core.scheduler import Pick, step
 from engine.core.state import RunState
 from engine.core.store import ExecutionStore
+from engine.core.values import nests_deeper_than
 
 
 class Clock(Protocol):
@@ -257,6 +259,10 @@ def perform(actions: ActionRegistry, command: RunAction, run_id: str,
         return ActionFailed(at=stamp(), key=command.key, error=str(error))
     except Exception as error:  # an action's bug is that node's failure, not the run's
         return ActionFailed(at=stamp(), key=command.key, error=f"{type(error).__name__}: {error}")
+    limit = expression_limits.limits().max_value_depth
+    if nests_deeper_than(result.output, limit):  # it would be stored and walked: refuse it here
+        too_deep = f"the output nests deeper than {limit} levels (BRAID_VALUE_MAX_DEPTH)"
+        return ActionFailed(at=stamp(), key=command.key, error=too_deep)
     return ActionCompleted(
         at=stamp(), key=command.key, output=result.output, outcome=result.outcome
     )

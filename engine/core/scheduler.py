@@ -14,6 +14,7 @@ import zlib
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from engine.core import expression_limits
 from engine.core import graph as g
 from engine.core.events import (
     ActionCompleted,
@@ -52,7 +53,7 @@ from engine.core.inputs import InputRejected, check_input
 from engine.core.lineages import LineageError
 from engine.core.reducers import MergeConflict, WriteRejected
 from engine.core.state import MAIN, Frame, FrameState, RunState, Scope, subflow_key
-from engine.core.values import JSON
+from engine.core.values import JSON, nests_deeper_than
 
 Pick = Callable[[Sequence[int]], int]
 
@@ -529,6 +530,12 @@ class Stepper:
 
     def write(self, frame: Frame, name: str, value: JSON) -> None:
         """Write a state field in the frame's lineage through its reducer."""
+        limit = expression_limits.limits().max_value_depth
+        if nests_deeper_than(value, limit):
+            raise FlowFailure(
+                f"cannot write state field {name!r}: the value nests deeper than {limit} "
+                "levels (BRAID_VALUE_MAX_DEPTH)"
+            )
         try:
             self.state.lineages.write(frame.lineage, name, value)
         except (WriteRejected, KeyError) as error:
@@ -697,6 +704,12 @@ class Stepper:
         items = self.evaluate(frame, node.items, "items")
         if not isinstance(items, list):
             raise FlowFailure(f"items: expected a list, got {type(items).__name__}")
+        limit = expression_limits.limits().max_foreach_items
+        if len(items) > limit:
+            raise FlowFailure(
+                f"items: {len(items):,} items; a foreach takes at most {limit:,} "
+                "(BRAID_FOREACH_MAX_ITEMS)"
+            )
         frame.state = FrameState.BLOCKED
         frame.barrier = {"kind": "foreach", "items": items, "admitted": 0, "running": 0,
                          "done": {}, "failed": {}, "policy": node.failure_policy.value}  # fmt: skip

@@ -1,8 +1,13 @@
 """Failure cleanup: siblings cancelled, late commits refused, tokens gone, the run failed."""
 
+import json
+
 import pytest
 
-from engine.core.events import ActionCompleted
+from engine.core import expression_limits
+from engine.core.actions import ActionRegistry
+from engine.core.events import ActionCompleted, ActionFailed, RunAction
+from engine.core.runtime import perform
 from tests.core.harness import Driver, append, edge, flow
 
 START, END = {"id": "start", "type": "start"}, {"id": "done", "type": "end"}
@@ -195,3 +200,55 @@ def test_a_task_that_times_out_fails_and_its_late_result_is_refused() -> None:
     )
     driver.complete(key)
     assert driver.refused[-1].reason == "the run is failed"
+
+
+def test_a_foreach_over_more_items_than_the_limit_fails_before_admitting_any() -> None:
+    previous = expression_limits.limits()
+    expression_limits.configure(max_foreach_items=4)
+    try:
+        at_limit = Driver(items_flow("skip"), {"items": [2, 4, 6, 8]})
+        over = Driver(items_flow("skip"), {"items": [2, 4, 6, 8, 10]})
+    finally:
+        expression_limits.configure(max_foreach_items=previous.max_foreach_items)
+    assert (at_limit.status, at_limit.result) == ("completed", {"kept": [2, 4, 6, 8], "errors": []})
+    assert (over.status, over.state.error) == (
+        "failed",
+        "items: 5 items; a foreach takes at most 4 (BRAID_FOREACH_MAX_ITEMS)",
+    )
+    assert over.row_table()["each"][0] == "failed"
+    assert [e for e in over.trace if e.event == "item.started"] == []
+
+
+def test_a_value_nested_deeper_than_the_limit_fails_the_node_that_writes_it() -> None:
+    document = flow(
+        [START, {"id": "wrap", "type": "set", "values": {"x": "[[[input.x]]]"}}, END],
+        [edge("start", "wrap"), edge("wrap", "done")],
+        {"x": "overwrite"},
+    )
+    previous = expression_limits.limits()
+    expression_limits.configure(max_value_depth=4)
+    try:
+        fits = Driver(document, {"x": [1]})
+        deep = Driver(document, {"x": [[1]]})
+    finally:
+        expression_limits.configure(max_value_depth=previous.max_value_depth)
+    assert (fits.status, fits.result) == ("completed", {"x": [[[[1]]]]})
+    message = "cannot write state field 'x': the value nests deeper than 4 levels " \
+        "(BRAID_VALUE_MAX_DEPTH)"  # fmt: skip
+    assert (deep.status, deep.state.error) == ("failed", message)
+    assert deep.row_table()["wrap"] == ("failed", "root:1", message, 1)
+
+
+def test_an_action_output_nested_deeper_than_the_limit_fails_the_action() -> None:
+    registry = ActionRegistry()
+    registry.register("deep")(lambda params, context: json.loads("[" * 101 + "]" * 101))
+    registry.register("fits")(lambda params, context: json.loads("[" * 100 + "]" * 100))
+    events = [
+        perform(registry, RunAction(key="k", action=name, params={}, node="n",
+                                    execution_id="root:1", attempt=1), "run", lambda: "t")
+        for name in ("deep", "fits")
+    ]  # fmt: skip
+    assert events[0] == ActionFailed(
+        at="t", key="k", error="the output nests deeper than 100 levels (BRAID_VALUE_MAX_DEPTH)"
+    )
+    assert isinstance(events[1], ActionCompleted)

@@ -2,19 +2,24 @@
 
 Each row is one request; each column the exact status a role gets. A route that the URL
 resolver serves but this table does not name fails the first test: a new route cannot
-ship without deciding who may use it.
+ship without deciding who may use it. The websocket routes have their own table, checked
+the same way against braid/routing.py.
 """
 
+import asyncio
 import json
 import re
 from typing import Any
 
 import pytest
+from channels.testing import WebsocketCommunicator
 from django.contrib.auth.models import User
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
 
 from approvals.models import ApprovalRequest
+from braid.asgi import application
+from braid.routing import websocket_urlpatterns
 from engine.models import Run
 from tests.django.durable_driver import drain
 
@@ -80,6 +85,16 @@ ROWS: list[tuple[str, str, Any, tuple[int, int, int, int, int]]] = [
     ("POST", "/api/runs/{run}/retry/", None, (403, 403, 403, 403, 409)),
     ("POST", "/api/runs/{run}/cancel/", {"reason": "swept"}, (403, 403, 403, 403, 202)),
 ]  # fmt: skip
+
+
+# The sockets (braid/routing.py): "open" when the socket accepts and sends its first message,
+# else the close code (4401 not logged in, 4403 not allowed).
+OPEN = "open"
+SOCKET_ROWS: list[tuple[str, tuple[int | str, int | str, int | str, int | str, int | str]]] = [
+    ("/ws/runs/{run}/", (4401, 4403, OPEN, OPEN, OPEN)),
+    ("/ws/runs/", (4401, OPEN, OPEN, OPEN, OPEN)),
+    ("/ws/inbox/", (4401, OPEN, OPEN, OPEN, OPEN)),
+]
 
 
 def canonical_routes() -> set[str]:
@@ -152,3 +167,49 @@ def start_invoice_run(client: Client) -> Run:
     run = drain(Run.objects.get(pk=response.json()["id"]))
     assert run.status == "waiting"
     return run
+
+
+def test_every_socket_route_has_a_row_in_the_table() -> None:
+    served = {shape(str(pattern.pattern)) for pattern in websocket_urlpatterns}
+    swept = {shape(re.sub(r"\{\w+\}", "<x>", path.lstrip("/"))) for path, _ in SOCKET_ROWS}
+    assert served == swept
+
+
+@pytest.mark.django_db(transaction=True)
+def test_each_role_gets_the_tables_answer_on_every_socket(demo) -> None:  # type: ignore[no-untyped-def]
+    nobody = User.objects.create_user("nobody", password="braid-nobody-pw")
+    users = {**demo, "nobody": nobody}
+    analyst = Client()
+    analyst.force_login(users["analyst"])
+    run = start_invoice_run(analyst)
+    cookies = {"anonymous": None}
+    for role in ROLES[1:]:
+        client = Client()
+        client.force_login(users[role])
+        cookies[role] = client.cookies["sessionid"].value
+
+    async def answer(path: str, session: str | None) -> int | str:
+        headers = [(b"origin", b"http://127.0.0.1:8000")]
+        headers += [] if session is None else [(b"cookie", f"sessionid={session}".encode())]
+        socket = WebsocketCommunicator(application, path, headers=headers)
+        connected, code = await socket.connect(timeout=5)
+        if not connected:
+            return code  # type: ignore[no-any-return]
+        await socket.receive_json_from(timeout=5)
+        await socket.disconnect()
+        return OPEN
+
+    async def sweep() -> dict[tuple[str, str], int | str]:
+        return {
+            (template, role): await answer(template.format(run=run.pk), cookies[role])
+            for template, _ in SOCKET_ROWS
+            for role in ROLES
+        }
+
+    got = asyncio.run(sweep())
+    expected = {
+        (template, role): status
+        for template, statuses in SOCKET_ROWS
+        for role, status in zip(ROLES, statuses, strict=True)
+    }
+    assert {key: value for key, value in got.items() if value != expected[key]} == {}

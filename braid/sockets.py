@@ -1,0 +1,92 @@
+"""What every socket shares: reading a client's frame safely, and closing on logout.
+
+A client sends only `{"type": "resync"}`. Anything else (binary, over MAX_MESSAGE, JSON
+that nests too deeply, a lone surrogate, another shape) is answered with an error message
+and the socket stays open: before this module, a frame of 2,000 nested brackets raised a
+RecursionError in the monitor's consumer and a binary frame a ValueError in the inbox's,
+each ending the connection with 1011.
+
+Each socket joins the group of its login session and the group of its user. Logging out
+(Django's user_logged_out) sends the session's group `session.ended`; deactivating or
+deleting a user, or changing their password, sends it to the user's group. The consumers
+then close with 4401, within the live publisher's flush (engine/live.py: the in-memory
+layer under `braid serve`, Redis in scaled mode). A socket of the same user in another
+browser stays open on logout.
+"""
+
+import hashlib
+from typing import Any
+
+from django.db.models.signals import post_delete
+from django.http import HttpRequest
+
+from designer.documents import DocumentError, load_document
+from engine import live
+
+MAX_MESSAGE = 4096
+SESSION_ENDED = "session.ended"
+NOT_LOGGED_IN = 4401
+RESYNC_ONLY = 'the only message a client sends is {"type": "resync"}'
+
+
+def read_client_message(text_data: str | None, bytes_data: bytes | None) -> str | None:
+    """Return None for a resync request, else the error detail to answer the frame with."""
+    if text_data is None:
+        return "send JSON text, not binary"
+    if len(text_data) > MAX_MESSAGE:
+        return f"a message is at most {MAX_MESSAGE:,} characters"
+    try:
+        message = load_document(text_data)
+    except DocumentError as error:
+        return f"not JSON: {error.message}"
+    if isinstance(message, dict) and message.get("type") == "resync":
+        return None
+    return RESYNC_ONLY
+
+
+def groups_to_close_on(scope: dict[str, Any]) -> list[str]:
+    """Return the groups whose `session.ended` closes this socket: its session's, its user's."""
+    key = getattr(scope.get("session"), "session_key", None)
+    user = scope.get("user")
+    groups = [] if not key else [group_of_session(key)]
+    return groups + ([group_of_user(user.pk)] if getattr(user, "pk", None) is not None else [])
+
+
+def group_of_user(pk: object) -> str:
+    """Return the group of every socket of one user."""
+    return f"sockets.user.{pk}"
+
+
+def group_of_session(session_key: str) -> str:
+    """Return a session's group name: a digest, so the key never appears in Redis."""
+    return "session." + hashlib.sha256(session_key.encode()).hexdigest()[:32]
+
+
+def close_sockets_of_session(sender: object, request: HttpRequest | None, **kwargs: Any) -> None:
+    """user_logged_out receiver: tell the session's sockets to close."""
+    key = getattr(getattr(request, "session", None), "session_key", None)
+    if key:
+        live.notify_after_commit({group_of_session(key)}, SESSION_ENDED)
+
+
+def close_sockets_of_inactive_user(sender: object, instance: Any, **kwargs: Any) -> None:
+    """post_save/post_delete receiver on the user model: a user who may no longer log in
+    (deactivated or deleted), or whose password changed, keeps no socket open."""
+    deleted = kwargs.get("signal") is post_delete
+    if deleted or not instance.is_active or getattr(instance, "_braid_password_changed", False):
+        live.notify_after_commit({group_of_user(instance.pk)}, SESSION_ENDED)
+
+
+def note_password_change(sender: type[Any], instance: Any, **kwargs: Any) -> None:
+    """pre_save receiver on the user model: remember whether the password hash changes.
+
+    Django ends the user's other sessions when it does (the session hash); their sockets
+    were opened before and would stay. Saves that name their fields without the password
+    (the last-login stamp at every login) cost no query.
+    """
+    instance._braid_password_changed = False
+    fields = kwargs.get("update_fields")
+    if instance.pk is None or (fields is not None and "password" not in fields):
+        return
+    stored = sender.objects.filter(pk=instance.pk).values_list("password", flat=True).first()
+    instance._braid_password_changed = stored is not None and stored != instance.password

@@ -1,0 +1,88 @@
+"""The sockets of a real `braid serve` (Daphne) under attack, without a browser.
+
+Daphne itself refuses a message over 1 MiB (it fails the connection) before any consumer
+reads it; the consumers answer the rest with an error and stay open; the server keeps
+serving; and logging out closes every socket of that session (all three routes) within 5 s.
+"""
+
+import json
+import time
+import urllib.request
+from contextlib import ExitStack
+
+import pytest
+from websockets.exceptions import ConnectionClosed
+from websockets.sync.client import ClientConnection, connect
+
+from tests.processes import Browserless, socket_headers
+
+pytestmark = pytest.mark.browser
+
+
+def open_socket(stack: ExitStack, client: Browserless, path: str) -> ClientConnection:
+    """Connect as the client's session for the stack's duration; read the first message."""
+    url = client.base_url.replace("http://", "ws://") + path
+    headers = socket_headers(client)
+    socket = stack.enter_context(
+        connect(url, additional_headers=headers, open_timeout=10, max_size=None)
+    )
+    json.loads(socket.recv(timeout=10))  # the snapshot or first count
+    return socket
+
+
+def close_code(socket: ClientConnection, seconds: float) -> int | str:
+    """Wait for the server to close the socket; return its close code, "dropped" when it
+    closed the connection without a close frame, "open" when it did not close in time."""
+    deadline = time.monotonic() + seconds
+    try:
+        while time.monotonic() < deadline:
+            socket.recv(timeout=max(0.05, deadline - time.monotonic()))
+    except ConnectionClosed as closed:
+        return closed.rcvd.code if closed.rcvd else "dropped"
+    except TimeoutError:
+        return "open"
+    return "open"
+
+
+def test_daphne_and_the_consumers_survive_malformed_frames(braid_server: str) -> None:
+    admin = Browserless(braid_server)
+    admin.login("admin", "braid-admin")
+    replies: list[object] = []
+    with ExitStack() as stack:
+        for path in ("/ws/runs/", "/ws/inbox/"):
+            socket = open_socket(stack, admin, path)
+            for frame in (b"\x00\xff" * 10, "[" * 3000 + "]" * 3000, '{"type": "\\udc00"}'):
+                socket.send(frame)
+                replies.append(json.loads(socket.recv(timeout=10))["type"])
+            socket.send("x" * (2 * 1024 * 1024))
+            # Daphne fails the connection (1009) while the client is still sending: the
+            # close frame is lost with the reset, so the client sees the connection dropped.
+            replies.append(close_code(socket, 10))
+        with urllib.request.urlopen(braid_server + "/healthz", timeout=10) as health:
+            healthy = json.loads(health.read())["ok"]
+        open_socket(stack, admin, "/ws/inbox/")  # the server still accepts sockets
+    assert replies == ["error", "error", "error", "dropped"] * 2
+    assert healthy is True
+
+
+def test_logging_out_closes_all_three_sockets_of_the_session_within_5_s(braid_server: str) -> None:
+    analyst = Browserless(braid_server)
+    analyst.login("analyst", "braid-analyst")
+    status, run = analyst.post_json("/api/runs/", {"flow": "staged-gathers", "input": {}})
+    assert status == 201
+    paths = [f"/ws/runs/{run['id']}/", "/ws/runs/", "/ws/inbox/"]  # type: ignore[index]
+    token = next(c.value for c in analyst.cookies if c.name == "csrftoken")
+    logout = urllib.request.Request(
+        braid_server + "/logout/", data=b"", method="POST",
+        headers={"X-CSRFToken": token, "Referer": braid_server + "/"},
+    )  # fmt: skip
+    with ExitStack() as stack:
+        sockets = [open_socket(stack, analyst, path) for path in paths]
+        began = time.monotonic()
+        with analyst.opener.open(logout, timeout=10) as response:
+            landed = response.url
+        codes = [close_code(socket, 5) for socket in sockets]
+        elapsed = time.monotonic() - began
+    assert landed == braid_server + "/login/"
+    assert codes == [4401, 4401, 4401]
+    assert elapsed < 5
