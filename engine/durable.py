@@ -163,36 +163,66 @@ def has_pending(run_id: str) -> bool:
     return PendingEvent.objects.filter(run_id=run_id, applied_at=None).exists()
 
 
+class Crowded(Exception):
+    """A step saw more attempts than allowed, which live workers may have counted too."""
+
+
+CROWDED_BACKOFF_S = 0.2
+
+
 def advance_once(run_id: str, take: Taken | None = None, counted: bool = False) -> int | None:
     """Apply the pending events in one transaction; None when another worker holds the run.
 
     The lock is FOR NO KEY UPDATE: it does not block the key-share lock that recording an
     event or a dispatch takes on the run row for its foreign key.
+
+    An attempt counted by a worker that then does not step (another one holds the run, or
+    applied its events) is taken back. Workers that count at the same moment still add up
+    for an instant, so a step that sees too many attempts first takes its own back, lets
+    the others settle, and counts again; only a second sighting fails the run (a step that
+    kills its worker counts once per redelivery, and is seen twice).
     """
-    if not counted and not begin_step(run_id):
-        return None if Run.objects.filter(pk=run_id).exists() and has_pending(run_id) else 0
-    try:
-        with transaction.atomic():
-            run = (
-                Run.objects.select_for_update(no_key=True, skip_locked=True)
-                .only("id", "snapshot", "step_attempts", "trace_length")
-                .filter(pk=run_id)
-                .first()
-            )
-            if run is None:
-                return None
-            pending = take_pending(run)
-            if not pending:
-                return 0
-            if run.step_attempts > settings.BRAID_STEP_MAX_ATTEMPTS:
-                state, commands = abort(load_state(run), now_text(), crashed(run, pending))
-            else:
-                state, commands = apply_events(run, pending)
-            commit_step(run, state, commands, take)
-            crash_point("advance.before_commit")
-    except BaseException:
-        forget_attempt(run_id)  # this process lives to tell: only killed steps count
-        raise
+    for sighting in (1, 2):
+        if not counted and not begin_step(run_id):
+            return None if Run.objects.filter(pk=run_id).exists() and has_pending(run_id) else 0
+        counted = False
+        try:
+            applied = step_locked(run_id, take, crowded_ok=sighting == 2)
+        except Crowded:
+            forget_attempt(run_id)
+            time.sleep(CROWDED_BACKOFF_S)
+            continue
+        except BaseException:
+            forget_attempt(run_id)  # this process lives to tell: only killed steps count
+            raise
+        if not applied:
+            forget_attempt(run_id)  # it did not step: the attempt was not this process's
+        return applied
+    return None
+
+
+def step_locked(run_id: str, take: Taken | None, crowded_ok: bool) -> int | None:
+    """Lock the run, apply its pending events and commit the step; see advance_once."""
+    with transaction.atomic():
+        run = (
+            Run.objects.select_for_update(no_key=True, skip_locked=True)
+            .only("id", "snapshot", "step_attempts", "trace_length")
+            .filter(pk=run_id)
+            .first()
+        )
+        if run is None:
+            return None
+        pending = take_pending(run)
+        if not pending:
+            return 0
+        if run.step_attempts > settings.BRAID_STEP_MAX_ATTEMPTS:
+            if not crowded_ok:
+                raise Crowded(run_id)
+            state, commands = abort(load_state(run), now_text(), crashed(run, pending))
+        else:
+            state, commands = apply_events(run, pending)
+        commit_step(run, state, commands, take)
+        crash_point("advance.before_commit")
     return len(pending)
 
 
