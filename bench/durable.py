@@ -51,8 +51,9 @@ ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
 PG = "postgres://postgres@127.0.0.1:5432"
 REDIS = "redis://127.0.0.1:6379"
-BROKER_URL = f"{REDIS}/13"
-PEER_BACKEND_URL = f"{REDIS}/12"
+# Another checkout benchmarking on this machine sets other databases (e.g. /10 and /11).
+BROKER_URL = os.environ.get("BRAID_BENCH_BROKER_URL", f"{REDIS}/13")
+PEER_BACKEND_URL = os.environ.get("BRAID_BENCH_BACKEND_URL", f"{REDIS}/12")
 PEER_QUEUE = "bench-peer"
 FINISHED = ("completed", "failed", "cancelled")
 
@@ -90,6 +91,7 @@ class Plan:
     demo_runs: int  # runs per throughput repetition
     chain_tasks: int  # noop tasks in the latency chain
     fork_width: int  # branches of the wide fork, tasks of the raw chord
+    wide_width: int  # one fork of this many against one chord of as many (0: skipped)
     peer_chain: int  # tasks of the raw Celery chain
     snapshot_widths: tuple[int, ...]
     foreach_items: int
@@ -103,6 +105,7 @@ FULL = Plan(
     demo_runs=200,
     chain_tasks=100,
     fork_width=1000,
+    wide_width=10_000,
     peer_chain=100,
     snapshot_widths=(10, 100, 1000),
     foreach_items=100,
@@ -116,6 +119,7 @@ FULL = Plan(
         "fork": 200,
         "chord": 70,
         "chain": 40,
+        "wide": 150,
     },
 )
 QUICK = Plan(
@@ -124,6 +128,7 @@ QUICK = Plan(
     demo_runs=40,
     chain_tasks=20,
     fork_width=200,
+    wide_width=0,
     peer_chain=100,
     snapshot_widths=(10, 100),
     foreach_items=100,
@@ -137,6 +142,7 @@ QUICK = Plan(
         "fork": 30,
         "chord": 15,
         "chain": 15,
+        "wide": 0,
     },
 )
 
@@ -448,7 +454,8 @@ def wait_finished(
         time.sleep(0.05)
     statuses = collections.Counter(runs.values_list("status", flat=True))
     if set(statuses) != {"completed"}:
-        raise BenchError(f"runs did not all complete: {dict(statuses)}")
+        errors = sorted(set(runs.exclude(status="completed").values_list("error", flat=True)))
+        raise BenchError(f"runs did not all complete: {dict(statuses)}; errors: {errors[:3]}")
     return runs.aggregate(end=Max("updated_at"))["end"].timestamp()
 
 
@@ -568,10 +575,10 @@ def drive(run_id: str) -> dict[str, Any]:
     first_sql: list[list[str]] = []
     real_advance = durable.advance
 
-    def counted_advance(run: str, take: Any = None) -> int:
+    def counted_advance(run: str, take: Any = None, counted: bool = False) -> int:
         step = QueryCount()
         with counting(step):
-            applied = real_advance(run, take)
+            applied = real_advance(run, take, counted)
         if applied:
             steps.add(step)
             first_sql.append(step.sql)
@@ -1137,7 +1144,13 @@ def measure_fork(plan: Plan, database: str) -> dict[str, Any]:
         activity = sampler.averages()
     finally:
         sampler.close()
-    return {"batches": batches, "width": plan.fork_width, "activity": activity}
+    found = {"batches": batches, "width": plan.fork_width, "activity": activity}
+    if plan.wide_width:  # one run: it takes tens of seconds
+        wide = resolved(fork_doc(plan.wide_width))
+        found["wide"] = run_batch(
+            [lambda: start_run(wide, "fork", {})], database, plan.budgets["wide"]
+        )
+    return found
 
 
 # ---------------------------------------------------------------- raw Celery peer
@@ -1146,10 +1159,10 @@ def measure_fork(plan: Plan, database: str) -> dict[str, Any]:
 def measure_peer(plan: Plan) -> dict[str, Any]:
     """A raw chord of N no-op tasks and a raw chain, on two peer worker processes."""
 
-    def run_chord(n: int) -> float:
+    def run_chord(n: int, timeout_s: float = plan.budgets["chord"]) -> float:
         started = time.perf_counter()
         result = chord([peer_noop.si() for _ in range(n)], app=app)(peer_gathered.s())
-        if result.get(timeout=plan.budgets["chord"]) != n:
+        if result.get(timeout=timeout_s) != n:
             raise BenchError("the chord's callback saw the wrong number of results")
         return time.perf_counter() - started
 
@@ -1172,12 +1185,15 @@ def measure_peer(plan: Plan) -> dict[str, Any]:
         plan.budgets["chain"],
         warm_up=lambda: run_chain(10),
     )
-    return {
+    found: dict[str, Any] = {
         "chord": spread(chords),
         "chain": spread(chains),
         "width": plan.fork_width,
         "chain_tasks": plan.peer_chain,
     }
+    if plan.wide_width:  # one run, as for Braid's fork of as many
+        found["wide"] = run_chord(plan.wide_width, plan.budgets["wide"])
+    return found
 
 
 # ---------------------------------------------------------------- the whole run
@@ -1243,6 +1259,8 @@ def worker_env(database: str, var_dir: str) -> dict[str, str]:
     env |= {
         "DATABASE_URL": f"{PG}/{database}",
         "REDIS_URL": BROKER_URL,
+        "BRAID_BENCH_BROKER_URL": BROKER_URL,  # the peer workers' app reads these
+        "BRAID_BENCH_BACKEND_URL": PEER_BACKEND_URL,
         "BRAID_VAR_DIR": var_dir,
         "BRAID_SWEEP_INTERVAL_S": "1",
         # As in production: DEBUG would log (and format) every statement.
@@ -1509,12 +1527,24 @@ def fork_table(results: Results) -> list[str]:
             f"| raw Celery chord of {peer['width']} no-op tasks | "
             f"{peer['chord'].text(2)} | {peer['chord'].median / peer['width'] * 1e3:.1f} |"
         )
+    if fork and "wide" in fork:
+        wide = fork["wide"].elapsed_s
+        lines.append(
+            f"| Braid durable, fork of {results.plan.wide_width:,} → gather (one run) | "
+            f"{wide:.2f} | {wide / results.plan.wide_width * 1e3:.1f} |"
+        )
+    if peer and "wide" in peer:
+        lines.append(
+            f"| raw Celery chord of {results.plan.wide_width:,} no-op tasks (one run) | "
+            f"{peer['wide']:.2f} | {peer['wide'] / results.plan.wide_width * 1e3:.1f} |"
+        )
     if fork and peer:
         counts = fork["batches"][0].counts
         lines += [
             "",
             f"Braid ÷ raw chord: **{ratio(braid.median, peer['chord'].median)}** "
-            f"(goal: below 1x). Per run: {counts.events} events applied in {counts.steps} steps "
+            f"(goal: ≤ {FORK_GOAL:.1f}x). Per run: {counts.events} events applied in "
+            f"{counts.steps} steps "
             f"({counts.events / max(1, counts.steps):.0f} events per step), "
             f"{spread([b.pg['sessions'] for b in fork['batches']]).median:.0f} PostgreSQL "
             f"sessions opened, {spread([b.pg['xact_commit'] for b in fork['batches']]).median:.0f}"
@@ -1545,17 +1575,41 @@ def chain_table(results: Results) -> list[str]:
     return lines
 
 
+CHAIN_GOAL = 1.0  # Braid's durable chain per task, at most this times a raw Celery chain's
+FORK_GOAL = 0.2  # Braid's durable fork of 1,000, at most this times a raw chord's
+
+
+def verdict(met: bool) -> str:
+    """Return MET or MISSED."""
+    return "MET" if met else "MISSED"
+
+
 def goals(results: Results) -> list[str]:
     """Return the goal lines: met or missed, with the numbers."""
     lines = []
     fork, peer, limit = (results.parts.get(k) for k in ("fork", "peer", "limit"))
+    latency = results.parts.get("latency")
+    if latency and peer:
+        braid = spread([r["elapsed_s"] / latency["tasks"] * 1e3 for r in latency["runs"]]).median
+        raw = spread([v / peer["chain_tasks"] * 1e3 for v in peer["chain"].values]).median
+        lines.append(
+            f"- **{verdict(braid <= CHAIN_GOAL * raw)}** — chain, cost per task: Braid "
+            f"{braid:.1f} ms vs raw Celery chain {raw:.1f} ms (Braid ÷ raw {ratio(braid, raw)}; "
+            f"goal ≤ {CHAIN_GOAL:.1f}x)."
+        )
     if fork and peer:
         braid = spread([b.elapsed_s for b in fork["batches"]]).median
         chord_s = peer["chord"].median
         lines.append(
-            f"- Fork of {fork['width']}: Braid {braid:.2f} s vs raw chord "
-            f"{chord_s:.2f} s → {'met' if braid < chord_s else 'missed'} "
-            f"(Braid ÷ chord {ratio(braid, chord_s)})."
+            f"- **{verdict(braid <= FORK_GOAL * chord_s)}** — fork of {fork['width']}: Braid "
+            f"{braid:.2f} s vs raw chord {chord_s:.2f} s (Braid ÷ chord {ratio(braid, chord_s)};"
+            f" goal ≤ {FORK_GOAL:.1f}x)."
+        )
+    if fork and peer and "wide" in fork and "wide" in peer:
+        braid, chord_s = fork["wide"].elapsed_s, peer["wide"]
+        lines.append(
+            f"- Figure — fork of {results.plan.wide_width:,}: Braid {braid:.2f} s vs raw chord "
+            f"of as many {chord_s:.2f} s (Braid ÷ chord {ratio(braid, chord_s)}; one run each)."
         )
     if limit:
         r = limit["results"]
@@ -1565,9 +1619,8 @@ def goals(results: Results) -> list[str]:
         ):
             b, w = r[braid_key].median, r[raw_key].median
             lines.append(
-                f"- {braid_key}: {b:,.0f} rows/s vs {raw_key} {w:,.0f} → "
-                f"{'met' if b >= w / 2 else 'missed'} (Braid ÷ raw {ratio(b, w)}; "
-                "goal ≥ 0.5x)."
+                f"- **{verdict(b >= w / 2)}** — {braid_key}: {b:,.0f} rows/s vs {raw_key} "
+                f"{w:,.0f} (Braid ÷ raw {ratio(b, w)}; goal ≥ 0.5x)."
             )
     return lines
 

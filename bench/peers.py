@@ -80,6 +80,9 @@ def langgraph_fan_out(n: int, counter: Counter, nested: bool) -> Any:
     return builder
 
 
+SAVER_LARGEST = 1_000
+
+
 @dataclass(frozen=True)
 class LangGraphSubject:
     """LangGraph's compiled StateGraph, invoked synchronously, with or without InMemorySaver."""
@@ -89,6 +92,11 @@ class LangGraphSubject:
     checkpointer: bool
 
     def unsupported(self, shape: Shape, n: int) -> str | None:
+        if self.checkpointer and n > SAVER_LARGEST:
+            return (
+                f"not measured above N = {SAVER_LARGEST:,}: the targets compare it at "
+                "N = 1,000, and its runs at 10,000 took 5 minutes of `make bench`"
+            )
         return None
 
     def prepare(self, shape: Shape, n: int) -> Prepared:

@@ -10,6 +10,7 @@ between commit and publish is re-sent by the sweeper.
 
 import collections
 import datetime as dt
+import json
 import logging
 import threading
 import time
@@ -138,19 +139,20 @@ class Taken:
     """
 
     limit: int
-    ids: list[int] = field(default_factory=list)
+    dispatches: list[Dispatch] = field(default_factory=list)
 
 
-def advance(run_id: str, take: Taken | None = None) -> int:
+def advance(run_id: str, take: Taken | None = None, counted: bool = False) -> int:
     """Apply a run's pending events until none is left; return how many were applied.
 
     A run that another worker is advancing right now is skipped: that worker looks for
     new events again after its commit, so no worker waits on the run's lock and no event
-    is left behind.
+    is left behind. `counted`: the caller already counted the first step's attempt.
     """
     applied = 0
     while True:
-        count = advance_once(run_id, take)
+        count = advance_once(run_id, take, counted)
+        counted = False
         applied += count or 0
         if not count or not has_pending(run_id):
             return applied
@@ -161,40 +163,83 @@ def has_pending(run_id: str) -> bool:
     return PendingEvent.objects.filter(run_id=run_id, applied_at=None).exists()
 
 
-def advance_once(run_id: str, take: Taken | None = None) -> int | None:
+class Crowded(Exception):
+    """A step saw more attempts than allowed, which live workers may have counted too."""
+
+
+CROWDED_BACKOFF_S = 0.2
+
+
+def advance_once(run_id: str, take: Taken | None = None, counted: bool = False) -> int | None:
     """Apply the pending events in one transaction; None when another worker holds the run.
 
     The lock is FOR NO KEY UPDATE: it does not block the key-share lock that recording an
     event or a dispatch takes on the run row for its foreign key.
+
+    An attempt counted by a worker that then does not step (another one holds the run, or
+    applied its events) is taken back. Workers that count at the same moment still add up
+    for an instant, so a step that sees too many attempts first takes its own back, lets
+    the others settle, and counts again; only a second sighting fails the run (a step that
+    kills its worker counts once per redelivery, and is seen twice).
     """
-    if not begin_step(run_id):
-        return None if Run.objects.filter(pk=run_id).exists() and has_pending(run_id) else 0
-    try:
-        with transaction.atomic():
-            run = (
-                Run.objects.select_for_update(no_key=True, skip_locked=True)
-                .only("id", "snapshot", "step_attempts")
-                .filter(pk=run_id)
-                .first()
-            )
-            if run is None:
-                return None
-            pending = list(run.pending_events.filter(applied_at=None).order_by("id"))
-            if not pending:
-                return 0
-            if run.step_attempts > settings.BRAID_STEP_MAX_ATTEMPTS:
-                state, commands = abort(load_state(run), now_text(), crashed(run, pending))
-            else:
-                state, commands = apply_events(run, pending)
-            PendingEvent.objects.filter(pk__in=[row.pk for row in pending]).update(
-                applied_at=timezone.now()
-            )
-            commit_step(run, state, commands, take)
-            crash_point("advance.before_commit")
-    except BaseException:
-        forget_attempt(run_id)  # this process lives to tell: only killed steps count
-        raise
+    for sighting in (1, 2):
+        if not counted and not begin_step(run_id):
+            return None if Run.objects.filter(pk=run_id).exists() and has_pending(run_id) else 0
+        counted = False
+        try:
+            applied = step_locked(run_id, take, crowded_ok=sighting == 2)
+        except Crowded:
+            forget_attempt(run_id)
+            time.sleep(CROWDED_BACKOFF_S)
+            continue
+        except BaseException:
+            forget_attempt(run_id)  # this process lives to tell: only killed steps count
+            raise
+        if not applied:
+            forget_attempt(run_id)  # it did not step: the attempt was not this process's
+        return applied
+    return None
+
+
+def step_locked(run_id: str, take: Taken | None, crowded_ok: bool) -> int | None:
+    """Lock the run, apply its pending events and commit the step; see advance_once."""
+    with transaction.atomic():
+        run = (
+            Run.objects.select_for_update(no_key=True, skip_locked=True)
+            .only("id", "snapshot", "step_attempts", "trace_length")
+            .filter(pk=run_id)
+            .first()
+        )
+        if run is None:
+            return None
+        pending = take_pending(run)
+        if not pending:
+            return 0
+        if run.step_attempts > settings.BRAID_STEP_MAX_ATTEMPTS:
+            if not crowded_ok:
+                raise Crowded(run_id)
+            state, commands = abort(load_state(run), now_text(), crashed(run, pending))
+        else:
+            state, commands = apply_events(run, pending)
+        commit_step(run, state, commands, take)
+        crash_point("advance.before_commit")
     return len(pending)
+
+
+def take_pending(run: Run) -> list[PendingEvent]:
+    """Mark the run's unapplied inbox events applied and return them in arrival order.
+
+    One `UPDATE ... RETURNING` instead of a read and a write: the caller holds the run's
+    lock, and the mark commits (or rolls back) with the step that applies them.
+    """
+    table = PendingEvent._meta.db_table
+    sql = (
+        f"UPDATE {table} SET applied_at = %s WHERE run_id = %s AND applied_at IS NULL "
+        "RETURNING id, run_id, key, event, created_at, applied_at"
+    )
+    now = connection.ops.adapt_datetimefield_value(timezone.now())
+    key = Run._meta.pk.get_db_prep_value(run.pk, connection)
+    return sorted(PendingEvent.objects.raw(sql, [now, key]), key=lambda row: row.pk)
 
 
 def begin_step(run_id: str) -> bool:
@@ -284,43 +329,48 @@ def commit_step(
     trace = [c for c in commands if isinstance(c, Trace)]
     approvals = [c for c in commands if isinstance(c, (RequestApproval, CloseApproval))]
     status = state.status if state.started or state.status.finished else RunStatus.RUNNING
+    # The run lock's read gave the trace length; the run's searchable state and the reset
+    # attempt count go in the snapshot's own UPDATE.
     DjangoStore().commit(
-        str(run.pk), status, state.to_json(), rows, trace, state.error, approvals=approvals
-    )
-    Run.objects.filter(pk=run.pk).update(state=state.current_view(), step_attempts=0)
+        str(run.pk), status, state.to_json(), rows, trace, state.error, approvals=approvals,
+        trace_length=run.trace_length,
+        columns={"state": state.current_view(), "step_attempts": 0},
+    )  # fmt: skip
     live.changed(str(run.pk))
-    dispatches = record_dispatches(run, [c for c in commands if isinstance(c, RunAction)])
+    room = max(0, take.limit - len(take.dispatches)) if take else 0
+    actions = [c for c in commands if isinstance(c, RunAction)]
+    dispatches = record_dispatches(run, actions, room) if actions else []
     record_timers(run, commands)
     transaction.on_commit(lambda: crash_point("advance.after_commit"))
-    kept = hand_over(dispatches, take)
-    sent = dispatches[len(kept) :]
+    kept = dispatches[:room]
+    if kept and take is not None:
+        transaction.on_commit(lambda: take.dispatches.extend(kept))
+    sent = [d.pk for d in dispatches[room:]]
     if sent:
         transaction.on_commit(lambda: publish(sent))
 
 
-def hand_over(dispatches: list[int], take: Taken | None) -> list[int]:
-    """Claim the first dispatches the caller has room for; it gets them after the commit."""
-    room = take.limit - len(take.ids) if take else 0
-    kept = dispatches[: max(0, room)]
-    if kept and take is not None:
-        now = timezone.now()
-        Dispatch.objects.filter(pk__in=kept).update(
-            claimed_by=leases.current(), claimed_at=now, published_at=now
-        )
-        transaction.on_commit(lambda: take.ids.extend(kept))
-    return kept
+def record_dispatches(run: Run, actions: Sequence[RunAction], room: int = 0) -> list[Dispatch]:
+    """Write one outbox row per action key (a recomputed step adds no duplicates); return
+    the open ones in id order.
 
-
-def record_dispatches(run: Run, actions: Iterable[RunAction]) -> list[int]:
-    """Write one outbox row per action key (a recomputed step adds no duplicates)."""
-    rows = [Dispatch(run=run, key=a.key, command=a.to_json()) for a in actions]
+    The first `room` are the caller's to run itself after the commit: they are written
+    claimed by this process, in this step's commit, so the sweeper re-sends them if it dies.
+    """
+    now, lease = timezone.now(), leases.current()
+    claimed = {"claimed_by": lease, "claimed_at": now, "published_at": now}
+    rows = [
+        Dispatch(run=run, key=a.key, command=a.to_json(), **(claimed if i < room else {}))
+        for i, a in enumerate(actions)
+    ]
     Dispatch.objects.bulk_create(rows, ignore_conflicts=True)
     keys = [row.key for row in rows]
-    return list(
-        Dispatch.objects.filter(key__in=keys, completed_at=None)
-        .order_by("pk")
-        .values_list("pk", flat=True)
-    )
+    found = list(Dispatch.objects.filter(key__in=keys, completed_at=None).order_by("pk"))
+    # A key written before (never in a normal step) keeps its row: claim what is taken.
+    unclaimed = [d.pk for d in found[:room] if d.claimed_at is None]
+    if unclaimed:
+        Dispatch.objects.filter(pk__in=unclaimed).update(**claimed)
+    return found
 
 
 def record_timers(run: Run, commands: Iterable[Command]) -> None:
@@ -396,7 +446,7 @@ def run_actions(dispatch_ids: Sequence[int]) -> int:
         if not queue:
             take = Taken(limit=1 if count < settings.BRAID_INLINE_ACTIONS else 0)
             results.flush(take)
-            queue.extend(Dispatch.objects.filter(pk__in=take.ids, completed_at=None))
+            queue.extend(take.dispatches)
             continue
         dispatch = queue.popleft()
         command = action_command(dispatch.command)
@@ -439,10 +489,48 @@ class Results:
     def flush(self, take: Taken | None = None) -> None:
         """Record every kept result in one transaction, then advance their runs."""
         waiting, self.waiting = self.waiting, []
-        if waiting:
+        if len(waiting) == 1 and connection.vendor == "postgresql":
+            dispatch, event = waiting[0]
+            counted = record_result_and_begin_step(dispatch, event)
+            advance(str(dispatch.run_id), take, counted=counted)
+        elif waiting:
             for run_id in record_results(waiting):
                 advance(run_id, take)
         self.since = time.monotonic()
+
+
+def record_result_and_begin_step(dispatch: Dispatch, event: Event) -> bool:
+    """Record one action's result, close its dispatch and count an attempt at the run's
+    next step, in one statement (PostgreSQL); return whether the attempt was counted.
+
+    It is `record_results` and `begin_step` in one round trip instead of five, and as
+    safe: the three writes commit together, before the step's own work. Not counted (the
+    run is locked by another worker, or nothing is pending), the caller advances as after
+    `record_results`, with its own `begin_step` after this commit.
+    """
+    sql = f"""
+        WITH recorded AS (
+            INSERT INTO {PendingEvent._meta.db_table} (run_id, key, event, created_at)
+            VALUES (%s, %s, %s::jsonb, %s) ON CONFLICT (run_id, key) DO NOTHING
+            RETURNING run_id
+        ), closed AS (
+            UPDATE {Dispatch._meta.db_table} SET completed_at = %s WHERE id = %s
+        )
+        UPDATE {Run._meta.db_table} SET step_attempts = step_attempts + 1
+        WHERE id = %s
+          AND id IN (SELECT id FROM {Run._meta.db_table} WHERE id = %s
+                     FOR NO KEY UPDATE SKIP LOCKED)
+          AND (EXISTS (SELECT 1 FROM recorded)
+               OR EXISTS (SELECT 1 FROM {PendingEvent._meta.db_table}
+                          WHERE run_id = %s AND applied_at IS NULL))
+    """
+    now, run_id = timezone.now(), dispatch.run_id
+    key = event.key  # type: ignore[attr-defined]
+    params = [run_id, key, json.dumps(event.to_json()), now, now, dispatch.pk, run_id, run_id,
+              run_id]  # fmt: skip
+    with connection.cursor() as cursor:  # one statement: it commits on its own
+        cursor.execute(sql, params)
+        return cursor.rowcount == 1
 
 
 def record_results(results: Sequence[tuple[Dispatch, Event]]) -> list[str]:

@@ -219,14 +219,20 @@ class DjangoStore:
             started_by=self.started_by, runtime=self.runtime,
         )  # fmt: skip
 
-    @transaction.atomic
+    # No savepoint inside a caller's transaction: a failed commit fails the whole step.
+    @transaction.atomic(savepoint=False)
     def commit(
         self, run_id: str, status: RunStatus, snapshot: dict[str, Any],
         rows: Sequence[WriteRow], trace: Sequence[Trace], error: str | None = None,
-        approvals: Sequence[ApprovalCommand] = (),
+        approvals: Sequence[ApprovalCommand] = (), *, trace_length: int | None = None,
+        columns: dict[str, Any] | None = None,
     ) -> None:  # fmt: skip
-        run = Run.objects.select_for_update(no_key=True).only("trace_length").get(pk=run_id)
-        first = run.trace_length
+        """Save one step. A caller that holds the run's lock passes the `trace_length` it
+        read with it (saving a read), and `columns` of the run to set in the same UPDATE."""
+        if trace_length is None:
+            locked = Run.objects.select_for_update(no_key=True).only("trace_length")
+            trace_length = locked.get(pk=run_id).trace_length
+        first = trace_length
         TraceEvent.objects.bulk_create(
             TraceEvent(run_id=run_id, seq=first + i, event=t.event, execution_id=t.execution_id,
                        node=t.node or "", at=t.at, detail=t.detail)
@@ -237,7 +243,7 @@ class DjangoStore:
             record_approvals(run_id, approvals)
         Run.objects.filter(pk=run_id).update(
             status=status.value, snapshot=snapshot, error=error or "",
-            trace_length=first + len(trace), updated_at=timezone.now(),
+            trace_length=first + len(trace), updated_at=timezone.now(), **(columns or {}),
         )  # fmt: skip
 
     def load(self, run_id: str) -> StoredRun:

@@ -130,6 +130,12 @@ class ExecutionId:
 
 
 @lru_cache(maxsize=65536)
+def encoded(text: str) -> str:
+    """Return the comparable encoding of an id's text (cached: every row write compares)."""
+    return _parse(text).encode()
+
+
+@lru_cache(maxsize=65536)
 def _parse(text: str) -> ExecutionId:
     """Parse once per distinct text: the ids of one run repeat in every row and token."""
     return ExecutionId._parse_uncached(text)

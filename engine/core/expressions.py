@@ -144,18 +144,49 @@ class Bindings:
     input: JsonValue
     variables: Mapping[str, JsonValue] = field(default_factory=dict)
 
-    def activation(self, fields: frozenset[str] | None = None) -> dict[str, object]:
+    def activation(self, reads: Reads | None = None) -> dict[str, object]:
         """Return the CEL activation; loop variables cannot hide `state` or `input`.
 
-        With `fields`, only those state fields are handed over: converting a value into
-        the CEL library costs time in its size, so a `state.log` that an expression never
-        reads must not be converted on every evaluation.
+        With `reads`, only what the expression can read is handed over: converting a value
+        into the CEL library costs time in its size, so a foreach's `input.items` or a
+        `state.log` that an expression never reads must not be converted on every
+        evaluation (a body evaluated once per item would cost O(items) each time).
         """
-        if fields is None:
-            state = dict(self.state)
-        else:
-            state = {name: self.state[name] for name in fields if name in self.state}
-        return {**self.variables, "state": state, "input": self.input}
+        if reads is None:
+            return {**self.variables, "state": dict(self.state), "input": self.input}
+        found: dict[str, object] = {
+            name: self.variables[name] for name in reads.variables if name in self.variables
+        }
+        if "state" in reads.names:
+            found["state"] = _select(self.state, reads.state)
+        if "input" in reads.names:
+            found["input"] = _select(self.input, reads.input)
+        return found
+
+
+def _select(value: object, fields: frozenset[str] | None) -> object:
+    """Return an object with only the named fields (all of it for None; non-objects whole)."""
+    if fields is None or not isinstance(value, Mapping):
+        return dict(value) if isinstance(value, Mapping) else value
+    return {name: value[name] for name in fields if name in value}
+
+
+@dataclass(frozen=True, slots=True)
+class Reads:
+    """What an expression can read: its free names, and the fields of `state` and `input`.
+
+    `state`/`input` are None when the expression uses that object other than as `x.field`
+    or `x['field']` (passes it whole, iterates it), so all of it is handed over.
+    """
+
+    names: frozenset[str]
+    state: frozenset[str] | None
+    input: frozenset[str] | None
+
+    @property
+    def variables(self) -> frozenset[str]:
+        """Return the names that may be loop variables (everything but state and input)."""
+        return self.names - {"state", "input"}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -167,6 +198,7 @@ class CelExpression:
     free_variables: tuple[NameUse, ...]
     state_reads: tuple[NameUse, ...]
     state_fields: frozenset[str] | None = None  # every field read, or None for `state` whole
+    reads: Reads | None = None  # what the activation must hold; None: everything
     risky: bool = False  # may cost more than linear in its data: evaluated in the sandbox
 
     def evaluate(self, bindings: Bindings) -> JsonValue:
@@ -208,19 +240,19 @@ class CelExpression:
         A risky program runs in the sandbox process under the evaluation budget and comes
         back as plain JSON (timestamps as RFC 3339 text, which every caller accepts).
         """
-        activation = bindings.activation(self.state_fields)
+        activation = bindings.activation(self.reads)
         if self.risky:
-            return self._run_sandboxed(activation)
+            return self._run_sandboxed(activation, bindings)
         try:
             return self.program.execute(activation)
         except KeyError as error:  # a missing map key or field: say which, and what was there
             key = error.args[0] if error.args else None
-            raise self._missing(key, activation, str(error)) from error
+            raise self._missing(key, bindings.activation(), str(error)) from error
         # The native library raises ValueError, TypeError, KeyError, RuntimeError, ...
         except Exception as error:
-            raise self._missing(None, activation, str(error)) from error
+            raise self._missing(None, bindings.activation(), str(error)) from error
 
-    def _run_sandboxed(self, activation: dict[str, object]) -> JsonValue:
+    def _run_sandboxed(self, activation: dict[str, object], bindings: Bindings) -> JsonValue:
         """Run the program in this thread's sandbox."""
         try:
             return sandbox.evaluate(self.source, activation)
@@ -229,7 +261,7 @@ class CelExpression:
         except sandbox.EvaluationFailed as error:
             quoted = _QUOTED_KEY.fullmatch(str(error))
             key = quoted.group(1) if quoted else None
-            raise self._missing(key, activation, str(error)) from error
+            raise self._missing(key, bindings.activation(), str(error)) from error
 
     def _missing(
         self, key: object, activation: Mapping[str, object], text: str
@@ -342,12 +374,21 @@ def _compile_cached(source: str) -> CelExpression | _ParseFailure:
         program = cel.compile(source)
     except ValueError as error:
         return _parse_failure(source, str(error))
+    free_variables = _free_variables(program, tokens)
+    state_fields = _object_fields(tokens, "state")
     return CelExpression(
         source=source,
         program=program,
-        free_variables=_free_variables(program, tokens),
+        free_variables=free_variables,
         state_reads=_state_reads(tokens),
-        state_fields=_state_fields(tokens),
+        state_fields=state_fields,
+        reads=Reads(
+            # Every name the program mentions, comprehension variables included: a loop
+            # variable a macro also binds (`item + xs.map(item, item)`) is still handed over.
+            names=frozenset(program.variables()) - _BUILTIN_NAMES,
+            state=state_fields,
+            input=_object_fields(tokens, "input"),
+        ),
         risky=shape.risky,
     )
 
@@ -430,11 +471,12 @@ def _state_reads(tokens: tuple[_Token, ...]) -> tuple[NameUse, ...]:
     return tuple(reads)
 
 
-def _state_fields(tokens: tuple[_Token, ...]) -> frozenset[str] | None:
-    """Return the fields of every use of `state`, or None if one use is not `state.x`."""
+def _object_fields(tokens: tuple[_Token, ...], name: str) -> frozenset[str] | None:
+    """Return the fields of every use of `state` (or `input`), or None if one use is not
+    `state.x` or `state['x']`."""
     fields = set()
     for i, token in enumerate(tokens):
-        if token.text != "state" or token.kind != "name" or _is_member(tokens, i):
+        if token.text != name or token.kind != "name" or _is_member(tokens, i):
             continue
         key = _state_key(tokens, i + 1) if i + 2 < len(tokens) else None
         if key is None:

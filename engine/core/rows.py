@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from engine.core.events import RowStatus, WriteRow
-from engine.core.execution_ids import ExecutionId
+from engine.core.execution_ids import encoded
 from engine.core.values import JSON
 
 
@@ -27,7 +27,7 @@ class NodeRow(NamedTuple):
     @property
     def status_detail(self) -> str:
         """Return the execution id in its comparable encoding."""
-        return ExecutionId.parse(self.execution_id).encode()
+        return encoded(self.execution_id)
 
     def to_json(self) -> dict[str, JSON]:
         """Return the row as the CLI and API show it."""
@@ -39,9 +39,9 @@ def lands(stored: NodeRow | None, write: WriteRow) -> bool:
     """Return whether a fenced write applies over the stored row."""
     if stored is None:
         return True
-    incoming = ExecutionId.parse(write.execution_id).encode()
-    if incoming != stored.status_detail:
-        return incoming > stored.status_detail
+    incoming, held = encoded(write.execution_id), stored.status_detail
+    if incoming != held:
+        return incoming > held
     if write.attempt != stored.attempt:
         return write.attempt > stored.attempt
     return not stored.status.terminal

@@ -258,6 +258,7 @@ class Stepper:
         state.next_frame += 1
         state.frames[frame.id] = frame
         state.live[frame.activation] = state.live.get(frame.activation, 0) + 1
+        members(state).add(state, frame)
         return frame
 
     def queue(self, frame: Frame, node: str) -> None:
@@ -292,6 +293,7 @@ class Stepper:
         """Remove a finished frame; return whether it was its activation's last."""
         state = self.state
         state.frames.pop(frame.id, None)
+        members(state).remove(frame)
         for key in frame.wait.get("keys", []):
             state.waits.pop(key, None)
         remaining = state.live.get(frame.activation, 1) - 1
@@ -390,36 +392,17 @@ class Stepper:
             self.trace("node.failed", owner, error=message)
             activation = owner.activation
 
-    def under(self, activation: str, doomed: set[str]) -> bool:
-        """Return whether an activation is inside one of the doomed ones (memoized)."""
-        chain = []
-        current: str | None = activation
-        while current is not None and current not in doomed:
-            chain.append(current)
-            current = self.parent_activation(current)
-        if current is None:
-            return False
-        doomed.update(chain)
-        return True
-
-    def parent_activation(self, activation: str) -> str | None:
-        """Return the activation that contains this one (None for the run's scope)."""
-        if activation.startswith("s"):
-            caller = self.state.scopes[int(activation[1:])].caller
-            frame = self.state.frames.get(caller) if caller is not None else None
-        else:
-            frame = self.state.frames.get(int(activation[1:].split(":", 1)[0]))
-        return frame.activation if frame is not None else None
-
     def cancel_activation(self, activation: str, reason: str, keep: int | None = None) -> None:
-        """Cancel every frame in the activation and below; drop their parked tokens."""
-        doomed = {activation}
+        """Cancel every frame in the activation and below; drop their parked tokens.
+
+        The frames are found through the activation index, so closing one foreach item
+        costs what the item holds, not what the run holds.
+        """
         state = self.state
-        victims = [
-            f for f in state.frames.values() if f.id != keep and self.under(f.activation, doomed)
-        ]
+        doomed, victims = members(state).below(activation)
         for frame in victims:
-            self.cancel_frame(frame, reason)
+            if frame.id != keep:
+                self.cancel_frame(frame, reason)
         for barrier in state.gathers.values():
             dropped = barrier.discard(doomed)
             state.lineages.abandon(token.lineage for token in dropped)
@@ -432,6 +415,7 @@ class Stepper:
         """Cancel one frame: close its waits, abandon its lineage, refuse its later results."""
         state = self.state
         state.frames.pop(frame.id, None)
+        members(state).remove(frame)
         for key in frame.wait.get("keys", []):
             state.waits.pop(key, None)
             if key.endswith("|approval"):
@@ -1111,4 +1095,76 @@ def topology(graph: g.Graph) -> Topology:
     if cached is None:
         cached = Topology(graph)
         object.__setattr__(graph, "_topology", cached)
+    return cached
+
+
+class Members:
+    """The live frames of each activation, and the activations each frame owns or calls.
+
+    Derived from `RunState.frames` (never persisted): cancelling an activation walks down
+    from it instead of testing every live frame of the run, so a foreach item's return
+    costs what the item holds, whatever the number of items or live frames.
+    """
+
+    def __init__(self, state: RunState) -> None:
+        self.frames: dict[str, dict[int, Frame]] = {}
+        self.owned: dict[int, set[str]] = {}
+        for frame in state.frames.values():
+            self.add(state, frame)
+
+    def add(self, state: RunState, frame: Frame) -> None:
+        """Count a live frame in its activation, and that activation under its parent frame."""
+        activation = frame.activation
+        self.frames.setdefault(activation, {})[frame.id] = frame
+        parent = parent_frame(state, activation)
+        if parent is not None:
+            self.owned.setdefault(parent, set()).add(activation)
+
+    def remove(self, frame: Frame) -> None:
+        """Forget a frame that left the run (retired or cancelled)."""
+        group = self.frames.get(frame.activation)
+        if group is not None:
+            group.pop(frame.id, None)
+            if not group:
+                del self.frames[frame.activation]
+        self.owned.pop(frame.id, None)
+
+    def layout(self) -> tuple[dict[str, list[int]], dict[int, list[str]]]:
+        """Return the frame ids per activation and the live activations under each frame."""
+        frames = {name: sorted(group) for name, group in sorted(self.frames.items())}
+        owned = {
+            frame: sorted(name for name in names if name in self.frames)
+            for frame, names in sorted(self.owned.items())
+        }
+        return frames, {frame: names for frame, names in owned.items() if names}
+
+    def below(self, activation: str) -> tuple[set[str], list[Frame]]:
+        """Return the activation with every one nested in it, and their frames by id."""
+        doomed = {activation}
+        pending = [activation]
+        found: list[Frame] = []
+        while pending:
+            for frame in self.frames.get(pending.pop(), {}).values():
+                found.append(frame)
+                for nested in self.owned.get(frame.id, ()):
+                    if nested not in doomed:
+                        doomed.add(nested)
+                        pending.append(nested)
+        found.sort(key=lambda frame: frame.id)
+        return doomed, found
+
+
+def parent_frame(state: RunState, activation: str) -> int | None:
+    """Return the id of the frame an activation hangs from: its owner, or its scope's caller."""
+    if activation.startswith("s"):
+        return state.scopes[int(activation[1:])].caller
+    return int(activation[1:].split(":", 1)[0])
+
+
+def members(state: RunState) -> Members:
+    """Return the activation index of a run, built once per state object and kept on it."""
+    cached: Members | None = vars(state).get("_members")
+    if cached is None:
+        cached = Members(state)
+        vars(state)["_members"] = cached
     return cached

@@ -35,7 +35,7 @@ from engine.core.events import (
 )
 from engine.core.graph import Graph
 from engine.core.rows import NodeRow, apply_write
-from engine.core.scheduler import step
+from engine.core.scheduler import Members, members, step
 from engine.core.state import RunState
 from engine.core.validation import validate
 
@@ -102,6 +102,8 @@ class Driver:
             data = json.loads(json.dumps(self.state.to_json()))
             self.state = RunState.from_json(data, self.graphs)
         self.state, commands = step(self.state, event, self.pick)
+        # The activation index the step kept up to date is the one its frames imply.
+        assert members(self.state).layout() == Members(self.state).layout()
         for command in commands:
             self.carry_out(command)
         return commands

@@ -8,6 +8,7 @@ from engine.core.expressions import (
     Bindings,
     ExpressionEvaluationError,
     ExpressionSyntaxError,
+    MissingFieldError,
     NameUse,
     Position,
     compile_cel,
@@ -226,3 +227,34 @@ def test_positions_are_clamped_to_the_text() -> None:
         Position(2, 2, 4),
         Position(1, 3, 2),
     )
+
+
+def test_the_activation_holds_only_what_the_expression_reads() -> None:
+    bindings = Bindings(
+        state={"log": ["a"] * 3, "total": 4},
+        input={"items": list(range(5)), "customer": "acme"},
+        variables={"item": 7, "other": 8},
+    )
+    reads = compile_cel("item + state.total + size(input.customer)").reads
+    assert reads is not None
+    assert bindings.activation(reads) == {
+        "item": 7,
+        "state": {"total": 4},
+        "input": {"customer": "acme"},
+    }
+    assert compile_cel("['x']").evaluate(bindings) == ["x"]
+    whole = compile_cel("size(input) + item").reads
+    assert whole is not None
+    assert bindings.activation(whole) == {"item": 7, "input": bindings.input}
+    bound = compile_cel("item + [1].map(item, item * 2)[0]").reads
+    assert bound is not None
+    assert bindings.activation(bound) == {"item": 7}
+    assert compile_cel("item + [1].map(item, item * 2)[0]").evaluate(bindings) == 9
+
+
+def test_a_missing_input_field_names_every_field_the_input_held() -> None:
+    bindings = Bindings(state={}, input={"items": [1], "customer": "acme"})
+    with pytest.raises(MissingFieldError) as caught:
+        compile_cel("input.invoice.amount").evaluate(bindings)
+    assert (caught.value.path, caught.value.holder) == ("input.invoice", "input")
+    assert caught.value.held == ("customer", "items")

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
+from django.db.models import F
 from django.test import override_settings
 
 from designer import services as flows
@@ -113,6 +114,31 @@ def test_a_step_that_raises_takes_its_attempt_back() -> None:
 
     run.refresh_from_db()
     assert (run.status, run.step_attempts) == ("running", 0)
+
+
+@override_settings(BRAID_STEP_MAX_ATTEMPTS=2)
+def test_attempts_that_live_workers_counted_at_the_same_moment_do_not_fail_the_run(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    run = durable.create_run(
+        {"main": flows_graph()}, "crowded", {}, None, User.objects.create(username="starter")
+    )
+    # Two other workers counted an attempt at this step just now; they find the run taken
+    # and take their attempts back while this one waits.
+    Run.objects.filter(pk=run.pk).update(step_attempts=2)
+    waits: list[float] = []
+
+    def others_take_theirs_back(seconds: float) -> None:
+        waits.append(seconds)
+        Run.objects.filter(pk=run.pk).update(step_attempts=F("step_attempts") - 2)
+
+    monkeypatch.setattr(durable.time, "sleep", others_take_theirs_back)
+
+    assert durable.advance(str(run.pk)) == 1
+
+    run.refresh_from_db()
+    assert (run.status, run.state, run.step_attempts) == ("completed", {"n": 0}, 0)
+    assert waits == [durable.CROWDED_BACKOFF_S]
 
 
 def flows_graph() -> Any:
