@@ -119,14 +119,14 @@ def check(url: str, allowlist: Allowlist, resolver: Resolver = resolve) -> Desti
     if not host:
         raise ActionError(f"{url!r} names no host")
     if address is None and looks_numeric(host):
-        raise ActionError(f"{host} is not on BRAID_HTTP_ALLOWLIST")
+        raise ActionError(f"{host!r} is not on BRAID_HTTP_ALLOWLIST")
     if address is not None:
         if not allowlist.lists(address):
-            raise ActionError(f"{host} is not on BRAID_HTTP_ALLOWLIST")
+            raise ActionError(f"{host!r} is not on BRAID_HTTP_ALLOWLIST")
         chosen = str(address)
     else:
         if normal_name(host) not in allowlist.names:
-            raise ActionError(f"{host} is not on BRAID_HTTP_ALLOWLIST")
+            raise ActionError(f"{host!r} is not on BRAID_HTTP_ALLOWLIST")
         chosen = choose_address(host, resolver(normal_name(host), port), allowlist)
     target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
     return Destination(parts.scheme, host, port, chosen, target)

@@ -125,7 +125,7 @@ def expected_refusal(url: str) -> str:
     if "@" in netloc or "\\" in netloc:
         return f"{url!r}: a user part, backslash or space in the host is refused"
     host = netloc.rsplit(":", 1)[0].strip("[]") if netloc.count(":") != 0 else netloc
-    return f"{host} is not on BRAID_HTTP_ALLOWLIST"
+    return f"{host!r} is not on BRAID_HTTP_ALLOWLIST"
 
 
 def test_a_redirect_to_an_internal_address_is_refused_and_never_followed(servers, hits) -> None:  # type: ignore[no-untyped-def]
@@ -218,7 +218,7 @@ def test_a_run_whose_input_names_an_internal_url_fails_with_the_reason(
         ("completed", {"host": f"127.0.0.1:{port}", "pad": ""}),
     ]
     assert runs[0].error == (
-        "http.request failed after 1 attempt(s): 127.0.0.2 is not on BRAID_HTTP_ALLOWLIST"
+        "http.request failed after 1 attempt(s): '127.0.0.2' is not on BRAID_HTTP_ALLOWLIST"
     )
 
 
