@@ -286,7 +286,11 @@ def gather_changes(state: RunState, put: dict[str, JSON], drop: list[str]) -> No
             if token is None:
                 drop.append(part)
             else:
-                put[part] = token.to_json()
+                put[part] = {
+                    "lineage": token.lineage, "execution_id": token.execution_id,
+                    "context": token.context, "activation": token.activation,
+                    "provenance": list(token.provenance),
+                }  # fmt: skip
         barrier.touched.clear()
 
 
