@@ -144,7 +144,8 @@ def frame_part(frame: Frame) -> dict[str, Any]:
     """Return a frame's part: the frame without a foreach barrier's items, done and failed."""
     barrier = frame.barrier
     if barrier.get("kind") == "foreach":
-        barrier = {k: v for k, v in barrier.items() if k not in SPLIT}
+        # Placeholders: assembling puts the parts back under the keys the barrier had.
+        barrier = {k: None if k in SPLIT else v for k, v in barrier.items()}
     return {
         "id": frame.id, "scope": frame.scope, "lineage": frame.lineage, "node": frame.node,
         "execution_id": frame.execution_id, "context": frame.context,
@@ -216,12 +217,13 @@ def frame_changes(state: RunState, put: dict[str, JSON], drop: list[str]) -> Non
         if barrier.get("kind") != "foreach":
             drop_split(persisted, frame_id, drop, items=True)
             continue
-        items = barrier["items"]
-        if persisted.items.get(frame_id) is not items:
+        items = barrier.get("items")
+        if items is not None and persisted.items.get(frame_id) is not items:
             put[f"items:{frame_id}"] = items
             persisted.items[frame_id] = items
         for name in ENTRIES:
-            entry_changes(persisted, frame_id, name, barrier[name], put, drop)
+            if name in barrier:
+                entry_changes(persisted, frame_id, name, barrier[name], put, drop)
     state.frames.touched.clear()
 
 
@@ -324,11 +326,14 @@ def assemble(head: Mapping[str, Any], parts: Iterable[tuple[str, JSON]]) -> dict
         else:
             by_kind[kind][key] = value
     for frame_id, frame in frames.items():
-        if frame["barrier"].get("kind") == "foreach":
-            frame["barrier"]["items"] = split.get(("items", frame_id), [])
+        barrier = frame["barrier"]
+        if barrier.get("kind") == "foreach":
+            if "items" in barrier:
+                barrier["items"] = split.get(("items", frame_id), [])
             for name in ENTRIES:
-                entries = split.get((name, frame_id), {})
-                frame["barrier"][name] = {k: entries[k] for k in sorted(entries, key=int)}
+                if name in barrier:
+                    entries = split.get((name, frame_id), {})
+                    barrier[name] = {k: entries[k] for k in sorted(entries, key=int)}
     for lineage_id, lineage in lineages.items():
         lineage["writes"] = [w for _, w in sorted(writes.get(lineage_id, []))]
     return {
@@ -364,10 +369,12 @@ def mark_stored(state: RunState) -> None:
     persisted = Persisted(full=False)
     for frame in state.frames.values():
         if frame.barrier.get("kind") == "foreach":
-            persisted.items[frame.id] = frame.barrier["items"]
+            if "items" in frame.barrier:
+                persisted.items[frame.id] = frame.barrier["items"]
             for name in ENTRIES:
-                entries = frame.barrier[name]
-                persisted.entries[(frame.id, name)] = (entries, len(entries))
+                if name in frame.barrier:
+                    entries = frame.barrier[name]
+                    persisted.entries[(frame.id, name)] = (entries, len(entries))
     persisted.writes = {i: len(lineage.writes) for i, lineage in state.lineages.all.items()}
     state.persisted = persisted
     for values in tracked(state):
