@@ -10,6 +10,8 @@ between commit and publish is re-sent by the sweeper.
 
 import collections
 import datetime as dt
+import hashlib
+import json
 import logging
 import threading
 import time
@@ -101,7 +103,7 @@ GRAPHS_CACHED = 256
 
 
 def run_graphs(run_id: str, documents: Mapping[str, Any] | None = None) -> Mapping[str, Graph]:
-    """Return a run's decoded graphs, cached per process: a run's graphs never change.
+    """Return a run's decoded graphs, cached per process by run and by documents.
 
     Decoding a 1,000-node graph takes tens of milliseconds, which every step (and every
     monitor refresh) would pay. A caller holding the run passes its `graphs` documents, so
@@ -113,9 +115,17 @@ def run_graphs(run_id: str, documents: Mapping[str, Any] | None = None) -> Mappi
             return _GRAPHS[run_id]
     if documents is None:
         documents = Run.objects.values_list("graphs", flat=True).get(pk=run_id)
-    graphs = {key: Graph.from_json(document) for key, document in documents.items()}
+    # Runs of one flow version share their documents (unless a `latest` subflow moved on
+    # between them): decode each set of documents once per process, not once per run.
+    digest = hashlib.sha256(json.dumps(documents, sort_keys=True).encode()).hexdigest()
     with _GRAPHS_LOCK:
-        _GRAPHS[run_id] = graphs
+        graphs = _GRAPHS.get(digest)
+    if graphs is None:
+        graphs = {key: Graph.from_json(document) for key, document in documents.items()}
+    with _GRAPHS_LOCK:
+        for key in (digest, run_id):
+            _GRAPHS[key] = graphs
+            _GRAPHS.move_to_end(key)
         while len(_GRAPHS) > GRAPHS_CACHED:
             _GRAPHS.popitem(last=False)
     return graphs

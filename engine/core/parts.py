@@ -158,11 +158,9 @@ def frame_part(frame: Frame) -> dict[str, Any]:
 
 def take_delta(state: RunState) -> SnapshotDelta:
     """Return what changed since the last delta (everything, the first time); reset marks."""
-    persisted = state.persisted
-    replace = persisted.full
+    replace = state.persisted.full
     if replace:
         touch_everything(state)
-        persisted.full = False
     put: dict[str, JSON] = {}
     drop: list[str] = []
     frame_changes(state, put, drop)
