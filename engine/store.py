@@ -249,7 +249,7 @@ def stored_snapshot(run_id: str, snapshot: dict[str, Any]) -> dict[str, Any]:
     if not is_head(snapshot):
         return snapshot
     parts = RunPart.objects.filter(run_id=run_id).values_list("key", "value")
-    return assemble(snapshot, ((key, json.loads(value)) for key, value in parts.iterator(2000)))
+    return assemble(snapshot, ((key, json.loads(value)) for key, value in parts))
 
 
 class DjangoStore:
