@@ -8,7 +8,8 @@ demo flows and measures, in this order:
 1. in this process, before any worker starts: database round trips per node step (the
    tasks' own code called from here under `connection.execute_wrapper`), the snapshot's size
    and cost against the number of frames, and the physical limit (raw psycopg 3 conditional
-   UPDATEs against `engine.store.write_rows` at the same batch sizes);
+   UPDATEs against `engine.store.write_rows` at the same batch sizes), and a foreach of 1,000
+   approvals decided one by one through `engine.services.decide` (first vs last 100);
 2. on two `celery -A braid worker --concurrency=2` processes (one with `--beat`): runs/s of
    the demo flows without approvals, node steps/s, the latency from an action's completion
    to the next action's dispatch on a chain of noop tasks, and a wide fork into one gather;
