@@ -8,7 +8,8 @@ demo flows and measures, in this order:
 1. in this process, before any worker starts: database round trips per node step (the
    tasks' own code called from here under `connection.execute_wrapper`), the snapshot's size
    and cost against the number of frames, and the physical limit (raw psycopg 3 conditional
-   UPDATEs against `engine.store.write_rows` at the same batch sizes);
+   UPDATEs against `engine.store.write_rows` at the same batch sizes), and a foreach of 1,000
+   approvals decided one by one through `engine.services.decide` (first vs last 100);
 2. on two `celery -A braid worker --concurrency=2` processes (one with `--beat`): runs/s of
    the demo flows without approvals, node steps/s, the latency from an action's completion
    to the next action's dispatch on a chain of noop tasks, and a wide fork into one gather;
@@ -97,6 +98,7 @@ class Plan:
     foreach_items: int
     limit_rows: int  # rows per repetition of a batched write measurement
     budgets: dict[str, float]
+    decisions: int = 1000  # approvals of the foreach decided one by one
 
 
 FULL = Plan(
@@ -133,6 +135,7 @@ QUICK = Plan(
     snapshot_widths=(10, 100),
     foreach_items=100,
     limit_rows=600,
+    decisions=300,
     budgets={
         "round_trips": 15,
         "snapshots": 15,
@@ -643,6 +646,108 @@ def measure_round_trips(plan: Plan) -> dict[str, Any]:
     finally:
         before_task_publish.disconnect(count_message)
     return {"cases": cases}
+
+
+# ---------------------------------------------------------------- decisions (in-process)
+
+DECISION_GOAL = 1.5  # the last tenth of the decisions may cost at most this times the first
+
+
+def approvals_doc(n: int) -> dict[str, Any]:
+    """A foreach over `input.items`, all at once, whose body is one approval by finance."""
+    nodes = [
+        {"id": "each", "type": "foreach", "items": "input.items", "as": "item",
+         "concurrency": n},
+        {"id": "ask", "type": "approval", "groups": ["finance"], "policy": "any",
+         "title": "Item ${string(item)}"},
+    ]  # fmt: skip
+    edges = [
+        {"source": "start", "target": "each"},
+        {"source": "each", "outcome": "item", "target": "ask"},
+        {"source": "ask", "outcome": "approved", "target": "each"},
+        {"source": "each", "outcome": "done", "target": "end"},
+    ]
+    return flow(f"approvals-{n}", nodes, edges)
+
+
+def decider() -> Any:
+    """Return a user of the finance group (the demo's, or one made here)."""
+    from django.contrib.auth.models import Group, User
+
+    found = User.objects.filter(groups__name="finance", is_active=True).first()
+    if found is not None:
+        return found
+    user = User.objects.create(username="bench-finance")
+    user.groups.add(Group.objects.get_or_create(name="finance")[0])
+    return user
+
+
+def measure_decisions(plan: Plan) -> dict[str, Any]:
+    """A foreach of N approvals, decided one by one through the service function.
+
+    Each decision is `engine.services.decide` (the API's and the CLI's path) and then the
+    step a worker would take, `engine.durable.advance`, timed together in this process.
+    """
+    from approvals.models import ApprovalRequest, ApprovalStatus
+    from engine import durable, services
+    from engine.core.events import Decision
+    from engine.models import Run
+
+    n, user = plan.decisions, decider()
+    started = time.perf_counter()
+    run_id = start_run(resolved(approvals_doc(n)), f"approvals-{n}", {"items": list(range(n))})
+    durable.advance(run_id)
+    opened_s = time.perf_counter() - started
+    open_ids = ApprovalRequest.objects.filter(run_id=run_id, status=ApprovalStatus.OPEN)
+    eids = list(open_ids.order_by("id").values_list("execution_id", flat=True))
+    if len(eids) != n:
+        raise BenchError(f"{len(eids)} approvals opened, not {n}")
+    times = []
+    for eid in eids:
+        begun = time.perf_counter()
+        services.decide(run_id, "ask", user, Decision.APPROVE, execution_id=eid)
+        durable.advance(run_id)
+        times.append((time.perf_counter() - begun) * 1e3)
+    status = Run.objects.get(pk=run_id).status
+    if status != "completed":
+        raise BenchError(f"the run of {n} approvals ended {status}")
+    tenth = max(1, n // 10)
+    first, last = sum(times[:tenth]), sum(times[-tenth:])
+    # The goal compares typical decisions: on a shared machine one busy second can double
+    # a sum of 100 decisions, not their median.
+    typical = statistics.median(times[-tenth:]) / statistics.median(times[:tenth])
+    return {"n": n, "tenth": tenth, "first_ms": first, "last_ms": last, "ratio": last / first,
+            "first_median_ms": statistics.median(times[:tenth]),
+            "last_median_ms": statistics.median(times[-tenth:]), "typical": typical,
+            "median_ms": statistics.median(times), "opened_s": opened_s,
+            "total_s": sum(times) / 1e3}  # fmt: skip
+
+
+def decisions_table(part: dict[str, Any]) -> list[str]:
+    """Return the table of the decisions measurement."""
+    tenth = part["tenth"]
+    return [
+        f"| approvals | open all (create + first step) | first {tenth} decisions | last "
+        f"{tenth} decisions | last ÷ first | median of the first {tenth} → last {tenth} | "
+        "median per decision | all decisions |",
+        "|---|---|---|---|---|---|---|---|",
+        f"| {part['n']:,} | {part['opened_s']:.2f} s | {part['first_ms']:,.0f} ms | "
+        f"{part['last_ms']:,.0f} ms | {part['ratio']:.2f}x | {part['first_median_ms']:.1f} → "
+        f"{part['last_median_ms']:.1f} ms ({part['typical']:.2f}x) | "
+        f"{part['median_ms']:.1f} ms | {part['total_s']:.1f} s |",
+    ]
+
+
+def decisions_goal(part: dict[str, Any]) -> str:
+    """Return the goal line of the decisions measurement."""
+    met = "MET" if part["typical"] <= DECISION_GOAL else "MISSED"
+    return (
+        f"- Foreach of {part['n']:,} approvals decided one by one: the last {part['tenth']} "
+        f"decisions {part['last_ms']:,.0f} ms vs the first {part['tenth']} "
+        f"{part['first_ms']:,.0f} ms ({part['ratio']:.2f}x); a typical decision (median) "
+        f"{part['last_median_ms']:.1f} vs {part['first_median_ms']:.1f} ms → {met} "
+        f"({part['typical']:.2f}x; goal ≤ {DECISION_GOAL}x)."
+    )
 
 
 # ---------------------------------------------------------------- snapshots (in-process)
@@ -1272,7 +1377,9 @@ def worker_env(database: str, var_dir: str) -> dict[str, str]:
     return env
 
 
-SECTIONS = ("round_trips", "snapshots", "limit", "throughput", "latency", "fork", "peer")
+SECTIONS = (
+    "round_trips", "snapshots", "limit", "decisions", "throughput", "latency", "fork", "peer",
+)  # fmt: skip
 
 
 def run_everything(results: Results, procs: Processes, only: set[str]) -> None:
@@ -1284,12 +1391,13 @@ def run_everything(results: Results, procs: Processes, only: set[str]) -> None:
         "round_trips": lambda: measure_round_trips(plan),
         "snapshots": lambda: measure_snapshots(plan),
         "limit": lambda: measure_limit(plan, database),
+        "decisions": lambda: measure_decisions(plan),
         "throughput": lambda: measure_throughput(plan, database),
         "latency": lambda: measure_latency(plan, database),
         "fork": lambda: measure_fork(plan, database),
         "peer": lambda: measure_peer(plan),
     }
-    for name in ("round_trips", "snapshots", "limit"):
+    for name in ("round_trips", "snapshots", "limit", "decisions"):
         if name in only:
             section(results, name, measures[name])
     flush_redis()  # the in-process runs published messages nobody needs
@@ -1597,6 +1705,8 @@ def goals(results: Results) -> list[str]:
             f"{braid:.1f} ms vs raw Celery chain {raw:.1f} ms (Braid ÷ raw {ratio(braid, raw)}; "
             f"goal ≤ {CHAIN_GOAL:.1f}x)."
         )
+    if "decisions" in results.parts:
+        lines.append(decisions_goal(results.parts["decisions"]))
     if fork and peer:
         braid = spread([b.elapsed_s for b in fork["batches"]]).median
         chord_s = peer["chord"].median
@@ -1664,6 +1774,7 @@ def render(results: Results) -> str:
         ),
         ("limit", "The physical limit: fenced status writes on PostgreSQL", limit_table),
         ("snapshots", "The snapshot against the number of frames", snapshot_table),
+        ("decisions", "A foreach of approvals decided one by one", decisions_table),
     ]
     for key, title, table in parts:
         out += ["", f"## {title}", ""]
@@ -1681,6 +1792,17 @@ def render(results: Results) -> str:
 
 
 METHODS: dict[str, list[str]] = {
+    "decisions": [
+        "",
+        "In this process, before any worker runs: a durable run of a foreach over N items "
+        "(concurrency N) whose body is one approval, advanced until all N requests are open; "
+        "then each request, in the order opened, is decided with `engine.services.decide` "
+        "and applied with `engine.durable.advance` (what a worker does next), timed "
+        "together. A step writes only the parts it changed (docs/durable.md), so the last "
+        "decisions should cost what the first ones do. The goal is judged on the median "
+        "decision of each tenth (the sums are shown too): a busy moment of the shared "
+        "machine moves a sum of 100 decisions by half, their median hardly.",
+    ],
     "round_trips": [
         "",
         "Method: each run is created and driven in this process with the tasks' own code "

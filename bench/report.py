@@ -383,7 +383,8 @@ action (or a `set` node evaluating `['x']` into an `append` field), a LangGraph 
 script task running `pass`. Braid's fork gathers through `slots` b1..bN; LangGraph fans out
 with `Send` into an `operator.add` field (its foreach is `Send` with `max_concurrency` 64, its
 foreach x fork is `Send` into a fork/join subgraph); Spiff uses a BPMN parallel gateway split
-and join. "+snapshot/step" commits `RunState.to_json()` after every step; "+saver" is
+and join. "+snapshot/step" commits after every step what the step changed (the parts of
+`engine.core.parts.take_delta`, JSON-encoded by the InMemoryStore); "+saver" is
 LangGraph's `InMemorySaver`. A ratio is the peer's µs/node over Braid's: above 1, Braid is
 faster. The machine is shared and noisy: compare side by side, not across runs."""
 

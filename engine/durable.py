@@ -10,6 +10,7 @@ between commit and publish is re-sent by the sweeper.
 
 import collections
 import datetime as dt
+import hashlib
 import json
 import logging
 import threading
@@ -51,12 +52,13 @@ from engine.core.events import (
 from engine.core.expressions import format_timestamp
 from engine.core.graph import Graph
 from engine.core.inputs import check_input
+from engine.core.parts import restore, take_delta
 from engine.core.runtime import parse_time, perform
 from engine.core.scheduler import abort, step
 from engine.core.state import MAIN, RunState
 from engine.faults import crash_point
-from engine.models import Dispatch, PendingEvent, Run, Runtime, Timer
-from engine.store import DjangoStore
+from engine.models import Dispatch, PendingEvent, Run, RunPart, Runtime, Timer
+from engine.store import DjangoStore, stored_snapshot
 
 logger = logging.getLogger(__name__)
 
@@ -101,7 +103,7 @@ GRAPHS_CACHED = 256
 
 
 def run_graphs(run_id: str, documents: Mapping[str, Any] | None = None) -> Mapping[str, Graph]:
-    """Return a run's decoded graphs, cached per process: a run's graphs never change.
+    """Return a run's decoded graphs, cached per process by run and by documents.
 
     Decoding a 1,000-node graph takes tens of milliseconds, which every step (and every
     monitor refresh) would pay. A caller holding the run passes its `graphs` documents, so
@@ -113,20 +115,56 @@ def run_graphs(run_id: str, documents: Mapping[str, Any] | None = None) -> Mappi
             return _GRAPHS[run_id]
     if documents is None:
         documents = Run.objects.values_list("graphs", flat=True).get(pk=run_id)
-    graphs = {key: Graph.from_json(document) for key, document in documents.items()}
+    # Runs of one flow version share their documents (unless a `latest` subflow moved on
+    # between them): decode each set of documents once per process, not once per run.
+    digest = hashlib.sha256(json.dumps(documents, sort_keys=True).encode()).hexdigest()
     with _GRAPHS_LOCK:
-        _GRAPHS[run_id] = graphs
+        graphs = _GRAPHS.get(digest)
+    if graphs is None:
+        graphs = {key: Graph.from_json(document) for key, document in documents.items()}
+    with _GRAPHS_LOCK:
+        for key in (digest, run_id):
+            _GRAPHS[key] = graphs
+            _GRAPHS.move_to_end(key)
         while len(_GRAPHS) > GRAPHS_CACHED:
             _GRAPHS.popitem(last=False)
     return graphs
 
 
-def load_state(run: Run) -> RunState:
-    """Rebuild a run's state from its snapshot (a fresh one before the first step)."""
-    graphs = run_graphs(str(run.pk))
-    if not run.snapshot:
-        return RunState(run_id=str(run.pk), graphs=graphs)
-    return RunState.from_json(run.snapshot, graphs)
+_STATES: collections.OrderedDict[str, tuple[int, RunState]] = collections.OrderedDict()
+STATES_CACHED = 64
+
+
+def load_state(run: Run, cached: bool = True) -> RunState:
+    """Return a run's state as its last commit left it (a fresh one before the first step).
+
+    The state this process committed last is taken from the cache when the run row's
+    `snapshot_version` says nobody committed since; otherwise the head and every part are
+    read. The cached state is taken out: a step changes it in place, and only the step's
+    commit puts it back (remember_state), so a step that rolls back leaves no trace here.
+    """
+    run_id = str(run.pk)
+    with _GRAPHS_LOCK:
+        entry = _STATES.pop(run_id, None)
+    if cached and entry is not None and entry[0] == run.snapshot_version:
+        return entry[1]
+    graphs = run_graphs(run_id)
+    if cached and "snapshot" not in run.get_deferred_fields():
+        snapshot = run.snapshot  # the head, read with the row
+    else:
+        snapshot = Run.objects.values_list("snapshot", flat=True).get(pk=run.pk)
+    if not snapshot:
+        return RunState(run_id=run_id, graphs=graphs)
+    return restore(stored_snapshot(run_id, snapshot), graphs)
+
+
+def remember_state(run_id: str, version: int, state: RunState) -> None:
+    """Keep a committed state for the next step of the run in this process."""
+    with _GRAPHS_LOCK:
+        _STATES[run_id] = (version, state)
+        _STATES.move_to_end(run_id)
+        while len(_STATES) > STATES_CACHED:
+            _STATES.popitem(last=False)
 
 
 @dataclass
@@ -206,7 +244,7 @@ def step_locked(run_id: str, take: Taken | None, crowded_ok: bool) -> int | None
     with transaction.atomic():
         run = (
             Run.objects.select_for_update(no_key=True, skip_locked=True)
-            .only("id", "snapshot", "step_attempts", "trace_length")
+            .only("id", "snapshot", "snapshot_version", "step_attempts", "trace_length")
             .filter(pk=run_id)
             .first()
         )
@@ -218,7 +256,8 @@ def step_locked(run_id: str, take: Taken | None, crowded_ok: bool) -> int | None
         if run.step_attempts > settings.BRAID_STEP_MAX_ATTEMPTS:
             if not crowded_ok:
                 raise Crowded(run_id)
-            state, commands = abort(load_state(run), now_text(), crashed(run, pending))
+            state, commands = abort(load_state(run, cached=False), now_text(),
+                                    crashed(run, pending))  # fmt: skip
         else:
             state, commands = apply_events(run, pending)
         commit_step(run, state, commands, take)
@@ -311,9 +350,8 @@ def apply_events(run: Run, pending: Sequence[PendingEvent]) -> tuple[RunState, l
             state, produced = step(state, event)
         except Exception as error:
             logger.exception("run %s: applying %s raised; the run fails", run.pk, row.key)
-            run.snapshot = Run.objects.values_list("snapshot", flat=True).get(pk=run.pk)
             reason = f"internal error applying {event.kind} {row.key}: {error!r}"
-            return abort(load_state(run), now_text(), reason)
+            return abort(load_state(run, cached=False), now_text(), reason)
         commands.extend(produced)
         if before is not None and state.status is RunStatus.FAILED:
             redrive = {"snapshot": before, "key": event.key}  # type: ignore[attr-defined]
@@ -332,10 +370,12 @@ def commit_step(
     # The run lock's read gave the trace length; the run's searchable state and the reset
     # attempt count go in the snapshot's own UPDATE.
     DjangoStore().commit(
-        str(run.pk), status, state.to_json(), rows, trace, state.error, approvals=approvals,
+        str(run.pk), status, take_delta(state), rows, trace, state.error, approvals=approvals,
         trace_length=run.trace_length,
         columns={"state": state.current_view(), "step_attempts": 0},
     )  # fmt: skip
+    version = run.snapshot_version + 1  # the commit counts one more, under the run's lock
+    transaction.on_commit(lambda: remember_state(str(run.pk), version, state))
     live.changed(str(run.pk))
     room = max(0, take.limit - len(take.dispatches)) if take else 0
     actions = [c for c in commands if isinstance(c, RunAction)]
@@ -582,15 +622,17 @@ def retry(run_id: str, by: str) -> None:
         if run.status != RunStatus.FAILED.value or not run.redrive:
             raise RetryRefused("only a run that an action's failure ended can be retried")
         snapshot, key = run.redrive["snapshot"], run.redrive["key"]
-        state = RunState.from_json(snapshot, load_state(run).graphs)
+        state = RunState.from_json(snapshot, run_graphs(str(run.pk)))
         waited = set(state.waits)
         run.pending_events.filter(key__in=waited).exclude(key=key).update(applied_at=None)
         due = [Timer(run=run, key=k, due_at=parse_time(d)) for d, k in state.timers()]
         Timer.objects.bulk_create(due, ignore_conflicts=True)
         reopen_approvals(run, [k for k, _ in state.approvals()], by)
+        RunPart.objects.filter(run=run).delete()  # the whole snapshot replaces the parts
         Run.objects.filter(pk=run.pk).update(
-            snapshot=snapshot, status=state.status.value, error="", redrive=None
-        )
+            snapshot=snapshot, status=state.status.value, error="", redrive=None,
+            snapshot_version=F("snapshot_version") + 1,
+        )  # fmt: skip
         submit(str(run.pk), f"redrive|{key}|{timezone.now().isoformat()}",
                Redrive(at=now_text(), key=key, by=by))  # fmt: skip
 

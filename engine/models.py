@@ -55,6 +55,9 @@ class Run(models.Model):
         help_text="a failed action's key and the snapshot from just before it",
     )
     trace_length = models.PositiveIntegerField(default=0)
+    snapshot_version = models.PositiveBigIntegerField(
+        default=0, help_text="commits of the snapshot so far: a cached state is current if equal"
+    )
     step_attempts = models.PositiveIntegerField(
         default=0, help_text="steps begun since the last committed one (engine.durable.begin_step)"
     )
@@ -91,6 +94,24 @@ class NodeState(models.Model):
 
     def __str__(self) -> str:
         return f"{self.node}: {self.status}"
+
+
+class RunPart(models.Model):
+    """One part of a run's state (engine.core.parts): a frame, lineage, write, token, wait.
+
+    Run.snapshot holds the head; a step upserts the parts it changed and deletes the parts
+    that are gone. The value is JSON text: it is only ever read back whole, by the engine.
+    """
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="parts", db_index=False)
+    key = models.CharField(max_length=2000)
+    value = models.TextField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["run", "key"], name="run_part_unique")]
+
+    def __str__(self) -> str:
+        return self.key
 
 
 class TraceEvent(models.Model):

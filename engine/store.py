@@ -15,7 +15,7 @@ from typing import Any
 import psycopg
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import Case, Value, When
+from django.db.models import Case, F, Value, When
 from django.utils import timezone
 
 from approvals import hooks
@@ -23,10 +23,11 @@ from approvals.models import ApprovalRequest, ApprovalStatus
 from engine.core.events import CloseApproval, RequestApproval, RunStatus, Trace, WriteRow
 from engine.core.events import RowStatus as CoreRowStatus
 from engine.core.expressions import format_timestamp
+from engine.core.parts import SnapshotDelta, assemble, is_head
 from engine.core.rows import NodeRow, apply_write
 from engine.core.runtime import parse_time
 from engine.core.store import ApprovalCommand, StoredRun, UnknownRun
-from engine.models import NodeState, Run, Runtime, TraceEvent
+from engine.models import NodeState, Run, RunPart, Runtime, TraceEvent
 from engine.models import RowStatus as RowChoices
 
 TERMINAL = (RowChoices.COMPLETED.value, RowChoices.FAILED.value)
@@ -199,6 +200,58 @@ def record_approvals(run_id: str, approvals: Sequence[ApprovalCommand]) -> None:
         close_requests(run_id, reasons)
 
 
+def write_parts(run_id: str, delta: SnapshotDelta) -> None:
+    """Delete the parts a step dropped, then upsert the parts it put: a statement each.
+
+    With `replace`, every stored part of the run goes first. On PostgreSQL each statement
+    binds two arrays, whatever the number of parts; SQLite takes 500 parts a statement.
+    """
+    if delta.replace:
+        RunPart.objects.filter(run_id=run_id).delete()
+    if not delta.drop and not delta.put:
+        return
+    keys = list(delta.put)
+    values = [json.dumps(value) for value in delta.put.values()]
+    table = RunPart._meta.db_table
+    if connection.vendor == "postgresql":
+        with server_side_cursor() as cursor:
+            if delta.drop:
+                cursor.execute(f"DELETE FROM {table} WHERE run_id = %s AND key = ANY(%s::text[])",
+                               [run_id, list(delta.drop)])  # fmt: skip
+            if keys:
+                cursor.execute(
+                    f"INSERT INTO {table} (run_id, key, value) SELECT %s::uuid, u.key, u.value "
+                    "FROM unnest(%s::text[], %s::text[]) AS u(key, value) "
+                    "ON CONFLICT (run_id, key) DO UPDATE SET value = excluded.value",
+                    [run_id, keys, values],
+                )
+        return
+    hex_id = str(run_id).replace("-", "")
+    with connection.cursor() as cursor:
+        for start in range(0, len(delta.drop), ROWS_PER_STATEMENT):
+            chunk = delta.drop[start : start + ROWS_PER_STATEMENT]
+            marks = ", ".join(["%s"] * len(chunk))
+            cursor.execute(f"DELETE FROM {table} WHERE run_id = %s AND key IN ({marks})",
+                           [hex_id, *chunk])  # fmt: skip
+        for start in range(0, len(keys), ROWS_PER_STATEMENT):
+            rows = list(zip(keys[start : start + ROWS_PER_STATEMENT],
+                            values[start : start + ROWS_PER_STATEMENT], strict=True))  # fmt: skip
+            marks = ", ".join(["(%s, %s, %s)"] * len(rows))
+            cursor.execute(
+                f"INSERT INTO {table} (run_id, key, value) VALUES {marks} "
+                "ON CONFLICT (run_id, key) DO UPDATE SET value = excluded.value",
+                [value for key, text in rows for value in (hex_id, key, text)],
+            )
+
+
+def stored_snapshot(run_id: str, snapshot: dict[str, Any]) -> dict[str, Any]:
+    """Return a run's whole snapshot: a head with its parts assembled, or as stored."""
+    if not is_head(snapshot):
+        return snapshot
+    parts = RunPart.objects.filter(run_id=run_id).values_list("key", "value")
+    return assemble(snapshot, ((key, json.loads(value)) for key, value in parts))
+
+
 class DjangoStore:
     """The ExecutionStore protocol on the project's database."""
 
@@ -222,7 +275,7 @@ class DjangoStore:
     # No savepoint inside a caller's transaction: a failed commit fails the whole step.
     @transaction.atomic(savepoint=False)
     def commit(
-        self, run_id: str, status: RunStatus, snapshot: dict[str, Any],
+        self, run_id: str, status: RunStatus, snapshot: dict[str, Any] | SnapshotDelta,
         rows: Sequence[WriteRow], trace: Sequence[Trace], error: str | None = None,
         approvals: Sequence[ApprovalCommand] = (), *, trace_length: int | None = None,
         columns: dict[str, Any] | None = None,
@@ -241,9 +294,16 @@ class DjangoStore:
         write_rows(run_id, rows)
         if approvals:
             record_approvals(run_id, approvals)
+        if isinstance(snapshot, SnapshotDelta):
+            write_parts(run_id, snapshot)
+            head = snapshot.head
+        else:
+            RunPart.objects.filter(run_id=run_id).delete()
+            head = snapshot
         Run.objects.filter(pk=run_id).update(
-            status=status.value, snapshot=snapshot, error=error or "",
-            trace_length=first + len(trace), updated_at=timezone.now(), **(columns or {}),
+            status=status.value, snapshot=head, error=error or "",
+            trace_length=first + len(trace), updated_at=timezone.now(),
+            snapshot_version=F("snapshot_version") + 1, **(columns or {}),
         )  # fmt: skip
 
     def load(self, run_id: str) -> StoredRun:
@@ -253,7 +313,8 @@ class DjangoStore:
             run = None
         if run is None:
             raise UnknownRun(run_id)
-        return StoredRun(str(run.pk), run.label, run.input, RunStatus(run.status), run.snapshot,
+        snapshot = stored_snapshot(str(run.pk), run.snapshot)
+        return StoredRun(str(run.pk), run.label, run.input, RunStatus(run.status), snapshot,
                          run.graphs, run.error or None)  # fmt: skip
 
     def rows(self, run_id: str) -> dict[str, NodeRow]:
@@ -287,7 +348,12 @@ class DjangoStore:
         ]
 
     def approvals(self, run_id: str) -> list[RequestApproval]:
-        self.load(run_id)
+        try:
+            known = Run.objects.filter(pk=uuid.UUID(str(run_id))).exists()
+        except ValueError:
+            known = False
+        if not known:
+            raise UnknownRun(run_id)
         return [
             RequestApproval(key=r.key, node=r.node, execution_id=r.execution_id,
                             groups=tuple(r.groups), policy=r.policy, title=r.title,

@@ -46,6 +46,7 @@ class GatherBarrier:
     def __init__(self, slots: Sequence[str]) -> None:
         self.slots = tuple(slots)
         self.buckets: dict[str, dict[str, Token]] = {}
+        self.touched: set[tuple[str, str]] = set()  # (context, slot) changed since stored
 
     def update(self, slot: str, token: Token) -> None:
         """Put a token in its context's bucket; raise DuplicateSlot if the slot is taken."""
@@ -53,6 +54,7 @@ class GatherBarrier:
         if slot in bucket:
             raise DuplicateSlot(f"slot {slot!r} already has a token in {token.context}")
         bucket[slot] = token
+        self.touched.add((token.context, slot))
 
     def is_ready(self, context: str) -> bool:
         """Return whether every slot of the context's bucket is filled."""
@@ -66,6 +68,7 @@ class GatherBarrier:
     def consume(self, context: str) -> list[Token]:
         """Remove a full bucket and return its tokens in declared-slot order."""
         bucket = self.buckets.pop(context)
+        self.touched.update((context, slot) for slot in bucket)
         return [bucket[slot] for slot in self.slots]
 
     def discard(self, doomed: Iterable[str]) -> list[Token]:
@@ -76,6 +79,7 @@ class GatherBarrier:
             for slot, token in list(bucket.items()):
                 if token.activation in doomed:
                     removed.append(bucket.pop(slot))
+                    self.touched.add((context, slot))
             if not bucket:
                 del self.buckets[context]
         return removed

@@ -65,6 +65,10 @@ class Lineages:
         self.fields: dict[int, Fields] = dict(fields_by_scope or {})
         self._views: dict[int, dict[str, JSON]] = {}
         self._owned: dict[int, set[str]] = {}  # fields whose value a lineage's writes made
+        # What changed since the store last saw it (engine.core.parts): new or abandoned
+        # lineages, and lineages with writes appended.
+        self.touched: set[int] = set()
+        self.written: set[int] = set()
 
     def new_root(self, scope: int, fields: Fields, base: dict[str, JSON]) -> Lineage:
         """Create the root lineage of a scope with its initial state."""
@@ -78,6 +82,7 @@ class Lineages:
 
     def _add(self, lineage: Lineage) -> Lineage:
         self.all[lineage.id] = lineage
+        self.touched.add(lineage.id)
         self.next_id = max(self.next_id, lineage.id + 1)
         return lineage
 
@@ -119,6 +124,7 @@ class Lineages:
             view[name] = reducer.apply(view.get(name), value)
             owned.add(name)
         lineage.writes.append((name, value))
+        self.written.add(lineage_id)
 
     def merge_base(self, lineage_ids: Sequence[int]) -> int:
         """Return the lowest common ancestor of the lineages (one scope, none abandoned)."""
@@ -183,6 +189,7 @@ class Lineages:
         """Mark lineages as abandoned: they can never be merged again."""
         for lineage_id in lineage_ids:
             self.all[lineage_id].abandoned = True
+            self.touched.add(lineage_id)
 
     def to_json(self) -> list[dict[str, object]]:
         """Return every lineage as JSON, in id order."""

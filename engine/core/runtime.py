@@ -36,6 +36,7 @@ from engine.core.events import (
 )
 from engine.core.expressions import format_timestamp
 from engine.core.graph import Graph
+from engine.core.parts import restore, take_delta
 from engine.core.scheduler import Pick, step
 from engine.core.state import RunState
 from engine.core.store import ExecutionStore
@@ -156,7 +157,7 @@ class InProcessRuntime:
         """Rebuild a stored run's state from its snapshot and its graphs."""
         stored = self.store.load(run_id)
         graphs = {key: Graph.from_json(document) for key, document in stored.graphs.items()}
-        return RunState.from_json(stored.snapshot, graphs)
+        return restore(stored.snapshot, graphs)
 
     def decide(
         self, state: RunState, node: str, user: str, groups: tuple[str, ...],
@@ -230,7 +231,8 @@ class InProcessRuntime:
         return state
 
     def commit(self, state: RunState, commands: list[Command]) -> None:
-        """Save the state with the rows, trace and approvals of the commands (and held ones)."""
+        """Save what the state changed with the rows, trace and approvals of the commands
+        (and held ones)."""
         everything = [*self.pending, *commands]
         self.pending.clear()
         rows = [c for c in everything if isinstance(c, WriteRow)]
@@ -238,7 +240,7 @@ class InProcessRuntime:
         approvals = [c for c in everything if isinstance(c, (RequestApproval, CloseApproval))]
         status = state.status if state.started else RunStatus.RUNNING
         self.store.commit(
-            state.run_id, status, state.to_json(), rows, trace, state.error, approvals=approvals
+            state.run_id, status, take_delta(state), rows, trace, state.error, approvals=approvals
         )
 
     def run_action(self, command: RunAction, run_id: str) -> Event:

@@ -17,6 +17,7 @@ from engine.core.execution_ids import ExecutionId
 from engine.core.gathers import GatherBarrier
 from engine.core.graph import Graph, Node, SubflowNode
 from engine.core.lineages import Lineages
+from engine.core.parts import Persisted, TrackedDict, WriteTrackedDict
 from engine.core.values import JSON
 
 MAIN = "main"
@@ -95,13 +96,14 @@ class RunState:
     run_id: str
     graphs: Mapping[str, Graph]
     status: RunStatus = RunStatus.RUNNING
-    scopes: dict[int, Scope] = field(default_factory=dict)
-    frames: dict[int, Frame] = field(default_factory=dict)
+    # Tracked: each remembers the keys a step touched, so a commit writes only those.
+    scopes: WriteTrackedDict[int, Scope] = field(default_factory=WriteTrackedDict)
+    frames: TrackedDict[int, Frame] = field(default_factory=TrackedDict)
     lineages: Lineages = field(default_factory=Lineages)
-    gathers: dict[str, GatherBarrier] = field(default_factory=dict)
+    gathers: WriteTrackedDict[str, GatherBarrier] = field(default_factory=WriteTrackedDict)
     ready: deque[int] = field(default_factory=deque)
-    waits: dict[str, int] = field(default_factory=dict)
-    live: dict[str, int] = field(default_factory=dict)
+    waits: WriteTrackedDict[str, int] = field(default_factory=WriteTrackedDict)
+    live: WriteTrackedDict[str, int] = field(default_factory=WriteTrackedDict)
     working: int = 0  # frames whose action runs now
     next_frame: int = 1
     next_scope: int = 1
@@ -109,6 +111,7 @@ class RunState:
     result: dict[str, JSON] | None = None
     error: str | None = None
     started: bool = False
+    persisted: Persisted = field(default_factory=Persisted, repr=False, compare=False)
 
     def graph_of(self, frame: Frame) -> Graph:
         """Return the graph the frame runs in."""
@@ -199,13 +202,13 @@ class RunState:
             run_id=data["run_id"],
             graphs=graphs,
             status=RunStatus(data["status"]),
-            scopes={s["id"]: Scope(**s) for s in data["scopes"]},
-            frames={f["id"]: Frame.from_json(f) for f in data["frames"]},
+            scopes=WriteTrackedDict({s["id"]: Scope(**s) for s in data["scopes"]}),
+            frames=TrackedDict({f["id"]: Frame.from_json(f) for f in data["frames"]}),
             lineages=lineages,
-            gathers=gathers,
+            gathers=WriteTrackedDict(gathers),
             ready=deque(data["ready"]),
-            waits=dict(data["waits"]),
-            live=dict(data["live"]),
+            waits=WriteTrackedDict(data["waits"]),
+            live=WriteTrackedDict(data["live"]),
             working=data["working"],
             next_frame=data["next_frame"],
             next_scope=data["next_scope"],

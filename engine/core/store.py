@@ -1,17 +1,20 @@
 """The store protocol every runtime persists through, and its in-memory implementation.
 
-One `commit` saves a step: the snapshot, the fenced node-row writes, the trace events and
-the approval requests opened and closed, together. The Django store implements the same
-protocol over SQL; both pass `tests/core/store_contract.py`.
+One `commit` saves a step: the snapshot (whole, or as a SnapshotDelta of the parts the
+step changed), the fenced node-row writes, the trace events and the approval requests
+opened and closed, together. `load` returns the whole snapshot either way. The Django store
+implements the same protocol over SQL; both pass `tests/core/store_contract.py`.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from engine.core.events import CloseApproval, RequestApproval, RunStatus, Trace, WriteRow
+from engine.core.parts import SnapshotDelta, assemble, is_head
 from engine.core.rows import NodeRow, apply_write
 
 ApprovalCommand = RequestApproval | CloseApproval
@@ -42,11 +45,14 @@ class ExecutionStore(Protocol):
         ...
 
     def commit(
-        self, run_id: str, status: RunStatus, snapshot: dict[str, Any],
+        self, run_id: str, status: RunStatus, snapshot: dict[str, Any] | SnapshotDelta,
         rows: Sequence[WriteRow], trace: Sequence[Trace], error: str | None = None,
         approvals: Sequence[ApprovalCommand] = (),
     ) -> None:  # fmt: skip
         """Save one step atomically: snapshot, fenced row writes, trace events, approvals.
+
+        A whole snapshot replaces what was stored; a delta puts and drops parts under a
+        new head (with `replace`, its parts are all there is).
 
         A request opens once per key (asking again changes nothing, open or closed); a
         close ends an open request with its reason and leaves a closed one as it was.
@@ -79,6 +85,7 @@ class InMemoryStore:
     traces: dict[str, list[Trace]] = field(default_factory=dict)
     requests: dict[str, dict[str, RequestApproval]] = field(default_factory=dict)
     closed: dict[str, dict[str, str]] = field(default_factory=dict)
+    parts: dict[str, dict[str, str]] = field(default_factory=dict)  # run -> key -> JSON text
 
     def create(self, run_id: str, flow: str, input_value: Any, graphs: dict[str, Any]) -> None:
         if run_id in self.runs:
@@ -88,15 +95,19 @@ class InMemoryStore:
         self.traces[run_id] = []
         self.requests[run_id] = {}
         self.closed[run_id] = {}
+        self.parts[run_id] = {}
 
     def commit(
-        self, run_id: str, status: RunStatus, snapshot: dict[str, Any],
+        self, run_id: str, status: RunStatus, snapshot: dict[str, Any] | SnapshotDelta,
         rows: Sequence[WriteRow], trace: Sequence[Trace], error: str | None = None,
         approvals: Sequence[ApprovalCommand] = (),
     ) -> None:  # fmt: skip
-        stored = self.load(run_id)
+        stored = self.runs.get(run_id)
+        if stored is None:
+            raise UnknownRun(run_id)
+        head = apply_parts(self.parts[run_id], snapshot)
         self.runs[run_id] = StoredRun(
-            run_id, stored.flow, stored.input, status, snapshot, stored.graphs, error
+            run_id, stored.flow, stored.input, status, head, stored.graphs, error
         )
         write_rows(self.node_rows[run_id], rows)
         self.traces[run_id].extend(trace)
@@ -105,20 +116,51 @@ class InMemoryStore:
     def load(self, run_id: str) -> StoredRun:
         if run_id not in self.runs:
             raise UnknownRun(run_id)
-        return self.runs[run_id]
+        stored = self.runs[run_id]
+        if not is_head(stored.snapshot):
+            return stored
+        parts = ((key, json.loads(text)) for key, text in self.parts[run_id].items())
+        return StoredRun(stored.run_id, stored.flow, stored.input, stored.status,
+                         assemble(stored.snapshot, parts), stored.graphs, stored.error)  # fmt: skip
+
+    def known(self, run_id: str) -> None:
+        """Raise UnknownRun unless the run exists."""
+        if run_id not in self.runs:
+            raise UnknownRun(run_id)
 
     def rows(self, run_id: str) -> dict[str, NodeRow]:
-        self.load(run_id)
+        self.known(run_id)
         return dict(self.node_rows[run_id])
 
     def trace(self, run_id: str) -> list[Trace]:
-        self.load(run_id)
+        self.known(run_id)
         return list(self.traces[run_id])
 
     def approvals(self, run_id: str) -> list[RequestApproval]:
-        self.load(run_id)
+        self.known(run_id)
         closed = self.closed[run_id]
         return [request for key, request in self.requests[run_id].items() if key not in closed]
+
+
+def apply_parts(parts: dict[str, str], snapshot: dict[str, Any] | SnapshotDelta) -> dict[str, Any]:
+    """Store a whole snapshot or a delta's parts (encoded now, as a database would); return
+    what goes in the run's snapshot: the whole snapshot, or the delta's head."""
+    if not isinstance(snapshot, SnapshotDelta):
+        parts.clear()
+        return copy_json(snapshot)
+    if snapshot.replace:
+        parts.clear()
+    for key in snapshot.drop:
+        parts.pop(key, None)
+    for key, value in snapshot.put.items():
+        parts[key] = json.dumps(value)
+    return copy_json(snapshot.head)
+
+
+def copy_json(value: dict[str, Any]) -> dict[str, Any]:
+    """Return a copy through JSON text, as a database would keep it."""
+    copied: dict[str, Any] = json.loads(json.dumps(value))
+    return copied
 
 
 def write_rows(rows: dict[str, NodeRow], writes: Iterable[WriteRow]) -> None:

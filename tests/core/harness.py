@@ -34,9 +34,11 @@ from engine.core.events import (
     WriteRow,
 )
 from engine.core.graph import Graph
+from engine.core.parts import assemble, restore, take_delta
 from engine.core.rows import NodeRow, apply_write
 from engine.core.scheduler import Members, members, step
 from engine.core.state import RunState
+from engine.core.store import apply_parts
 from engine.core.validation import validate
 
 ACTION_CATALOG = {
@@ -84,6 +86,7 @@ class Driver:
     closed: list[CloseApproval] = field(default_factory=list)
     cancelled_timers: list[str] = field(default_factory=list)
     finished: RunFinished | None = None
+    parts: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         graphs = {"main": graph_of(self.document)}
@@ -97,10 +100,17 @@ class Driver:
         return (EPOCH + dt.timedelta(seconds=self.seconds)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
     def send(self, event: Event) -> list[Command]:
-        """Step once and apply the commands; optionally round-trip the snapshot first."""
+        """Step once and apply the commands; optionally round-trip the snapshot first.
+
+        The round trip goes through the parts a store keeps (each step's delta applied to
+        the parts of the steps before), which must assemble to the snapshot exactly.
+        """
         if self.round_trip:
-            data = json.loads(json.dumps(self.state.to_json()))
-            self.state = RunState.from_json(data, self.graphs)
+            head = apply_parts(self.parts, take_delta(self.state))
+            assembled = assemble(head, ((k, json.loads(v)) for k, v in self.parts.items()))
+            whole = json.loads(json.dumps(self.state.to_json()))
+            assert {**assembled, "stored": None} == {**whole, "stored": None}
+            self.state = restore(assembled, self.graphs)
         self.state, commands = step(self.state, event, self.pick)
         # The activation index the step kept up to date is the one its frames imply.
         assert members(self.state).layout() == Members(self.state).layout()

@@ -7,8 +7,22 @@ from collections.abc import Callable
 
 import pytest
 
-from engine.core.events import CloseApproval, RequestApproval, RowStatus, RunStatus, Trace, WriteRow
+from engine.core.events import (
+    ApprovalDecided,
+    CloseApproval,
+    Decision,
+    RequestApproval,
+    RowStatus,
+    RunStatus,
+    Start,
+    Trace,
+    WriteRow,
+)
+from engine.core.parts import SnapshotDelta, restore, take_delta
+from engine.core.scheduler import step
+from engine.core.state import RunState
 from engine.core.store import ExecutionStore, UnknownRun
+from tests.core.harness import graph_of
 
 StoreFactory = Callable[[], ExecutionStore]
 
@@ -152,6 +166,81 @@ def check_a_request_opened_and_closed_in_one_commit_is_closed(make: StoreFactory
     assert store.approvals("r") == [leg]
 
 
+APPROVALS = {
+    "format": "braid.graph/1",
+    "name": "Items, each approved, then two branches",
+    "state": {"log": {"reducer": "append"}},
+    "nodes": [
+        {"id": "start", "type": "start"},
+        {"id": "each", "type": "foreach", "items": "input.items", "as": "item", "concurrency": 3},
+        {"id": "ask", "type": "approval", "groups": ["finance"], "policy": "any"},
+        {"id": "note", "type": "set", "values": {"log": "[item]"}},
+        {"id": "split", "type": "fork", "branches": ["a", "b"]},
+        {"id": "wa", "type": "set", "values": {"log": "['a']"}},
+        {"id": "both", "type": "gather", "slots": ["a", "b"], "conflicts": "error"},
+        {"id": "done", "type": "end"},
+    ],
+    "edges": [
+        {"source": "start", "target": "each"},
+        {"source": "each", "outcome": "item", "target": "ask"},
+        {"source": "ask", "outcome": "approved", "target": "note"},
+        {"source": "ask", "outcome": "rejected", "target": "note"},
+        {"source": "note", "target": "each"},
+        {"source": "each", "outcome": "done", "target": "split"},
+        {"source": "split", "branch": "a", "target": "wa"},
+        {"source": "split", "branch": "b", "target": "both", "slot": "b"},
+        {"source": "wa", "target": "both", "slot": "a"},
+        {"source": "both", "target": "done"},
+    ],
+}
+
+
+def check_a_run_committed_as_deltas_loads_as_its_whole_snapshot(make: StoreFactory) -> None:
+    """Each step writes only its delta; what loads is the whole state, at every step."""
+    store = make()
+    graphs = {"main": graph_of(APPROVALS)}
+    store.create("r", "items", {"items": [1, 2, 3, 4, 5]}, {})
+    state = RunState(run_id="r", graphs=graphs)
+    state, _ = step(state, Start(at="2026-01-01T00:00:00Z", input={"items": [1, 2, 3, 4, 5]}))
+    deltas = []
+    for n in range(6):
+        deltas.append(take_delta(state))
+        store.commit("r", state.status, deltas[-1], [], [], state.error)
+        assert store.load("r").snapshot == {**state.to_json(), "stored": "braid.parts/1"}
+        state = restore(store.load("r").snapshot, graphs) if n % 2 else state
+        key = next((key for key, _ in state.approvals()), None)
+        if key is None:
+            break
+        decision = Decision.REJECT if n == 2 else Decision.APPROVE
+        event = ApprovalDecided(at="2026-01-01T00:01:00Z", key=key, user=f"u{n}",
+                                groups=("finance",), decision=decision)  # fmt: skip
+        state, _ = step(state, event)
+    assert state.result == {"log": [1, 2, 3, 4, 5, "a"]}
+    assert deltas[0].replace and not any(delta.replace for delta in deltas[1:])
+    # The third decision writes its item's entry, the foreach frame and the item's write;
+    # it drops the item's frame, wait and activation count. Nothing else of the run.
+    assert sorted(deltas[3].put) == ["done:1/3", "frame:1", "write:4/0"]
+    assert deltas[3].drop == ["frame:4", "wait:r|ask|root:1:each:3|approval", "live:f1:3"]
+
+
+def check_a_whole_snapshot_replaces_the_parts(make: StoreFactory) -> None:
+    store = make()
+    store.create("r", "f", None, {})
+    head = {"format": "braid.parts/1", "run_id": "r", "status": "waiting", "ready": [],
+            "working": 0, "next_frame": 1, "next_scope": 1, "now": "t", "result": None,
+            "error": None, "started": True}  # fmt: skip
+    waits = {"wait:k1": 1, "wait:k2": 2}
+    store.commit("r", RunStatus.WAITING, SnapshotDelta(head, waits, [], True), [], [], None)
+    dropped = SnapshotDelta({**head, "now": "t2"}, {"wait:k3": 3}, ["wait:k1"])
+    store.commit("r", RunStatus.WAITING, dropped, [], [], None)
+    assert store.load("r").snapshot["waits"] == {"k2": 2, "k3": 3}
+    assert store.load("r").snapshot["now"] == "t2"
+    store.commit("r", RunStatus.WAITING, {"frames": [1]}, [], [], None)
+    assert store.load("r").snapshot == {"frames": [1]}
+    store.commit("r", RunStatus.WAITING, SnapshotDelta(head, {"wait:k4": 4}, [], True), [], [])
+    assert store.load("r").snapshot["waits"] == {"k4": 4}
+
+
 CONTRACT = [
     check_a_run_round_trips_its_snapshot_status_and_graphs,
     check_an_unknown_run_raises,
@@ -161,4 +250,6 @@ CONTRACT = [
     check_approval_requests_stay_open_until_closed_in_the_order_they_opened,
     check_asking_again_or_closing_again_changes_nothing,
     check_a_request_opened_and_closed_in_one_commit_is_closed,
+    check_a_run_committed_as_deltas_loads_as_its_whole_snapshot,
+    check_a_whole_snapshot_replaces_the_parts,
 ]

@@ -4,6 +4,7 @@ from django.utils import timezone
 
 from engine import durable, tasks
 from engine.models import Dispatch, PendingEvent, Run, Timer
+from engine.store import DjangoStore
 
 
 def drain(run: Run, repeat_deliveries: int = 1, max_rounds: int = 500) -> Run:
@@ -30,7 +31,8 @@ def fire_next_timer(run: Run, repeat_deliveries: int) -> bool:
     """Make the earliest timer due now and fire it; return whether there was one."""
     run.refresh_from_db()
     if run.status != "running" and any(
-        f.get("wait", {}).get("approval") for f in run.snapshot.get("frames", [])
+        f.get("wait", {}).get("approval")
+        for f in DjangoStore().load(str(run.pk)).snapshot.get("frames", [])
     ):
         return False
     timer = Timer.objects.filter(run=run).order_by("due_at").first()

@@ -6,6 +6,7 @@ from engine import durable
 from engine.core.events import ActionCompleted
 from engine.models import PendingEvent
 from engine.services import resolve_graphs
+from engine.store import DjangoStore
 from tests.django.durable_driver import drain
 from tests.django.test_durable__dispatch import fork_of
 
@@ -40,4 +41,5 @@ def test_an_engine_error_fails_the_run_closed_instead_of_failing_the_step_foreve
     )
     assert PendingEvent.objects.filter(run=run, applied_at=None).count() == 0
     assert durable.advance(str(run.pk)) == 0
-    assert run.snapshot["status"] == "failed" and run.snapshot["frames"] == []
+    snapshot = DjangoStore().load(str(run.pk)).snapshot
+    assert snapshot["status"] == "failed" and snapshot["frames"] == []

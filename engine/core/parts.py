@@ -1,0 +1,383 @@
+"""Incremental persistence: a run's state as keyed parts, and what one step changed of them.
+
+A run is stored as a small head (status, counters, the ready queue) and one part per frame,
+lineage header, lineage write, scope, gather token, wait and live activation count, each
+under a key such as `frame:12` or `write:7/3`. A step changes a handful of parts, so it
+writes a handful: `take_delta` returns the parts put and dropped since the last delta,
+found from what the step touched (tracked dicts, the lineages' and barriers' own marks),
+never by scanning the run. `assemble` turns a head and its parts back into the snapshot
+`RunState.to_json` gives, so every reader of a whole snapshot keeps working.
+
+A foreach frame's `items`, `done` and `failed` are parts of their own: the items are
+written once, done and failed item by item, so deciding item 900 of 1,000 does not write
+the other 899.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, overload
+
+from engine.core.values import JSON
+
+if TYPE_CHECKING:
+    from engine.core.graph import Graph
+    from engine.core.state import Frame, RunState
+
+FORMAT = "braid.parts/1"
+SPLIT = ("items", "done", "failed")  # a foreach barrier's parts of their own
+ENTRIES = ("done", "failed")  # append-only: item number -> lineage or error
+
+
+class WriteTrackedDict[K, V](dict[K, V]):
+    """A dict that remembers every key written or removed since `touched` was cleared.
+
+    For values never changed in place (scopes, wait and live counts, barriers, whose
+    tokens they track themselves).
+    """
+
+    __slots__ = ("touched",)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.touched: set[K] = set()
+
+    def __setitem__(self, key: K, value: V) -> None:
+        self.touched.add(key)
+        dict.__setitem__(self, key, value)
+
+    def __delitem__(self, key: K) -> None:
+        self.touched.add(key)
+        dict.__delitem__(self, key)
+
+    def pop(self, key: K, *default: Any) -> Any:
+        self.touched.add(key)
+        return dict.pop(self, key, *default)
+
+    def setdefault(self, key: K, default: Any = None) -> Any:
+        self.touched.add(key)
+        return dict.setdefault(self, key, default)
+
+    def popitem(self) -> tuple[K, V]:
+        key, value = dict.popitem(self)
+        self.touched.add(key)
+        return key, value
+
+    def clear(self) -> None:
+        self.touched.update(dict.keys(self))
+        dict.clear(self)
+
+    def update(self, *args: Any, **kwargs: Any) -> None:
+        for key, value in dict(*args, **kwargs).items():
+            self[key] = value
+
+    def __ior__(self, other: Any) -> WriteTrackedDict[K, V]:  # type: ignore[override,misc]
+        self.update(other)
+        return self
+
+
+class TrackedDict[K, V](WriteTrackedDict[K, V]):
+    """A dict that also counts a key read as touched: for frames, changed in place.
+
+    A frame the scheduler changes is one it looked up first, so a lookup marks it;
+    iterating over the values (a scan that only reads) does not.
+    """
+
+    __slots__ = ()
+
+    def __getitem__(self, key: K) -> V:
+        self.touched.add(key)
+        return dict.__getitem__(self, key)
+
+    @overload
+    def get(self, key: K, default: None = None, /) -> V | None: ...
+
+    @overload
+    def get[T](self, key: K, default: V | T, /) -> V | T: ...
+
+    def get(self, key: K, default: Any = None, /) -> Any:
+        self.touched.add(key)
+        return dict.get(self, key, default)
+
+
+@dataclass(frozen=True, slots=True)
+class SnapshotDelta:
+    """What a commit writes of a run's state: its head, parts put and parts dropped.
+
+    With `replace`, the parts are the whole state: every part stored before goes. Values
+    may share objects with the live state; a store encodes them within `commit`.
+    """
+
+    head: dict[str, Any]
+    put: dict[str, JSON]
+    drop: list[str]
+    replace: bool = False
+
+
+@dataclass
+class Persisted:
+    """What the store holds of a state's growing parts, to write only what is new.
+
+    `full` means nothing is known to be stored yet (a new run, or one loaded from a whole
+    snapshot): the next delta writes every part and replaces the stored ones.
+    """
+
+    full: bool = True
+    writes: dict[int, int] = field(default_factory=dict)  # lineage -> writes stored
+    items: dict[int, list[JSON]] = field(default_factory=dict)  # frame -> items stored
+    entries: dict[tuple[int, str], tuple[dict[str, JSON], int]] = field(default_factory=dict)
+
+
+def head_of(state: RunState) -> dict[str, Any]:
+    """Return the head: everything of the state that is not a part."""
+    return {
+        "format": FORMAT, "run_id": state.run_id, "status": state.status.value,
+        "ready": list(state.ready), "working": state.working, "next_frame": state.next_frame,
+        "next_scope": state.next_scope, "now": state.now, "result": state.result,
+        "error": state.error, "started": state.started,
+    }  # fmt: skip
+
+
+def frame_part(frame: Frame) -> dict[str, Any]:
+    """Return a frame's part: the frame without a foreach barrier's items, done and failed."""
+    barrier = frame.barrier
+    if barrier.get("kind") == "foreach":
+        # Placeholders: assembling puts the parts back under the keys the barrier had.
+        barrier = {k: None if k in SPLIT else v for k, v in barrier.items()}
+    return {
+        "id": frame.id, "scope": frame.scope, "lineage": frame.lineage, "node": frame.node,
+        "execution_id": frame.execution_id, "context": frame.context,
+        "activation": frame.activation, "owner": frame.owner, "variables": frame.variables,
+        "provenance": frame.provenance, "state": frame.state.value,
+        "waiting_on": frame.waiting_on, "attempt": frame.attempt, "wait": frame.wait,
+        "barrier": barrier,
+    }  # fmt: skip
+
+
+def take_delta(state: RunState) -> SnapshotDelta:
+    """Return what changed since the last delta (everything, the first time); reset marks."""
+    replace = state.persisted.full
+    if replace:
+        touch_everything(state)
+    put: dict[str, JSON] = {}
+    drop: list[str] = []
+    frame_changes(state, put, drop)
+    lineage_changes(state, put)
+    gather_changes(state, put, drop)
+    for kind, values in (("wait", state.waits), ("live", state.live)):
+        for key in values.touched:
+            if key in values:
+                put[f"{kind}:{key}"] = dict.__getitem__(values, key)
+            else:
+                drop.append(f"{kind}:{key}")
+        values.touched.clear()
+    for scope_id in state.scopes.touched:
+        scope = dict.__getitem__(state.scopes, scope_id)
+        put[f"scope:{scope_id}"] = scope.to_json()
+        put[f"fields:{scope_id}"] = dict(state.lineages.fields[scope_id])
+    state.scopes.touched.clear()
+    return SnapshotDelta(head_of(state), put, [] if replace else drop, replace)
+
+
+def touch_everything(state: RunState) -> None:
+    """Mark every part as changed and forget what was stored."""
+    state.persisted = Persisted(full=False)
+    for values in tracked(state):
+        values.touched.update(values.keys())
+    state.lineages.touched.update(state.lineages.all)
+    for barrier in state.gathers.values():
+        barrier.touched.update(
+            (context, slot) for context, bucket in barrier.buckets.items() for slot in bucket
+        )
+
+
+def tracked(state: RunState) -> list[WriteTrackedDict[Any, Any]]:
+    """Return the state's tracked dicts."""
+    return [state.frames, state.waits, state.live, state.scopes, state.gathers]
+
+
+def frame_changes(state: RunState, put: dict[str, JSON], drop: list[str]) -> None:
+    """Put the frames looked up or changed, with their new foreach entries; drop the gone."""
+    persisted = state.persisted
+    for frame_id in state.frames.touched:
+        frame = dict.get(state.frames, frame_id)
+        if frame is None:
+            if frame_id in persisted.items or any(
+                (frame_id, name) in persisted.entries for name in ENTRIES
+            ):
+                drop_split(persisted, frame_id, drop, items=True)
+            drop.append(f"frame:{frame_id}")
+            continue
+        put[f"frame:{frame_id}"] = frame_part(frame)
+        barrier = frame.barrier
+        if barrier.get("kind") != "foreach":
+            drop_split(persisted, frame_id, drop, items=True)
+            continue
+        items = barrier.get("items")
+        if items is not None and persisted.items.get(frame_id) is not items:
+            put[f"items:{frame_id}"] = items
+            persisted.items[frame_id] = items
+        for name in ENTRIES:
+            if name in barrier:
+                entry_changes(persisted, frame_id, name, barrier[name], put, drop)
+    state.frames.touched.clear()
+
+
+def entry_changes(
+    persisted: Persisted, frame_id: int, name: str, entries: dict[str, JSON],
+    put: dict[str, JSON], drop: list[str],
+) -> None:  # fmt: skip
+    """Put a foreach's new done or failed entries (they only grow while the dict lives)."""
+    stored, count = persisted.entries.get((frame_id, name), (None, 0))
+    if stored is not entries or len(entries) < count:
+        if stored is not None:
+            drop.extend(f"{name}:{frame_id}/{k}" for k in itertools.islice(stored, count))
+        count = 0
+    for key, value in itertools.islice(entries.items(), count, None):
+        put[f"{name}:{frame_id}/{key}"] = value
+    persisted.entries[(frame_id, name)] = (entries, len(entries))
+
+
+def drop_split(persisted: Persisted, frame_id: int, drop: list[str], items: bool) -> None:
+    """Drop a frame's stored foreach items and entries."""
+    if items and persisted.items.pop(frame_id, None) is not None:
+        drop.append(f"items:{frame_id}")
+    for name in ENTRIES:
+        stored, count = persisted.entries.pop((frame_id, name), (None, 0))
+        if stored is not None:
+            drop.extend(f"{name}:{frame_id}/{k}" for k in itertools.islice(stored, count))
+
+
+def lineage_changes(state: RunState, put: dict[str, JSON]) -> None:
+    """Put the lineage headers changed and the writes appended since the last delta."""
+    lineages = state.lineages
+    stored = state.persisted.writes
+    for lineage_id in lineages.touched:
+        lineage = lineages.all[lineage_id]
+        put[f"lineage:{lineage_id}"] = {
+            "id": lineage.id, "scope": lineage.scope, "parent": lineage.parent,
+            "depth": lineage.depth, "base": lineage.base, "abandoned": lineage.abandoned,
+        }  # fmt: skip
+    for lineage_id in lineages.touched | lineages.written:
+        writes = lineages.all[lineage_id].writes
+        first = stored.get(lineage_id, 0)
+        for index in range(first, len(writes)):
+            name, value = writes[index]
+            put[f"write:{lineage_id}/{index}"] = [name, value]
+        stored[lineage_id] = len(writes)
+    lineages.touched.clear()
+    lineages.written.clear()
+
+
+def gather_changes(state: RunState, put: dict[str, JSON], drop: list[str]) -> None:
+    """Put new barriers' slots and the tokens parked; drop the tokens consumed or discarded."""
+    for key in state.gathers.touched:
+        barrier = dict.get(state.gathers, key)
+        if barrier is None:
+            continue
+        put[f"gather:{key}"] = list(barrier.slots)
+    state.gathers.touched.clear()
+    for key, barrier in state.gathers.items():
+        for context, slot in barrier.touched:
+            part = f"token:{key}|{context}|{slot}"
+            token = barrier.buckets.get(context, {}).get(slot)
+            if token is None:
+                drop.append(part)
+            else:
+                put[part] = {
+                    "lineage": token.lineage, "execution_id": token.execution_id,
+                    "context": token.context, "activation": token.activation,
+                    "provenance": list(token.provenance),
+                }  # fmt: skip
+        barrier.touched.clear()
+
+
+def assemble(head: Mapping[str, Any], parts: Iterable[tuple[str, JSON]]) -> dict[str, Any]:
+    """Return the snapshot (RunState.to_json's form) of a head and its parts."""
+    frames: dict[int, dict[str, Any]] = {}
+    split: dict[tuple[str, int], Any] = {}
+    lineages: dict[int, dict[str, Any]] = {}
+    writes: dict[int, list[tuple[int, JSON]]] = {}
+    gathers: dict[str, list[Any]] = {}
+    by_kind: dict[str, dict[str, Any]] = {"scope": {}, "fields": {}, "wait": {}, "live": {}}
+    for part, value in parts:
+        kind, _, key = part.partition(":")
+        if kind == "frame":
+            frames[int(key)] = value  # type: ignore[assignment]
+        elif kind == "items":
+            split[("items", int(key))] = value
+        elif kind in ENTRIES:
+            owner, _, number = key.partition("/")
+            split.setdefault((kind, int(owner)), {})[number] = value
+        elif kind == "lineage":
+            lineages[int(key)] = value  # type: ignore[assignment]
+        elif kind == "write":
+            writer, _, index = key.partition("/")
+            writes.setdefault(int(writer), []).append((int(index), value))
+        elif kind == "gather":
+            gathers.setdefault(key, [value, {}])[0] = value
+        elif kind == "token":
+            gather, context, slot = key.split("|")
+            gathers.setdefault(gather, [None, {}])[1].setdefault(context, {})[slot] = value
+        else:
+            by_kind[kind][key] = value
+    for frame_id, frame in frames.items():
+        barrier = frame["barrier"]
+        if barrier.get("kind") == "foreach":
+            if "items" in barrier:
+                barrier["items"] = split.get(("items", frame_id), [])
+            for name in ENTRIES:
+                if name in barrier:
+                    entries = split.get((name, frame_id), {})
+                    barrier[name] = {k: entries[k] for k in sorted(entries, key=int)}
+    for lineage_id, lineage in lineages.items():
+        lineage["writes"] = [w for _, w in sorted(writes.get(lineage_id, []))]
+    return {
+        "stored": FORMAT,
+        **{k: v for k, v in head.items() if k != "format"},
+        "scopes": [by_kind["scope"][k] for k in sorted(by_kind["scope"], key=int)],
+        "frames": [frames[k] for k in sorted(frames)],
+        "lineages": [lineages[k] for k in sorted(lineages)],
+        "fields": by_kind["fields"],
+        "gathers": gathers,
+        "waits": by_kind["wait"],
+        "live": by_kind["live"],
+    }
+
+
+def is_head(snapshot: Mapping[str, Any]) -> bool:
+    """Return whether a stored snapshot is a head whose parts are stored apart."""
+    return snapshot.get("format") == FORMAT
+
+
+def restore(snapshot: Mapping[str, Any], graphs: Mapping[str, Graph]) -> RunState:
+    """Rebuild a run from a snapshot; one assembled from parts knows they are stored."""
+    from engine.core.state import RunState
+
+    state = RunState.from_json(snapshot, graphs)
+    if snapshot.get("stored") == FORMAT:
+        mark_stored(state)
+    return state
+
+
+def mark_stored(state: RunState) -> None:
+    """Record that the store holds exactly this state's parts: the next delta is the change."""
+    persisted = Persisted(full=False)
+    for frame in state.frames.values():
+        if frame.barrier.get("kind") == "foreach":
+            if "items" in frame.barrier:
+                persisted.items[frame.id] = frame.barrier["items"]
+            for name in ENTRIES:
+                if name in frame.barrier:
+                    entries = frame.barrier[name]
+                    persisted.entries[(frame.id, name)] = (entries, len(entries))
+    persisted.writes = {i: len(lineage.writes) for i, lineage in state.lineages.all.items()}
+    state.persisted = persisted
+    for values in tracked(state):
+        values.touched.clear()
+    state.lineages.touched.clear()
+    state.lineages.written.clear()
+    for barrier in state.gathers.values():
+        barrier.touched.clear()
