@@ -53,7 +53,7 @@ from engine.core.inputs import check_input
 from engine.core.runtime import parse_time, perform
 from engine.core.scheduler import abort, step
 from engine.core.state import MAIN, RunState
-from engine.faults import crash_point
+from engine.faults import crash_point, duplicate_now
 from engine.models import Dispatch, PendingEvent, Run, Runtime, Timer
 from engine.store import DjangoStore
 
@@ -92,6 +92,8 @@ def submit(run_id: str, key: str, event: Event) -> None:
     from engine.tasks import advance_run
 
     advance_run.delay_on_commit(str(run_id))
+    if duplicate_now():
+        advance_run.delay_on_commit(str(run_id))
 
 
 _GRAPHS: collections.OrderedDict[str, Mapping[str, Graph]] = collections.OrderedDict()
@@ -359,6 +361,8 @@ def publish(dispatch_ids: Sequence[int]) -> None:
 
     for chunk in streams(list(dispatch_ids), settings.BRAID_DISPATCH_STREAMS):
         tasks.run_actions.delay(chunk)
+        if duplicate_now():
+            tasks.run_actions.delay(chunk)
     Dispatch.objects.filter(pk__in=dispatch_ids).update(published_at=timezone.now())
 
 
