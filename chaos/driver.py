@@ -55,6 +55,8 @@ class Chaos:
         self.args = args
         self.var_dir = ROOT / "var" / "chaos" / f"seed-{args.seed}"
         self.var_dir.mkdir(parents=True, exist_ok=True)
+        for old in self.var_dir.glob("*.log"):
+            old.unlink()
         self.log_path = self.var_dir / "chaos.log"
         self.log_path.write_text("")
         self.lock = threading.Lock()
@@ -66,6 +68,12 @@ class Chaos:
             print(line, flush=True)
             with self.log_path.open("a") as log:
                 log.write(line + "\n")
+
+
+def effective(fault: dict[str, object]) -> bool:
+    """Whether a fault did something (a skipped one, or a pool kill with no pool, did not)."""
+    detail = str(fault["detail"])
+    return not detail.startswith("skipped") and "had no pool process" not in detail
 
 
 def quietly[T](call: Callable[[], T], default: T) -> T:
@@ -175,8 +183,8 @@ def exercise(chaos: Chaos, cluster: Cluster, redis: Redis | None, counts: dict[s
     summary = {
         "seed": args.seed, "runs": args.runs, "workers": args.workers,
         "concurrency": args.concurrency, "duplicate_every": args.duplicate_every,
-        "faults": injected, "fault_counts": {k: sum(1 for f in injected if f["kind"] == k)
-                                             for k in counts},
+        "faults": injected, "fault_counts": {k: sum(1 for f in injected if f["kind"] == k
+                                                    and effective(f)) for k in counts},
         "restarts": {w.name: w.restarts for w in cluster.workers},
         "crashes_fired": injector.crashes_fired(),
         "workload_s": round(fault_end, 1), "drain_s": round(drain_s, 1), "drained": drained,

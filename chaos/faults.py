@@ -92,9 +92,11 @@ class Injector:
 
     def kill_child(self, fault: Fault) -> str:
         worker = self.cluster.workers[fault.worker]
-        children = worker.children()
+        deadline = time.monotonic() + 15
+        while not (children := worker.children()) and time.monotonic() < deadline:
+            time.sleep(0.2)  # the worker is (re)starting: wait for its pool
         if not children:
-            return f"{worker.name} had no pool process (restarting)"
+            return f"{worker.name} had no pool process for 15 s"
         pid = children[fault.pick % len(children)]
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)

@@ -10,6 +10,7 @@ between commit and publish is re-sent by the sweeper.
 
 import collections
 import datetime as dt
+import functools
 import logging
 import threading
 import time
@@ -85,15 +86,22 @@ def create_run(
 
 
 def submit(run_id: str, key: str, event: Event) -> None:
-    """Record an event once per key and ask a worker to advance the run after commit."""
+    """Record an event once per key and ask a worker to advance the run after commit.
+
+    The inbox row is what counts: with the broker down, the message fails (logged) but the
+    request that recorded the event succeeds, and the sweeper advances a run whose inbox
+    holds an event older than two sweeps. (A start answered 500 after its commit was
+    retried by clients, which started the run twice: `make chaos` found it.)
+    """
     PendingEvent.objects.bulk_create(
         [PendingEvent(run_id=run_id, key=key, event=event.to_json())], ignore_conflicts=True
     )
     from engine.tasks import advance_run
 
-    advance_run.delay_on_commit(str(run_id))
+    send = functools.partial(advance_run.delay, str(run_id))
+    transaction.on_commit(send, robust=True)
     if duplicate_now():
-        advance_run.delay_on_commit(str(run_id))
+        transaction.on_commit(send, robust=True)
 
 
 _GRAPHS: collections.OrderedDict[str, Mapping[str, Graph]] = collections.OrderedDict()
@@ -297,7 +305,9 @@ def commit_step(
     kept = hand_over(dispatches, take)
     sent = dispatches[len(kept) :]
     if sent:
-        transaction.on_commit(lambda: publish(sent))
+        # Robust: with the broker down the rows stay unsent and the sweeper sends them; the
+        # task goes on recording the results it holds.
+        transaction.on_commit(lambda: publish(sent), robust=True)
 
 
 def hand_over(dispatches: list[int], take: Taken | None) -> list[int]:
