@@ -402,14 +402,33 @@ def run_actions(dispatch_ids: Sequence[int]) -> int:
     A dispatch whose result is already recorded (a duplicate delivery) is skipped. Out of
     work, the task runs the next action of the runs it advanced itself (up to
     BRAID_INLINE_ACTIONS per task) instead of sending it. Returns how many actions ran.
+
+    A task that fails on the way (the database went away between a claim and the result)
+    hands back the actions it holds: its process lives on and its lease beats, so the
+    sweeper would never re-send them. The lease's heartbeat releases them once the
+    database answers again, and the sweeper re-sends them as unclaimed (`make chaos`
+    found a run stuck behind such an action).
     """
+    held = set(dispatch_ids)
+    try:
+        return run_claimed(dispatch_ids, held)
+    except BaseException:
+        leases.release_later(held)
+        raise
+
+
+def run_claimed(dispatch_ids: Sequence[int], held: set[int]) -> int:
+    """run_actions' work; every action the task comes to hold is added to `held`."""
     queue = deque(claim(dispatch_ids))
     results = Results(settings.BRAID_RESULT_FLUSH_S)
     count = 0
     while queue or results.waiting:
         if not queue:
             take = Taken(limit=1 if count < settings.BRAID_INLINE_ACTIONS else 0)
-            results.flush(take)
+            try:
+                results.flush(take)
+            finally:
+                held.update(take.ids)
             queue.extend(Dispatch.objects.filter(pk__in=take.ids, completed_at=None))
             continue
         dispatch = queue.popleft()

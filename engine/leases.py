@@ -17,13 +17,15 @@ from django.db import close_old_connections
 from django.db.models import QuerySet
 from django.utils import timezone
 
-from engine.models import WorkerLease
+from engine.models import Dispatch, WorkerLease
 
 logger = logging.getLogger(__name__)
 _lock = threading.Lock()
 _name: str = ""
 _pid: int | None = None
 _stop = threading.Event()
+_released: set[int] = set()  # dispatches a failed task held, to hand back at the next beat
+_released_lock = threading.Lock()  # not _lock: start_beating beats while holding that
 
 
 def start_beating() -> str:
@@ -55,8 +57,34 @@ def current() -> str:
 
 
 def beat(name: str) -> None:
-    """Say that the process is alive now."""
+    """Say that the process is alive now, and hand back what failed tasks held."""
     WorkerLease.objects.update_or_create(name=name, defaults={"beat_at": timezone.now()})
+    release_held(name)
+
+
+def release_later(dispatch_ids: set[int]) -> None:
+    """Note dispatches a failed task held, for the next beat to release (the task failed
+    maybe because the database is away; the beat retries until it answers)."""
+    with _released_lock:
+        _released.update(dispatch_ids)
+
+
+def release_held(name: str) -> int:
+    """Unclaim this process's open dispatches noted by release_later; return how many.
+
+    Unclaimed, they are re-sent by the sweeper once BRAID_SWEEP_STALE_S passed since they
+    were sent; a live process's claims are otherwise never re-sent.
+    """
+    with _released_lock:
+        ids = set(_released)
+    if not ids:
+        return 0
+    count = Dispatch.objects.filter(pk__in=ids, claimed_by=name, completed_at=None).update(
+        claimed_by="", claimed_at=None
+    )
+    with _released_lock:
+        _released.difference_update(ids)
+    return count
 
 
 def beat_forever(name: str) -> None:
