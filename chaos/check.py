@@ -55,16 +55,16 @@ def check(chaos: Any, planned: list[PlannedRun], traffic: Any) -> dict[str, Any]
                 if not (unapplied or open_dispatches.exists() or Timer.objects.filter(run=run)):
                     lost += 1
                     note("lost", f"{run_id} {run.status} with nothing left that could move it")
-        tree = services.run_tree(run)
-        for path, color in tree["colors"].items():
-            if color != "running":
-                continue
+        trace = list(TraceEvent.objects.filter(run=run).order_by("seq"))
+        tasks = {t.node for t in trace if t.event == "action.dispatched"}
+        for path, color in services.run_tree(run)["colors"].items():
+            if color != "running" or path not in tasks:
+                continue  # a foreach, loop or subflow runs while what it holds runs
             live = [d for d in open_dispatches if d.command.get("node") == path
                     and d.claimed_by in alive]  # fmt: skip
             if not live:
                 unleased += 1
                 note("unleased", f"{run_id} {path} shows running with no live lease")
-        trace = list(TraceEvent.objects.filter(run=run).order_by("seq"))
         seen = Counter((t.node, t.execution_id, t.detail.get("attempt"))
                        for t in trace if t.event in COMPLETIONS)  # fmt: skip
         for key, count in seen.items():
@@ -83,15 +83,17 @@ def check(chaos: Any, planned: list[PlannedRun], traffic: Any) -> dict[str, Any]
         "start_retries": traffic.start_retries,
         "decisions": traffic.decisions,
         "row_samples": traffic.samples,
+        "longest_without_lease_s": round(traffic.longest_orphan_s, 1),
         "invariants": {
             "lost runs": lost,
             "stuck runs": stuck,
-            "running without a live lease": unleased,
+            "running without a live lease": unleased + len(traffic.orphans_over_limit),
             "duplicate completions": duplicates,
             "oracle mismatches": mismatches,
             "row regressions seen live": len(traffic.regressions),
             "row regressions in the trace": trace_regressions,
         },
+        "orphans": sorted(traffic.orphans_over_limit),
         "examples": {**examples, "live regressions": traffic.regressions[:5]},
     }
 
@@ -138,12 +140,15 @@ def table(summary: dict[str, Any]) -> str:
         f"every {summary['duplicate_every']}th message sent twice",
         f"worker restarts: {summary['restarts']}; run statuses: {summary['statuses']}; "
         f"decisions {summary['decisions']}; start retries {summary['start_retries']} "
-        f"(runs started twice by a retried request: {summary['extra_runs']})",
+        f"(runs started twice by a retried request: {summary['extra_runs']}); longest an "
+        f"action went without a live worker: {summary['longest_without_lease_s']} s",
         "",
         "| invariant | count |",
         "| --- | --- |",
         *[f"| {name} | {count} |" for name, count in summary["invariants"].items()],
     ]
+    for pk in sorted(summary.get("orphans", []))[:5]:
+        lines.append(f"  without a lease over 30 s: dispatch {pk}")
     for kind, texts in summary["examples"].items():
         for text in texts:
             lines.append(f"  {kind}: {text}")

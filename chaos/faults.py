@@ -6,7 +6,7 @@ import random
 import signal
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import psycopg
@@ -78,6 +78,7 @@ class Injector:
     stop_s: float
     say: Callable[[str], None]
     armed: int = 0
+    killed: set[int] = field(default_factory=set)
 
     def run(self, faults: list[Fault], started: float) -> list[dict[str, object]]:
         """Inject each fault at its time (or as soon after as the last one allows)."""
@@ -104,7 +105,13 @@ class Injector:
 
     def kill_main(self, fault: Fault) -> str:
         worker = self.cluster.workers[fault.worker]
+        deadline = time.monotonic() + 15
+        while worker.pid in self.killed and time.monotonic() < deadline:
+            time.sleep(0.2)  # killed already: wait for the supervisor's restart
         pid = worker.pid
+        if pid in self.killed:
+            return f"skipped: {worker.name} was not restarted within 15 s"
+        self.killed.add(pid)
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
         return f"{worker.name} main pid {pid}"

@@ -13,6 +13,10 @@ from chaos import workload
 from tests.processes import Browserless
 
 TERMINAL = ("completed", "failed", "cancelled")
+# Recovery of an action whose worker died takes the lease's dead time (3 s), a sweep (1 s)
+# and, for a message lost before anyone claimed it, the stale time (10 s); faults that
+# stop PostgreSQL or the beat's worker add a few seconds. Longer than this is a loss.
+ORPHAN_LIMIT_S = 30.0
 
 
 def fence_key(detail: str, attempt: int) -> tuple[str, int]:
@@ -58,6 +62,9 @@ class Traffic:
         self.regressions: list[str] = []
         self.samples = 0
         self.last_sample = 0.0
+        self.orphaned_since: dict[int, float] = {}  # open action -> first seen without a lease
+        self.longest_orphan_s = 0.0
+        self.orphans_over_limit: set[int] = set()
 
     def publish(self) -> None:
         """Publish the child flow and the seed's flows; log in the starter and approver."""
@@ -154,6 +161,27 @@ class Traffic:
                 self.regressions.append(f"{key}: {before} -> {now}")
             self.rows[key] = now
         self.samples += 1
+        self.watch_leases()
+
+    def watch_leases(self) -> None:
+        """Time how long each open action goes without a live claimer (unsent, unclaimed, or
+        claimed by a dead or stopped worker); past ORPHAN_LIMIT_S it counts as lost."""
+        from engine import leases
+        from engine.models import Dispatch
+
+        now = time.monotonic()
+        open_ones = Dispatch.objects.filter(completed_at=None)
+        orphans = set(open_ones.exclude(claimed_by__in=leases.alive_names())
+                      .values_list("pk", flat=True))  # fmt: skip
+        for pk in list(self.orphaned_since):
+            if pk not in orphans:
+                self.longest_orphan_s = max(
+                    self.longest_orphan_s, now - self.orphaned_since.pop(pk)
+                )
+        for pk in orphans:
+            since = self.orphaned_since.setdefault(pk, now)
+            if now - since > ORPHAN_LIMIT_S:
+                self.orphans_over_limit.add(pk)
 
     def drain(self, timeout_s: float, quiet_s: float) -> bool:
         """Keep deciding until nothing is left to do, or the timeout; return whether drained."""
