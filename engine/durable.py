@@ -235,13 +235,24 @@ def begin_step(run_id: str) -> bool:
 
 
 def forget_attempt(run_id: str) -> None:
-    """Take back the attempt of a step that raised instead of killing its process."""
+    """Take back the attempt of a step that raised instead of killing its process.
+
+    When the database is why the step raised (its connection was ended, it refuses
+    connections), taking back fails too, and the lease's next beat does it once the
+    database answers. Without that, each database outage counted against every run it
+    caught mid-step, and `make chaos` saw a healthy run failed as a crash loop.
+    """
     try:
-        Run.objects.filter(pk=run_id, step_attempts__gt=0).update(
-            step_attempts=F("step_attempts") - 1
-        )
-    except Exception:  # the database may be why the step raised; the count only errs high
-        logger.warning("run %s: could not take back a step attempt", run_id, exc_info=True)
+        take_back_attempt(run_id)
+    except Exception:
+        logger.warning("run %s: the step attempt is taken back at the next beat", run_id,
+                       exc_info=True)  # fmt: skip
+        leases.amend_later(functools.partial(take_back_attempt, run_id))
+
+
+def take_back_attempt(run_id: str) -> None:
+    """Count one step attempt less (never below 0)."""
+    Run.objects.filter(pk=run_id, step_attempts__gt=0).update(step_attempts=F("step_attempts") - 1)
 
 
 def crashed(run: Run, pending: Sequence[PendingEvent]) -> str:
@@ -413,8 +424,16 @@ def run_actions(dispatch_ids: Sequence[int]) -> int:
     try:
         return run_claimed(dispatch_ids, held)
     except BaseException:
-        leases.release_later(held)
+        leases.amend_later(functools.partial(release, held, leases.current()))
         raise
+
+
+def release(dispatch_ids: set[int], claimer: str) -> None:
+    """Unclaim the claimer's open dispatches among these: the sweeper re-sends them as
+    unclaimed once BRAID_SWEEP_STALE_S passed since they were sent."""
+    Dispatch.objects.filter(pk__in=dispatch_ids, claimed_by=claimer, completed_at=None).update(
+        claimed_by="", claimed_at=None
+    )
 
 
 def run_claimed(dispatch_ids: Sequence[int], held: set[int]) -> int:

@@ -11,21 +11,22 @@ import os
 import socket
 import threading
 import uuid
+from collections.abc import Callable
 
 from django.conf import settings
 from django.db import close_old_connections
 from django.db.models import QuerySet
 from django.utils import timezone
 
-from engine.models import Dispatch, WorkerLease
+from engine.models import WorkerLease
 
 logger = logging.getLogger(__name__)
 _lock = threading.Lock()
 _name: str = ""
 _pid: int | None = None
 _stop = threading.Event()
-_released: set[int] = set()  # dispatches a failed task held, to hand back at the next beat
-_released_lock = threading.Lock()  # not _lock: start_beating beats while holding that
+_amends: list[Callable[[], object]] = []  # writes failed tasks left for the next beat
+_amends_lock = threading.Lock()  # not _lock: start_beating beats while holding that
 
 
 def start_beating() -> str:
@@ -57,34 +58,30 @@ def current() -> str:
 
 
 def beat(name: str) -> None:
-    """Say that the process is alive now, and hand back what failed tasks held."""
+    """Say that the process is alive now, then carry out the amends left to the beat."""
     WorkerLease.objects.update_or_create(name=name, defaults={"beat_at": timezone.now()})
-    release_held(name)
+    amend()
 
 
-def release_later(dispatch_ids: set[int]) -> None:
-    """Note dispatches a failed task held, for the next beat to release (the task failed
-    maybe because the database is away; the beat retries until it answers)."""
-    with _released_lock:
-        _released.update(dispatch_ids)
+def amend_later(fix: Callable[[], object]) -> None:
+    """Leave a database write for the next beat: one a failing task could not do, maybe
+    because the database is away (the beat retries it until it succeeds)."""
+    with _amends_lock:
+        _amends.append(fix)
 
 
-def release_held(name: str) -> int:
-    """Unclaim this process's open dispatches noted by release_later; return how many.
+def amend() -> int:
+    """Carry out the writes left by amend_later, in order; return how many were done.
 
-    Unclaimed, they are re-sent by the sweeper once BRAID_SWEEP_STALE_S passed since they
-    were sent; a live process's claims are otherwise never re-sent.
+    The first that raises stops the rest; they are tried again at the next beat.
     """
-    with _released_lock:
-        ids = set(_released)
-    if not ids:
-        return 0
-    count = Dispatch.objects.filter(pk__in=ids, claimed_by=name, completed_at=None).update(
-        claimed_by="", claimed_at=None
-    )
-    with _released_lock:
-        _released.difference_update(ids)
-    return count
+    with _amends_lock:
+        pending = list(_amends)
+    for fix in pending:
+        fix()
+        with _amends_lock:
+            _amends.remove(fix)
+    return len(pending)
 
 
 def beat_forever(name: str) -> None:

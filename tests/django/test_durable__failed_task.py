@@ -48,8 +48,7 @@ def test_the_actions_of_a_task_that_failed_are_released_at_the_next_beat_and_re_
 
     assert list(claims.all()) == [("", None), ("", None)]
     assert durable.lost_dispatches(now - dt.timedelta(seconds=10), now) == ids
-    leases.beat(LIVE)  # nothing left to hand back
-    assert leases.release_held(LIVE) == 0
+    assert leases.amend() == 0  # nothing left to hand back
 
 
 def test_a_task_that_succeeds_hands_nothing_back(monkeypatch) -> None:  # type: ignore[no-untyped-def]
@@ -60,5 +59,35 @@ def test_a_task_that_succeeds_hands_nothing_back(monkeypatch) -> None:  # type: 
 
     assert tasks.run_actions(ids) == 2
 
-    assert leases.release_held(LIVE) == 0
+    assert leases.amend() == 0
     assert Dispatch.objects.filter(completed_at=None).count() == 0
+
+
+def test_a_step_that_lost_its_database_takes_its_attempt_back_at_the_next_beat(
+    monkeypatch,  # type: ignore[no-untyped-def]
+) -> None:
+    run = durable.create_run(resolve_graphs(fork_of(2)), "fork", {})
+    ended = OperationalError("terminating connection due to administrator command")
+    real = durable.take_back_attempt
+    tries: list[str] = []
+
+    def commit_fails(*args: object, **kwargs: object) -> None:
+        raise ended
+
+    def away_once(run_id: str) -> None:
+        tries.append(run_id)
+        if len(tries) == 1:
+            raise ended
+        real(run_id)
+
+    monkeypatch.setattr(durable, "commit_step", commit_fails)
+    monkeypatch.setattr(durable, "take_back_attempt", away_once)
+    with pytest.raises(OperationalError):
+        durable.advance(str(run.pk))
+    run.refresh_from_db()
+    assert run.step_attempts == 1  # counted as if the step had killed its process
+
+    leases.beat(LIVE)
+
+    run.refresh_from_db()
+    assert (run.step_attempts, tries) == (0, [str(run.pk), str(run.pk)])
