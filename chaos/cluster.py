@@ -97,6 +97,7 @@ class Cluster:
     redis_url: str
     var_dir: Path
     workers: list[Worker] = field(default_factory=list)
+    beat: Worker | None = None
     daphne: subprocess.Popen[bytes] | None = None
     base_url: str = ""
     held: set[str] = field(default_factory=set)  # workers a fault holds down on purpose
@@ -121,11 +122,16 @@ class Cluster:
         )
         for number in range(1, count + 1):
             command = [str(BIN / "celery"), "-A", "braid", "worker", f"--hostname=w{number}@%h",
-                       f"--concurrency={concurrency}", "--loglevel=INFO",
-                       *(["--beat"] if number == 1 else [])]  # fmt: skip
+                       f"--concurrency={concurrency}", "--loglevel=INFO"]  # fmt: skip
             worker = Worker(f"w{number}", command, env, self.var_dir / f"worker-{number}.log")
             worker.start()
             self.workers.append(worker)
+        # Beat is its own supervised process, as in the Procfile: the beat child of a
+        # `worker --beat` that dies is never started again, and the sweeper stops with it.
+        beat = [str(BIN / "celery"), "-A", "braid", "beat", "--loglevel=INFO",
+                f"--schedule={self.var_dir / 'celerybeat-schedule'}"]  # fmt: skip
+        self.beat = Worker("beat", beat, env, self.var_dir / "beat.log")
+        self.beat.start()
         wait_for_port(port, self.daphne, log)
         self.base_url = f"http://127.0.0.1:{port}"
         threading.Thread(target=self.supervise, daemon=True, name="supervisor").start()
@@ -133,7 +139,7 @@ class Cluster:
     def supervise(self) -> None:
         """Restart a worker whose main process died (its leftover pool killed first)."""
         while not self.stopping.wait(0.3):
-            for worker in self.workers:
+            for worker in [*self.workers, *([self.beat] if self.beat else [])]:
                 with self.lock:
                     if worker.name in self.held or worker.process is None:
                         continue
@@ -146,12 +152,13 @@ class Cluster:
 
     def stop(self) -> None:
         self.stopping.set()
-        for worker in self.workers:
+        everything = [*self.workers, *([self.beat] if self.beat else [])]
+        for worker in everything:
             if worker.process is not None:
                 worker.kill_group(signal.SIGCONT)
                 worker.kill_group(signal.SIGTERM)
         deadline = time.monotonic() + 15
-        for worker in self.workers:
+        for worker in everything:
             if worker.process is not None:
                 with contextlib.suppress(subprocess.TimeoutExpired):
                     worker.process.wait(timeout=max(0.1, deadline - time.monotonic()))
