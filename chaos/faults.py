@@ -45,7 +45,7 @@ def counts_for(runs: int) -> dict[str, int]:
     if runs >= 300:
         return base
     scaled = {kind: round(count * runs / 300) for kind, count in base.items()}
-    for kind in ("kill-child", "kill-main", "redis-restart", "pg-restart", "crash-after-commit"):
+    for kind in KINDS:  # at least one of each
         scaled[kind] = max(1, scaled[kind])
     return scaled
 
