@@ -113,7 +113,11 @@ def main(argv: list[str] | None = None) -> int:
              "BRAID_LEASE_BEAT_S": "0.5", "BRAID_LEASE_DEAD_S": "3",
              "BRAID_CRASH_AT": "advance.after_commit", "BRAID_CRASH_MARKERS": str(markers),
              "BRAID_DUPLICATE_EVERY": str(args.duplicate_every or ""), "BRAID_LIVE": "0",
-             "BRAID_LOG_LEVEL": "WARNING"}  # fmt: skip
+             "BRAID_LOG_LEVEL": "WARNING",
+             # The crash-loop guard counts every worker death in the middle of a run's step;
+             # chaos kills a process every few seconds, so three unrelated deaths in one
+             # run's steps are common here (docs/reliability.md: "Found by chaos").
+             "BRAID_STEP_MAX_ATTEMPTS": "8"}  # fmt: skip
     os.environ.update(DATABASE_URL=database_url, REDIS_URL=redis_url,
                       DJANGO_SETTINGS_MODULE="braid.settings", BRAID_VAR_DIR=str(chaos.var_dir),
                       DJANGO_HTTPS="0", **{k: v for k, v in extra.items() if "CRASH" not in k
