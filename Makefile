@@ -10,7 +10,7 @@ FRONTEND_SOURCES := $(shell find frontend/src frontend/index.html frontend/vite.
 PG_URL ?= postgres://postgres@127.0.0.1:5432/test
 REDIS_TEST_URL ?= redis://127.0.0.1:6379/15
 
-.PHONY: install run run-scaled test test-core test-postgres lint format typecheck bench bench-quick clean
+.PHONY: install run run-scaled test test-core test-postgres lint format typecheck bench bench-quick chaos clean
 
 install: $(INSTALLED) $(MANIFEST)
 
@@ -80,6 +80,18 @@ bench-quick: $(INSTALLED)
 	$(VENV)/bin/pip install -q -e '.[bench]'
 	$(PY) -m bench.run --quick
 	$(PY) bench/bench_validate.py --quick
+
+# The chaos suite (docs/reliability.md): the fence's property test with 50,000 operations,
+# then RUNS generated runs on Daphne and 3 Celery workers over PostgreSQL and a Redis of its
+# own, under faults drawn from SEED; it prints the invariants' table and fails unless all
+# are 0. The same SEED replays the same workload and schedule. CHAOS_ARGS adds options
+# (`.venv/bin/python -m chaos --help`).
+SEED ?= 1
+RUNS ?= 300
+chaos: $(INSTALLED)
+	BRAID_FENCE_OPERATIONS=50000 $(PY) -m pytest -q -p no:cacheprovider \
+		tests/django/test_durable__fence_property.py --hypothesis-seed=$(SEED)
+	$(PY) -m chaos --seed $(SEED) --runs $(RUNS) $(CHAOS_ARGS)
 
 clean:
 	rm -rf $(VENV) frontend/node_modules static/dist

@@ -10,6 +10,7 @@ between commit and publish is re-sent by the sweeper.
 
 import collections
 import datetime as dt
+import functools
 import hashlib
 import json
 import logging
@@ -56,7 +57,7 @@ from engine.core.parts import restore, take_delta
 from engine.core.runtime import parse_time, perform
 from engine.core.scheduler import abort, step
 from engine.core.state import MAIN, RunState
-from engine.faults import crash_point
+from engine.faults import crash_point, duplicate_now
 from engine.models import Dispatch, PendingEvent, Run, RunPart, Runtime, Timer
 from engine.store import DjangoStore, stored_snapshot
 
@@ -88,13 +89,22 @@ def create_run(
 
 
 def submit(run_id: str, key: str, event: Event) -> None:
-    """Record an event once per key and ask a worker to advance the run after commit."""
+    """Record an event once per key and ask a worker to advance the run after commit.
+
+    The inbox row is what counts: with the broker down, the message fails (logged) but the
+    request that recorded the event succeeds, and the sweeper advances a run whose inbox
+    holds an event older than two sweeps. (A start answered 500 after its commit was
+    retried by clients, which started the run twice: `make chaos` found it.)
+    """
     PendingEvent.objects.bulk_create(
         [PendingEvent(run_id=run_id, key=key, event=event.to_json())], ignore_conflicts=True
     )
     from engine.tasks import advance_run
 
-    advance_run.delay_on_commit(str(run_id))
+    send = functools.partial(advance_run.delay, str(run_id))
+    transaction.on_commit(send, robust=True)
+    if duplicate_now():
+        transaction.on_commit(send, robust=True)
 
 
 _GRAPHS: collections.OrderedDict[str, Mapping[str, Graph]] = collections.OrderedDict()
@@ -309,13 +319,24 @@ def begin_step(run_id: str) -> bool:
 
 
 def forget_attempt(run_id: str) -> None:
-    """Take back the attempt of a step that raised instead of killing its process."""
+    """Take back the attempt of a step that raised instead of killing its process.
+
+    When the database is why the step raised (its connection was ended, it refuses
+    connections), taking back fails too, and the lease's next beat does it once the
+    database answers. Without that, each database outage counted against every run it
+    caught mid-step, and `make chaos` saw a healthy run failed as a crash loop.
+    """
     try:
-        Run.objects.filter(pk=run_id, step_attempts__gt=0).update(
-            step_attempts=F("step_attempts") - 1
-        )
-    except Exception:  # the database may be why the step raised; the count only errs high
-        logger.warning("run %s: could not take back a step attempt", run_id, exc_info=True)
+        take_back_attempt(run_id)
+    except Exception:
+        logger.warning("run %s: the step attempt is taken back at the next beat", run_id,
+                       exc_info=True)  # fmt: skip
+        leases.amend_later(functools.partial(take_back_attempt, run_id))
+
+
+def take_back_attempt(run_id: str) -> None:
+    """Count one step attempt less (never below 0)."""
+    Run.objects.filter(pk=run_id, step_attempts__gt=0).update(step_attempts=F("step_attempts") - 1)
 
 
 def crashed(run: Run, pending: Sequence[PendingEvent]) -> str:
@@ -387,7 +408,9 @@ def commit_step(
         transaction.on_commit(lambda: take.dispatches.extend(kept))
     sent = [d.pk for d in dispatches[room:]]
     if sent:
-        transaction.on_commit(lambda: publish(sent))
+        # Robust: with the broker down the rows stay unsent and the sweeper sends them; the
+        # task goes on recording the results it holds.
+        transaction.on_commit(lambda: publish(sent), robust=True)
 
 
 def record_dispatches(run: Run, actions: Sequence[RunAction], room: int = 0) -> list[Dispatch]:
@@ -449,6 +472,8 @@ def publish(dispatch_ids: Sequence[int]) -> None:
 
     for chunk in streams(list(dispatch_ids), settings.BRAID_DISPATCH_STREAMS):
         tasks.run_actions.delay(chunk)
+        if duplicate_now():
+            tasks.run_actions.delay(chunk)
     Dispatch.objects.filter(pk__in=dispatch_ids).update(published_at=timezone.now())
 
 
@@ -478,14 +503,41 @@ def run_actions(dispatch_ids: Sequence[int]) -> int:
     A dispatch whose result is already recorded (a duplicate delivery) is skipped. Out of
     work, the task runs the next action of the runs it advanced itself (up to
     BRAID_INLINE_ACTIONS per task) instead of sending it. Returns how many actions ran.
+
+    A task that fails on the way (the database went away between a claim and the result)
+    hands back the actions it holds: its process lives on and its lease beats, so the
+    sweeper would never re-send them. The lease's heartbeat releases them once the
+    database answers again, and the sweeper re-sends them as unclaimed (`make chaos`
+    found a run stuck behind such an action).
     """
+    held = set(dispatch_ids)
+    try:
+        return run_claimed(dispatch_ids, held)
+    except BaseException:
+        leases.amend_later(functools.partial(release, held, leases.current()))
+        raise
+
+
+def release(dispatch_ids: set[int], claimer: str) -> None:
+    """Unclaim the claimer's open dispatches among these: the sweeper re-sends them as
+    unclaimed once BRAID_SWEEP_STALE_S passed since they were sent."""
+    Dispatch.objects.filter(pk__in=dispatch_ids, claimed_by=claimer, completed_at=None).update(
+        claimed_by="", claimed_at=None
+    )
+
+
+def run_claimed(dispatch_ids: Sequence[int], held: set[int]) -> int:
+    """run_actions' work; every action the task comes to hold is added to `held`."""
     queue = deque(claim(dispatch_ids))
     results = Results(settings.BRAID_RESULT_FLUSH_S)
     count = 0
     while queue or results.waiting:
         if not queue:
             take = Taken(limit=1 if count < settings.BRAID_INLINE_ACTIONS else 0)
-            results.flush(take)
+            try:
+                results.flush(take)
+            finally:
+                held.update(dispatch.pk for dispatch in take.dispatches)
             queue.extend(take.dispatches)
             continue
         dispatch = queue.popleft()

@@ -1,11 +1,18 @@
-"""Crash points for resilience tests: the process kills itself there, once per point.
+"""Faults for resilience tests: crash points, and duplicated messages.
+
+A crash point: the process kills itself there, once per point.
 
 `BRAID_CRASH_AT=advance.before_commit,action.done` names the points and
 `BRAID_CRASH_MARKERS=/some/dir` is where each point notes that it fired, so a restarted
 or redelivered task does not crash again. With neither set (always, outside tests) a
-crash point is one dictionary lookup.
+crash point is one dictionary lookup. Deleting a point's marker arms it again (the
+chaos driver, `python -m chaos`, does that on its schedule).
+
+`BRAID_DUPLICATE_EVERY=N` sends every Nth message of this process twice, as a broker
+may deliver it: each copy must find its work done (tests, and `make chaos`).
 """
 
+import itertools
 import os
 import signal
 from pathlib import Path
@@ -26,3 +33,12 @@ def crash_point(name: str) -> None:
     except FileExistsError:
         return
     os.kill(os.getpid(), signal.SIGKILL)
+
+
+_messages = itertools.count(1)
+
+
+def duplicate_now() -> bool:
+    """Return whether the message being sent now should be sent a second time."""
+    every = os.environ.get("BRAID_DUPLICATE_EVERY")
+    return bool(every) and next(_messages) % int(every) == 0  # type: ignore[arg-type]

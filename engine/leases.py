@@ -11,6 +11,7 @@ import os
 import socket
 import threading
 import uuid
+from collections.abc import Callable
 
 from django.conf import settings
 from django.db import close_old_connections
@@ -24,6 +25,8 @@ _lock = threading.Lock()
 _name: str = ""
 _pid: int | None = None
 _stop = threading.Event()
+_amends: list[Callable[[], object]] = []  # writes failed tasks left for the next beat
+_amends_lock = threading.Lock()  # not _lock: start_beating beats while holding that
 
 
 def start_beating() -> str:
@@ -55,8 +58,30 @@ def current() -> str:
 
 
 def beat(name: str) -> None:
-    """Say that the process is alive now."""
+    """Say that the process is alive now, then carry out the amends left to the beat."""
     WorkerLease.objects.update_or_create(name=name, defaults={"beat_at": timezone.now()})
+    amend()
+
+
+def amend_later(fix: Callable[[], object]) -> None:
+    """Leave a database write for the next beat: one a failing task could not do, maybe
+    because the database is away (the beat retries it until it succeeds)."""
+    with _amends_lock:
+        _amends.append(fix)
+
+
+def amend() -> int:
+    """Carry out the writes left by amend_later, in order; return how many were done.
+
+    The first that raises stops the rest; they are tried again at the next beat.
+    """
+    with _amends_lock:
+        pending = list(_amends)
+    for fix in pending:
+        fix()
+        with _amends_lock:
+            _amends.remove(fix)
+    return len(pending)
 
 
 def beat_forever(name: str) -> None:

@@ -91,4 +91,4 @@ def test_a_malformed_procfile_line_is_refused_with_its_line_number(tmp_path: Pat
     procfile.write_text("web: daphne\njust words\n")
     with pytest.raises(SystemExit, match=r"Procfile:2: expected 'name: command'"):
         read_procfile(procfile)
-    assert read_procfile(ROOT / "Procfile").keys() == {"web", "worker1", "worker2"}
+    assert read_procfile(ROOT / "Procfile").keys() == {"web", "worker1", "worker2", "beat"}

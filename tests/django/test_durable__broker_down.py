@@ -1,0 +1,49 @@
+"""A broker that is down fails the message, never the request that recorded the event.
+
+`make chaos` found it: during a Redis restart `POST /api/runs/` stored the run, then
+answered 500 because the after-commit publish raised, and a client that retried started
+the run a second time.
+"""
+
+import datetime as dt
+
+import pytest
+from django.test import Client
+from django.utils import timezone
+from kombu.exceptions import OperationalError
+
+from engine import durable, tasks
+from engine.models import PendingEvent, Run
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def broker_down(*args: object, **kwargs: object) -> None:
+    raise OperationalError("Error 111 connecting to 127.0.0.1:6390. Connection refused.")
+
+
+def test_a_start_while_the_broker_is_down_answers_201_and_the_sweeper_starts_it(
+    demo: dict,
+    client_for,
+    monkeypatch,  # type: ignore[no-untyped-def,type-arg]
+) -> None:
+    monkeypatch.setattr(tasks.advance_run, "delay", broker_down)
+    client: Client = client_for("admin")
+
+    response = client.post("/api/runs/", {"flow": "staged-gathers", "input": {}},
+                           content_type="application/json")  # fmt: skip
+
+    assert response.status_code == 201, response.content
+    run = Run.objects.get()
+    assert str(run.pk) == response.json()["id"]
+    assert list(PendingEvent.objects.filter(run=run).values_list("key", "applied_at")) == [
+        ("start", None)
+    ]
+    sent: list[str] = []
+    monkeypatch.setattr(tasks.advance_run, "delay", sent.append)
+    PendingEvent.objects.update(created_at=timezone.now() - dt.timedelta(minutes=1))
+    assert durable.sweep()["runs"] == 1
+    assert sent == [str(run.pk)]
+    assert durable.advance(str(run.pk)) == 1
+    run.refresh_from_db()
+    assert run.status == "running" and run.snapshot["status"] == "running"

@@ -1,0 +1,93 @@
+"""A task that fails after claiming its actions hands them back, though its process lives.
+
+`make chaos` found it: during a PostgreSQL restart a `run_actions` task claimed an action,
+ran it, and failed to record the result. The message was acknowledged, the process lived
+on and its lease kept beating, so the sweeper never re-sent the action (a live worker's
+actions are never re-sent) and the run waited forever.
+"""
+
+import datetime as dt
+
+import pytest
+from django.db import OperationalError
+from django.utils import timezone
+
+from engine import durable, leases, tasks
+from engine.models import Dispatch, WorkerLease
+from engine.services import resolve_graphs
+from tests.django.test_durable__dispatch import fork_of
+
+pytestmark = pytest.mark.django_db
+LIVE = "host:1:live"
+
+
+def test_the_actions_of_a_task_that_failed_are_released_at_the_next_beat_and_re_sent(
+    monkeypatch,  # type: ignore[no-untyped-def]
+) -> None:
+    run = durable.create_run(resolve_graphs(fork_of(2)), "fork", {})
+    durable.advance(str(run.pk))
+    minute_ago = timezone.now() - dt.timedelta(minutes=1)
+    Dispatch.objects.update(published_at=minute_ago)  # sent a minute ago
+    ids = sorted(Dispatch.objects.values_list("pk", flat=True))
+    monkeypatch.setattr(leases, "current", lambda: LIVE)
+
+    def database_away(results: object) -> list[str]:
+        raise OperationalError("server closed the connection unexpectedly")
+
+    monkeypatch.setattr(durable, "record_results", database_away)
+    with pytest.raises(OperationalError):
+        tasks.run_actions(ids)
+
+    claims = Dispatch.objects.order_by("pk").values_list("claimed_by", "completed_at")
+    assert list(claims.all()) == [(LIVE, None), (LIVE, None)]
+    WorkerLease.objects.create(name=LIVE, beat_at=timezone.now())
+    now = timezone.now()
+    assert durable.lost_dispatches(now - dt.timedelta(seconds=10), now) == []  # a live claim
+
+    leases.beat(LIVE)
+
+    assert list(claims.all()) == [("", None), ("", None)]
+    assert durable.lost_dispatches(now - dt.timedelta(seconds=10), now) == ids
+    assert leases.amend() == 0  # nothing left to hand back
+
+
+def test_a_task_that_succeeds_hands_nothing_back(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    run = durable.create_run(resolve_graphs(fork_of(2)), "fork", {})
+    durable.advance(str(run.pk))
+    monkeypatch.setattr(leases, "current", lambda: LIVE)
+    ids = sorted(Dispatch.objects.values_list("pk", flat=True))
+
+    assert tasks.run_actions(ids) == 2
+
+    assert leases.amend() == 0
+    assert Dispatch.objects.filter(completed_at=None).count() == 0
+
+
+def test_a_step_that_lost_its_database_takes_its_attempt_back_at_the_next_beat(
+    monkeypatch,  # type: ignore[no-untyped-def]
+) -> None:
+    run = durable.create_run(resolve_graphs(fork_of(2)), "fork", {})
+    ended = OperationalError("terminating connection due to administrator command")
+    real = durable.take_back_attempt
+    tries: list[str] = []
+
+    def commit_fails(*args: object, **kwargs: object) -> None:
+        raise ended
+
+    def away_once(run_id: str) -> None:
+        tries.append(run_id)
+        if len(tries) == 1:
+            raise ended
+        real(run_id)
+
+    monkeypatch.setattr(durable, "commit_step", commit_fails)
+    monkeypatch.setattr(durable, "take_back_attempt", away_once)
+    with pytest.raises(OperationalError):
+        durable.advance(str(run.pk))
+    run.refresh_from_db()
+    assert run.step_attempts == 1  # counted as if the step had killed its process
+
+    leases.beat(LIVE)
+
+    run.refresh_from_db()
+    assert (run.step_attempts, tries) == (0, [str(run.pk), str(run.pk)])
