@@ -18,26 +18,29 @@ from engine import leases
 _lock = threading.Lock()
 _worker: WorkController | None = None
 _thread: threading.Thread | None = None
-_stop_sweeping = threading.Event()
+_sweeper: tuple[threading.Thread, threading.Event] | None = None
 logger = logging.getLogger(__name__)
 
 
-def sweep_forever(interval_s: float) -> None:
+def sweep_forever(interval_s: float, stop: threading.Event) -> None:
     """Run the sweeper (due timers, lost messages) until stopped: beat's job, as a thread.
 
-    Celery's embedded beat would fork the serving process, which holds threads.
+    Celery's embedded beat would fork the serving process, which holds threads. Each
+    sweeper has its own stop event, so a restart never revives one that was told to stop.
     """
     from django.db import close_old_connections
 
     from engine.durable import sweep
 
-    while not _stop_sweeping.wait(interval_s):
+    while not stop.wait(interval_s):
         try:
             sweep()
         except Exception:  # one failed sweep must not end sweeping; the next one retries
             logger.exception("the sweep failed")
-        finally:
+        try:
             close_old_connections()
+        except Exception:  # the database that failed the sweep may fail this too
+            logger.warning("closing the sweeper's connections failed", exc_info=True)
 
 
 def build_worker(concurrency: int) -> WorkController:
@@ -57,7 +60,7 @@ def build_worker(concurrency: int) -> WorkController:
 
 def start_embedded_worker(concurrency: int = 4) -> WorkController:
     """Start the worker thread once per process and return its controller."""
-    global _worker, _thread
+    global _worker, _thread, _sweeper
     with _lock:
         if _worker is not None:
             return _worker
@@ -75,11 +78,13 @@ def start_embedded_worker(concurrency: int = 4) -> WorkController:
 
         _thread = threading.Thread(target=run, name="braid-worker", daemon=True)
         _thread.start()
-        _stop_sweeping.clear()
         interval = float(getattr(settings, "BRAID_SWEEP_INTERVAL_S", 5))
-        threading.Thread(
-            target=sweep_forever, args=(interval,), name="braid-sweeper", daemon=True
-        ).start()
+        stop = threading.Event()
+        sweeper = threading.Thread(
+            target=sweep_forever, args=(interval, stop), name="braid-sweeper", daemon=True
+        )
+        sweeper.start()
+        _sweeper = (sweeper, stop)
         built.wait()
         if not holder:
             raise RuntimeError("the embedded Celery worker could not be built; see the log")
@@ -89,14 +94,17 @@ def start_embedded_worker(concurrency: int = 4) -> WorkController:
 
 def stop_embedded_worker() -> None:
     """Stop the worker thread, waiting for it to finish its current tasks."""
-    global _worker, _thread
+    global _worker, _thread, _sweeper
     with _lock:
         if _worker is None or _thread is None:
             return
-        _stop_sweeping.set()
+        if _sweeper is not None:
+            sweeper, stop = _sweeper
+            stop.set()
+            sweeper.join(timeout=10)  # a sweep under way finishes first
         _worker.stop(in_sighandler=False)
         _thread.join(timeout=10)
-        _worker, _thread = None, None
+        _worker, _thread, _sweeper = None, None, None
         leases.stop_beating()
 
 
