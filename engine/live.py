@@ -99,8 +99,11 @@ class Publisher:
             return
         if isinstance(layer, InMemoryChannelLayer):
             loop = self.serving_loop
-            if loop is None or loop.is_closed():
-                return  # no socket has connected in this process: nobody to tell
+            if loop is None or not loop.is_running():
+                # No socket has connected in this process, or the loop that served them
+                # stopped (between tests): nobody to tell, and a send scheduled on a
+                # stopped loop would reach whoever joins the group when it runs again.
+                return
             for group, message in messages:
                 asyncio.run_coroutine_threadsafe(layer.group_send(group, message), loop)
             return
