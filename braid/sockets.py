@@ -17,6 +17,7 @@ browser stays open on logout.
 import hashlib
 from typing import Any
 
+from django.contrib.auth.hashers import UNUSABLE_PASSWORD_PREFIX
 from django.db.models.signals import post_delete
 from django.http import HttpRequest
 
@@ -89,4 +90,7 @@ def note_password_change(sender: type[Any], instance: Any, **kwargs: Any) -> Non
     if instance.pk is None or (fields is not None and "password" not in fields):
         return
     stored = sender.objects.filter(pk=instance.pk).values_list("password", flat=True).first()
-    instance._braid_password_changed = stored is not None and stored != instance.password
+    # A first password, set over none or an unusable one (a user just created), replaces
+    # one that never logged anybody in, so no socket can be open on it.
+    usable = bool(stored) and not str(stored).startswith(UNUSABLE_PASSWORD_PREFIX)
+    instance._braid_password_changed = usable and stored != instance.password

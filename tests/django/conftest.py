@@ -1,13 +1,17 @@
 """Fixtures for Django tests: demo users, demo flows and logged-in clients."""
 
 import io
+from collections.abc import Iterator
 
 import pytest
+from asgiref.sync import async_to_sync
+from channels.layers import InMemoryChannelLayer, get_channel_layer
 from django.contrib.auth.models import User
 from django.core.management import call_command
 from django.test import Client
 
 from braid.demo import create_demo_users
+from engine.live import PUBLISHER
 
 
 @pytest.fixture
@@ -40,3 +44,18 @@ def client_for(demo_users: dict[str, User]):  # type: ignore[no-untyped-def]
 def fast_password_hashing(settings) -> None:  # type: ignore[no-untyped-def]
     """Hash passwords with MD5 in tests: PBKDF2's deliberate cost is ~1 s a user here."""
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture(autouse=True)
+def live_notices_stay_in_their_test() -> Iterator[None]:
+    """Forget the live publisher's pending notices and the in-memory layer's groups after
+    each test: ids are reused from test to test, so a notice one test left (a deleted
+    user's `session.ended`) would close the next test's socket of the same user id."""
+    yield
+    with PUBLISHER.lock:
+        PUBLISHER.dirty.clear()
+        PUBLISHER.notices.clear()
+    PUBLISHER.serving_loop = None
+    layer = get_channel_layer()
+    if isinstance(layer, InMemoryChannelLayer):
+        async_to_sync(layer.flush)()

@@ -16,7 +16,9 @@ from channels.testing import WebsocketCommunicator
 from django.contrib.auth.models import User
 from django.test import Client
 
+from braid import sockets as braid_sockets
 from braid.asgi import application
+from engine import live
 from tests.django.durable_driver import drain
 from tests.django.test_monitor__sockets import ORIGIN, start
 
@@ -277,3 +279,20 @@ def test_saving_a_user_without_a_new_password_closes_nothing(demo, client_for) -
         return answer["type"]
 
     assert asyncio.run(scenario()) == "count"
+
+
+def test_a_new_users_first_password_closes_nobodys_socket(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    # get_or_create then set_password (as `braid demo` does) replaces an empty password:
+    # it logged nobody in, so it is not a password change. A user id is reused after a
+    # test's flush, and such a close reached a later test's socket of the same id.
+    sent: list[tuple[set[str], str]] = []
+    monkeypatch.setattr(
+        live, "notify_after_commit", lambda groups, kind: sent.append((groups, kind))
+    )
+    user, _ = User.objects.get_or_create(username="fresh")
+    user.set_password("braid-fresh-pw")
+    user.save()
+    assert sent == []
+    user.set_password("braid-other-pw")
+    user.save()
+    assert sent == [({braid_sockets.group_of_user(user.pk)}, braid_sockets.SESSION_ENDED)]
