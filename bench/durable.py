@@ -713,8 +713,9 @@ def measure_decisions(plan: Plan) -> dict[str, Any]:
         raise BenchError(f"the run of {n} approvals ended {status}")
     tenth = max(1, n // 10)
     first, last = sum(times[:tenth]), sum(times[-tenth:])
-    # The goal compares typical decisions: on a shared machine one busy second can double
-    # a sum of 100 decisions, not their median.
+    # The goal is the issue's: the cost (sum) of the last tenth against the first. The
+    # medians are shown beside it: one busy second of a shared machine moves a sum of 100
+    # decisions, not their median.
     typical = statistics.median(times[-tenth:]) / statistics.median(times[:tenth])
     return {"n": n, "tenth": tenth, "first_ms": first, "last_ms": last, "ratio": last / first,
             "first_median_ms": statistics.median(times[:tenth]),
@@ -740,13 +741,13 @@ def decisions_table(part: dict[str, Any]) -> list[str]:
 
 def decisions_goal(part: dict[str, Any]) -> str:
     """Return the goal line of the decisions measurement."""
-    met = "MET" if part["typical"] <= DECISION_GOAL else "MISSED"
+    met = "MET" if part["ratio"] <= DECISION_GOAL else "MISSED"
     return (
-        f"- Foreach of {part['n']:,} approvals decided one by one: the last {part['tenth']} "
-        f"decisions {part['last_ms']:,.0f} ms vs the first {part['tenth']} "
-        f"{part['first_ms']:,.0f} ms ({part['ratio']:.2f}x); a typical decision (median) "
-        f"{part['last_median_ms']:.1f} vs {part['first_median_ms']:.1f} ms → {met} "
-        f"({part['typical']:.2f}x; goal ≤ {DECISION_GOAL}x)."
+        f"- **{met}** — foreach of {part['n']:,} approvals decided one by one: the last "
+        f"{part['tenth']} decisions cost {part['last_ms']:,.0f} ms vs the first "
+        f"{part['tenth']} {part['first_ms']:,.0f} ms ({part['ratio']:.2f}x; goal ≤ "
+        f"{DECISION_GOAL}x); a typical decision (median) {part['last_median_ms']:.1f} vs "
+        f"{part['first_median_ms']:.1f} ms ({part['typical']:.2f}x)."
     )
 
 
