@@ -2,7 +2,6 @@
 approvals decided through the API, and node rows sampled for regressions."""
 
 import contextlib
-import re
 import time
 import urllib.error
 import urllib.parse
@@ -28,15 +27,7 @@ class Client(Browserless):
     """A session client of the API; its login needs no built frontend (only the session)."""
 
     def login(self, username: str, password: str) -> None:
-        _, page = self.get("/login/")
-        token = re.search(rb'name="csrfmiddlewaretoken" value="([^"]+)"', page)
-        assert token, "the login page has no CSRF token"
-        data = urllib.parse.urlencode(
-            {"username": username, "password": password, "csrfmiddlewaretoken": token[1].decode()}
-        ).encode()
-        request = urllib.request.Request(
-            self.base_url + "/login/", data=data, headers={"Referer": self.base_url + "/login/"}
-        )
+        request = self.login_request(username, password)
         # The page after the login may fail without a built frontend; the session cookie
         # came with the redirect to it.
         with contextlib.suppress(urllib.error.HTTPError):

@@ -10,6 +10,7 @@ import json
 import math
 import re
 import sys
+from collections.abc import Iterator
 from typing import Any
 
 from rest_framework.exceptions import ParseError
@@ -116,21 +117,24 @@ ESCAPED_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")
 ESCAPED_SURROGATE_BYTES = re.compile(rb"\\u[dD][89a-fA-F]")
 
 
-def lone_surrogate(value: object) -> str | None:
-    """Return the first unpaired surrogate in any string or key of a parsed JSON value."""
+def strings_in(value: object) -> Iterator[str]:
+    """Yield every string and key of a parsed JSON value, without recursion."""
     stack = [value]
     while stack:
         item = stack.pop()
         if isinstance(item, str):
-            found = SURROGATE.search(item)
-            if found:
-                return found.group()
+            yield item
         elif isinstance(item, dict):
             stack.extend(item.keys())
             stack.extend(item.values())
         elif isinstance(item, list):
             stack.extend(item)
-    return None
+
+
+def lone_surrogate(value: object) -> str | None:
+    """Return the first unpaired surrogate in any string or key of a parsed JSON value."""
+    return next((found.group() for text in strings_in(value)
+                 if (found := SURROGATE.search(text))), None)  # fmt: skip
 
 
 SURROGATE = re.compile("[\ud800-\udfff]")
@@ -142,18 +146,7 @@ def holds_nul(value: object) -> bool:
     PostgreSQL's jsonb cannot store it, so what is stored refuses it on every database
     alike (the parser does not: a field that is ignored may hold one).
     """
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, str):
-            if "\x00" in item:
-                return True
-        elif isinstance(item, dict):
-            stack.extend(item.keys())
-            stack.extend(item.values())
-        elif isinstance(item, list):
-            stack.extend(item)
-    return False
+    return any("\x00" in text for text in strings_in(value))
 
 
 class StrictJSONParser(JSONParser):

@@ -96,17 +96,20 @@ class Browserless:
 
     def login(self, username: str, password: str) -> None:
         """Log in through the form, with its CSRF token."""
+        with self.opener.open(self.login_request(username, password), timeout=15) as response:
+            assert response.url == self.base_url + "/flows/", f"login failed: {response.url}"
+
+    def login_request(self, username: str, password: str) -> urllib.request.Request:
+        """Return the login form's POST, with the CSRF token of a fresh login page."""
         _, page = self.get("/login/")
         token = re.search(rb'name="csrfmiddlewaretoken" value="([^"]+)"', page)
         assert token, "the login page has no CSRF token"
         data = urllib.parse.urlencode(
             {"username": username, "password": password, "csrfmiddlewaretoken": token[1].decode()}
         ).encode()
-        request = urllib.request.Request(
+        return urllib.request.Request(
             self.base_url + "/login/", data=data, headers={"Referer": self.base_url + "/login/"}
         )
-        with self.opener.open(request, timeout=15) as response:
-            assert response.url == self.base_url + "/flows/", f"login failed: {response.url}"
 
     def post_json(self, path: str, body: object) -> tuple[int, object]:
         """POST JSON with the session's CSRF token; return the status and decoded body."""
