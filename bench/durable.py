@@ -1252,7 +1252,14 @@ def measure_fork(plan: Plan, database: str) -> dict[str, Any]:
         sampler.close()
     found = {"batches": batches, "width": plan.fork_width, "activity": activity}
     if plan.wide_width:  # one run: it takes tens of seconds
-        wide = resolved(fork_doc(plan.wide_width))
+        from engine.services import RunRefused
+
+        try:
+            wide = resolved(fork_doc(plan.wide_width))
+        except RunRefused as refused:  # the graph limit (docs/validation.md) is the product's
+            problems = refused.report.errors if refused.report else ()
+            found["wide_refused"] = "; ".join(p.message for p in problems) or str(refused)
+            return found
         found["wide"] = run_batch(
             [lambda: start_run(wide, "fork", {})], database, plan.budgets["wide"]
         )
@@ -1721,6 +1728,11 @@ def goals(results: Results) -> list[str]:
         lines.append(
             f"- Figure — fork of {results.plan.wide_width:,}: Braid {braid:.2f} s vs raw chord "
             f"of as many {chord_s:.2f} s (Braid ÷ chord {ratio(braid, chord_s)}; one run each)."
+        )
+    if fork and "wide_refused" in fork:
+        lines.append(
+            f"- Figure — fork of {results.plan.wide_width:,}: not run, Braid refuses the graph: "
+            f"{fork['wide_refused']} (a foreach of as many items is the way to fan out that wide)."
         )
     if limit:
         r = limit["results"]
