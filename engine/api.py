@@ -247,8 +247,9 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
         if getattr(self, "swagger_fake_view", False):  # drf-spectacular's schema pass
             return Run.objects.none()
         runs = Run.objects.select_related("flow_version__flow", "started_by")
-        if self.action == "tree":
-            # The tree reads the graphs from the per-process cache, not from this row.
+        if self.action in ("tree", "writes"):
+            # The tree reads the graphs from the per-process cache and the writes the trace,
+            # not this row's large columns.
             runs = runs.defer("graphs", "snapshot", "input", "state", "redrive")
         return visible_runs(runs, self.request.user).order_by("-created_at")
 

@@ -116,6 +116,11 @@ def summary(value: JSON, limit: int = 200) -> JSON:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def summaries(values: dict[str, JSON]) -> dict[str, JSON]:
+    """Return each value's summary, by field."""
+    return {name: summary(value) for name, value in values.items()}
+
+
 def jitter(key: str) -> float:
     """Return a factor in [0.5, 1.0) derived from the key: deterministic, yet spread out."""
     return 0.5 + (zlib.crc32(key.encode()) % 1000) / 2000
@@ -157,9 +162,9 @@ class Stepper:
         )
 
     def trace_completed(self, frame: Frame, writes: dict[str, JSON] | None, **detail: JSON) -> None:
-        """Trace a node's completion with a summary of each state field it wrote, if any."""
+        """Trace a node's completion with the summaries of the state fields it wrote, if any."""
         if writes:
-            detail["writes"] = {name: summary(value) for name, value in writes.items()}
+            detail["writes"] = writes
         self.trace("node.completed", frame, None, None, **detail)
 
     # ------------------------------------------------------------------ events
@@ -449,7 +454,7 @@ class Stepper:
             return
         returned = {m.parent_field: view.get(m.child_field) for m in node.output or ()}
         self.row(caller, RowStatus.COMPLETED, summary(returned))
-        self.trace_completed(caller, returned)
+        self.trace_completed(caller, summaries(returned))
         caller.state = FrameState.READY
         self.follow(caller, g.Outcome.NEXT.value)
 
@@ -532,7 +537,7 @@ class Stepper:
     ) -> None:
         """Write the node's completed row and trace, then follow the outcome.
 
-        `writes` are the state fields the node wrote: the trace keeps a summary of each, so
+        `writes` are summaries of the state fields the node wrote: the trace keeps them, so
         the monitor can show the writes that reach a node (engine/core/history.py).
         """
         self.row(frame, RowStatus.COMPLETED, result)
@@ -562,7 +567,7 @@ class Stepper:
         }
         for name, value in written.items():
             self.write(frame, name, value)
-        self.complete(frame, g.Outcome.NEXT.value, summary(written), written)
+        self.complete(frame, g.Outcome.NEXT.value, summary(written), summaries(written))
 
     def on_if(self, frame: Frame, node: g.IfNode) -> None:
         taken = self.evaluate_bool(frame, node.condition, "condition")
@@ -759,7 +764,7 @@ class Stepper:
             records: JSON = [{"index": int(k) - 1, "item": barrier["items"][int(k) - 1],
                               "error": barrier["failed"][k]} for k in failed]  # fmt: skip
             self.write(frame, node.errors, records)
-            errors[node.errors] = records
+            errors[node.errors] = summary(records)
         result: JSON = {"items": len(barrier["items"]), "failed": len(failed)}
         frame.barrier = {}
         frame.state = FrameState.READY
@@ -944,8 +949,8 @@ class Stepper:
         if node.output:
             self.write(frame, node.output, event.output)
         self.trace("action.completed", frame, attempt=frame.attempt, outcome=event.outcome)
-        writes = {node.output: event.output} if node.output else None
-        self.complete(frame, event.outcome, summary(event.output), writes)
+        result = summary(event.output)  # the row's result and the write's summary alike
+        self.complete(frame, event.outcome, result, {node.output: result} if node.output else None)
 
     def action_failed(self, frame: Frame, error: str) -> None:
         node = self.state.node_of(frame)
