@@ -28,7 +28,7 @@ import statistics
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -67,14 +67,17 @@ class Plan:
     background_runs: int
     batch_runs: int
     batches: int
+    publish_rounds: int
     hot_runs: int
     hot_rounds: int
 
 
 FULL = Plan(walk_repeats=5, tree_repeats=15, latency_chains=6, chain_length=20,
-            background_runs=40, batch_runs=60, batches=3, hot_runs=40, hot_rounds=10)  # fmt: skip
+            background_runs=40, batch_runs=100, batches=3, publish_rounds=8, hot_runs=40,
+            hot_rounds=10)  # fmt: skip
 QUICK = Plan(walk_repeats=3, tree_repeats=5, latency_chains=2, chain_length=10,
-             background_runs=16, batch_runs=24, batches=2, hot_runs=16, hot_rounds=4)  # fmt: skip
+             background_runs=16, batch_runs=24, batches=2, publish_rounds=2, hot_runs=16,
+             hot_rounds=4)  # fmt: skip
 
 
 # ---------------------------------------------------------------- 1. the walk
@@ -270,28 +273,99 @@ def batch_rate(plan: Plan) -> float:
     return plan.batch_runs / (end - released)
 
 
-def measure_publishing(plan: Plan, procs: Processes, base: str) -> dict[str, Any]:
-    """Runs/s with publishing on and off, alternating, fresh workers for each setting."""
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def processes() -> dict[int, tuple[int, str, float]]:
+    """Return every process as pid → (parent pid, command line, CPU seconds used)."""
+    found = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue  # it exited meanwhile
+        fields = stat[stat.rindex(")") + 2 :].split()
+        found[int(entry.name)] = (int(fields[1]), command,
+                                  (int(fields[11]) + int(fields[12])) / CLOCK_TICKS)  # fmt: skip
+    return found
+
+
+SERVING_PARTS = ("workers", "Daphne", "PostgreSQL", "Redis")
+
+
+def serving_cpu(roots: Sequence[int], database: str) -> dict[str, float]:
+    """CPU seconds used so far by what serves the runs, by part: the worker processes and
+    Daphne with their children, PostgreSQL's backends on the benchmark's database, Redis."""
+    table = processes()
+    chosen = set(roots)
+    grew = True
+    while grew:
+        children = {pid for pid, (parent, _, _) in table.items() if parent in chosen}
+        grew = not children <= chosen
+        chosen |= children
+    for pid, (_, command, _) in table.items():
+        if command.startswith("redis-server") or f" {database} " in f" {command} ":
+            chosen.add(pid)
+    used = dict.fromkeys(SERVING_PARTS, 0.0)
+    for pid in chosen & set(table):
+        command = table[pid][1]
+        part = ("Redis" if command.startswith("redis-server") else
+                "PostgreSQL" if f" {database} " in f" {command} " else
+                "Daphne" if "daphne" in command else "workers")  # fmt: skip
+        used[part] += table[pid][2]
+    return used
+
+
+def measure_publishing(plan: Plan, procs: Processes, base: str, daphne: int,
+                       database: str) -> dict[str, Any]:  # fmt: skip
+    """Runs/s and CPU per run with publishing on and off, in rounds ordered off-on-on-off
+    (so a drift of the machine weighs on both alike), fresh workers for each round; a
+    runs-list socket is open throughout. Each pair of rounds gives one ratio."""
+    from django.conf import settings
+
     session = session_cookie("admin")
-    rates: dict[str, list[float]] = {"on": [], "off": []}
+    rounds: list[dict[str, Any]] = []
     messages = 0
-    for setting in ("off", "on", "off", "on"):
+    for index in range(plan.publish_rounds):
+        setting = ("off", "on", "on", "off")[index % 4]
         procs.env["BRAID_LIVE"] = "1" if setting == "on" else "0"
-        workers = start_workers(procs, "braid", [f"pub-{setting}-a", f"pub-{setting}-b"],
+        settings.BRAID_LIVE = setting == "on"  # this process's commits publish too
+        workers = start_workers(procs, "braid", [f"pub-{index}-a", f"pub-{index}-b"],
                                 [["--beat"], []])  # fmt: skip
+        roots = [daphne, *(process.pid for process in workers)]
         try:
             with list_socket(base, session) as received:
                 batch_rate(plan)  # warm up
-                for _ in range(plan.batches):
-                    rates[setting].append(batch_rate(plan))
+                before = serving_cpu(roots, database)
+                rates = [batch_rate(plan) for _ in range(plan.batches)]
+                after = serving_cpu(roots, database)
                 time.sleep(0.5)
                 messages += received[0] if setting == "on" else 0
         finally:
             for process in workers:
                 procs.stop(process)
-    on, off = statistics.median(rates["on"]), statistics.median(rates["off"])
-    return {"on": rates["on"], "off": rates["off"], "median_on": on, "median_off": off,
-            "ratio": on / off, "list_messages": messages}  # fmt: skip
+        runs = plan.batches * plan.batch_runs
+        cpu = {part: 1000 * (after[part] - before[part]) / runs for part in SERVING_PARTS}
+        cpu["all"] = sum(cpu.values())
+        rounds.append({"setting": setting, "rate": statistics.median(rates), "cpu": cpu,
+                       "cpu_ms": cpu["all"]})  # fmt: skip
+    settings.BRAID_LIVE = True
+    pairs = [(rounds[i], rounds[i + 1]) for i in range(0, len(rounds) - 1, 2)]
+    ratios, cpu_ratios = [], []
+    for first, second in pairs:
+        on, off = (first, second) if first["setting"] == "on" else (second, first)
+        ratios.append(on["rate"] / off["rate"])
+        cpu_ratios.append(off["cpu_ms"] / on["cpu_ms"])  # runs per CPU second, on / off
+    by_setting = {s: [r for r in rounds if r["setting"] == s] for s in ("on", "off")}
+    return {"rounds": rounds, "ratios": ratios, "ratio": statistics.median(ratios),
+            "cpu_ratios": cpu_ratios, "cpu_ratio": statistics.median(cpu_ratios),
+            "median": {s: statistics.median(r["rate"] for r in rs) for s, rs in by_setting.items()},
+            "cpu": {s: {part: statistics.median(r["cpu"][part] for r in rs)
+                        for part in (*SERVING_PARTS, "all")} for s, rs in by_setting.items()},
+            "list_messages": messages}  # fmt: skip
 
 
 def drain_here(run_id: str) -> None:
@@ -392,14 +466,28 @@ def render(results: dict[str, Any]) -> str:
               f"{verdict(push['p95_ms'] < 250)}), max {push['max_ms']:,.0f} ms",
               ""]  # fmt: skip
     pub = results["publishing"]
+    rounds = ", ".join(f"{r['setting']} {r['rate']:.1f}" for r in pub["rounds"])
     lines += ["## Runs/s of the demo flows, live publishing on and off", "",
-              f"- off: {', '.join(f'{r:.1f}' for r in pub['off'])} "
-              f"(median {pub['median_off']:.1f})",
-              f"- on: {', '.join(f'{r:.1f}' for r in pub['on'])} (median {pub['median_on']:.1f}; "
-              f"the runs-list socket received {pub['list_messages']} messages)",
-              f"- on / off: {pub['ratio']:.3f} (target: 0.95 or more: "
-              f"{verdict(pub['ratio'] >= 0.95)}; the batches vary by ±20% from one to the next, "
-              "so the in-process figure below is the one that can tell 5% apart)", ""]  # fmt: skip
+              "Scaled mode: Daphne, two `celery worker --concurrency=2` and a runs-list socket "
+              "open; rounds in the order off, on, on, off, each with fresh workers, a warm-up "
+              f"batch and {results['plan'].batches} timed batches of {results['plan'].batch_runs} "
+              "runs (median per round). Each pair of rounds gives one ratio.", "",
+              f"- runs/s per round: {rounds}",
+              f"- medians: off {pub['median']['off']:.1f}, on {pub['median']['on']:.1f} runs/s; "
+              f"the runs-list socket received {pub['list_messages']} messages",
+              f"- on / off per pair: {', '.join(f'{r:.3f}' for r in pub['ratios'])}",
+              f"- median on / off: {pub['ratio']:.3f} (target: 0.95 or more: "
+              f"{verdict(pub['ratio'] >= 0.95)})",
+              f"- runs per CPU second, on / off per pair: "
+              f"{', '.join(f'{r:.3f}' for r in pub['cpu_ratios'])}; median {pub['cpu_ratio']:.3f}",
+              "", "CPU ms per run, medians of the rounds (the workers and Daphne with their "
+              "children, PostgreSQL's backends on this database, Redis):", "",
+              "| publishing | " + " | ".join(SERVING_PARTS) + " | all |",
+              "| --- |" + " ---: |" * (len(SERVING_PARTS) + 1)]  # fmt: skip
+    for setting in ("off", "on"):
+        cells = [f"{pub['cpu'][setting][part]:.2f}" for part in (*SERVING_PARTS, "all")]
+        lines.append(f"| {setting} | {' | '.join(cells)} |")
+    lines.append("")
     hot = results["hot_path"]
     lines += ["## The engine's cost of publishing, in one process", "",
               "Demo runs driven to the end by `durable.advance` and `durable.run_actions` in the "
@@ -428,7 +516,7 @@ def main(argv: list[str] | None = None) -> int:
     procs = Processes(worker_env(database, var_dir) | {"DJANGO_HTTPS": "0"}, Path(var_dir))
     admin_execute(f"CREATE DATABASE {database}")
     results: dict[str, Any] = {"at": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
-                               "mode": " --quick" if args.quick else ""}  # fmt: skip
+                               "mode": " --quick" if args.quick else "", "plan": plan}  # fmt: skip
     try:
         flush_redis()
         configure_django(procs.env)
@@ -440,7 +528,7 @@ def main(argv: list[str] | None = None) -> int:
         flush_redis()  # the advance messages nobody consumed
         port = 8600 + secrets.randbelow(300)
         base = f"http://127.0.0.1:{port}"
-        procs.start("daphne", [str(BIN / "daphne"), "-b", "127.0.0.1", "-p", str(port),
+        daphne = procs.start("daphne", [str(BIN / "daphne"), "-b", "127.0.0.1", "-p", str(port),
                                "braid.asgi:application"])  # fmt: skip
         wait_http(base)
         workers = start_workers(procs, "braid", ["lat-a", "lat-b"], [["--beat"], []])
@@ -449,7 +537,7 @@ def main(argv: list[str] | None = None) -> int:
         finally:
             for process in workers:
                 procs.stop(process)
-        results["publishing"] = measure_publishing(plan, procs, base)
+        results["publishing"] = measure_publishing(plan, procs, base, daphne.pid, database)
     finally:
         procs.stop_all()
         cleanup(database)

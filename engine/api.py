@@ -48,6 +48,15 @@ class RunSerializer(serializers.ModelSerializer):
         return run.flow_version.flow.slug if run.flow_version else None
 
 
+def listed(runs: QuerySet[Run]) -> QuerySet[Run]:
+    """Read only the columns RunSerializer shows: not the run's graphs, snapshot or redrive,
+    nor its flow version's document, which a list of runs would decode row by row."""
+    return runs.select_related("flow_version__flow", "started_by").only(
+        "id", "label", "status", "input", "state", "error", "created_at", "updated_at",
+        "flow_version__number", "flow_version__flow__slug", "started_by__username",
+    )  # fmt: skip
+
+
 class StartSerializer(serializers.Serializer):
     """What starting a run takes: a flow slug, optionally a version, and the input."""
 
@@ -261,7 +270,7 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
     @extend_schema(parameters=FILTERS)
     def list(self, request: Request, *args: object, **kwargs: object) -> Response:
         runs = filtered(self.get_queryset(), request.query_params.dict(), request.user)
-        page = self.paginate_queryset(runs)
+        page = self.paginate_queryset(listed(runs))
         return self.get_paginated_response(RunSerializer(page, many=True).data)
 
     @extend_schema(

@@ -1,11 +1,14 @@
 """Live push: after a step commits, tell the monitor's sockets that a run's rows changed.
 
 The engine's hot path only marks the run dirty (a set insert under a lock). A publisher
-thread per process sends one "changed" message per dirty run every FLUSH_S seconds, to
-the run's group and to the runs list's group, so a burst of 10,000 foreach steps costs
-the channel layer a handful of messages. The inbox's notices (approvals/live.py) go the
-same way. The consumers (monitor/consumers.py) compute
-what to send: the engine never builds a browser's message.
+thread per process sends one "changed" message per dirty run every FLUSH_S seconds to the
+run's group, so a burst of 10,000 foreach steps costs the channel layer a handful of
+messages, and only to groups a socket joined (joined_groups). The runs list's group gets
+one message naming every run changed since the last one, at most every LIST_FLUSH_S: a
+list is live at half a second, and a message per flush per worker process cost the
+serving process more than the runs did (bench/MONITOR.md). The inbox's notices
+(approvals/live.py) go the same way. The consumers (monitor/consumers.py) compute what
+to send: the engine never builds a browser's message.
 
 With the in-memory channel layer (`make run`), the layer lives in the serving process and
 its queues belong to Daphne's event loop, so messages are handed to that loop. With
@@ -23,10 +26,12 @@ from collections.abc import Callable
 from typing import Any
 
 from channels.layers import InMemoryChannelLayer, get_channel_layer
+from channels_redis.core import RedisChannelLayer
 from django.conf import settings
 from django.db import transaction
 
 FLUSH_S = 0.05
+LIST_FLUSH_S = 0.5
 RUNS_GROUP = "runs"
 logger = logging.getLogger(__name__)
 
@@ -42,6 +47,8 @@ class Publisher:
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.dirty: set[str] = set()
+        self.listed: set[str] = set()  # changed runs the runs list has not been told of
+        self.listed_at = 0.0  # when the runs list was last told (time.monotonic())
         self.notices: set[tuple[str, str]] = set()  # (group, message type), e.g. the inbox's
         self.wake = threading.Event()
         self.pid = 0
@@ -66,29 +73,41 @@ class Publisher:
                 self.thread.start()
         self.wake.set()
 
-    def take(self) -> list[tuple[str, dict[str, Any]]]:
-        """Return and forget what is to be sent, as (group, message) pairs."""
+    def take(self, now: float) -> list[tuple[str, dict[str, Any]]]:
+        """Return and forget what is to be sent at `now`, as (group, message) pairs."""
         with self.lock:
             runs, self.dirty = sorted(self.dirty), set()
             notices, self.notices = sorted(self.notices), set()
-        messages = [(run_group(r), {"type": "run.changed", "run": r}) for r in runs]
-        if runs:
-            messages.append((RUNS_GROUP, {"type": "runs.changed", "runs": runs}))
+            self.listed.update(runs)
+            listed: list[str] = []
+            if self.listed and now - self.listed_at >= LIST_FLUSH_S:
+                listed, self.listed, self.listed_at = sorted(self.listed), set(), now
+        messages: list[tuple[str, dict[str, Any]]] = [
+            (run_group(r), {"type": "run.changed", "run": r}) for r in runs
+        ]
+        if listed:
+            messages.append((RUNS_GROUP, {"type": "runs.changed", "runs": listed}))
         return messages + [(group, {"type": kind}) for group, kind in notices]
 
+    def list_due_in(self, now: float) -> float | None:
+        """Return the seconds until the runs list's held changes are due; None if none."""
+        with self.lock:
+            return max(0.0, self.listed_at + LIST_FLUSH_S - now) if self.listed else None
+
     def loop(self) -> None:
-        """Flush forever: wait for a change, let a burst gather, send one message per run.
+        """Flush forever: wait for a change (or for the runs list's held changes to be due),
+        let a burst gather, send one message per run.
 
         The thread blocks on a plain Event (no executor threads, which would keep the
         interpreter from exiting) and keeps one event loop of its own for the sends.
         """
         sending = asyncio.new_event_loop()
         while True:
-            self.wake.wait()
+            self.wake.wait(self.list_due_in(time.monotonic()))
             self.wake.clear()
             time.sleep(FLUSH_S)
             try:
-                sending.run_until_complete(self.send(self.take()))
+                sending.run_until_complete(self.send(self.take(time.monotonic())))
             except Exception:  # a lost notice only delays a browser; the next change resyncs
                 logger.exception("publishing run changes failed")
 
@@ -107,8 +126,36 @@ class Publisher:
             for group, message in messages:
                 asyncio.run_coroutine_threadsafe(layer.group_send(group, message), loop)
             return
+        joined = await joined_groups(layer, {group for group, _ in messages})
         for group, message in messages:
-            await layer.group_send(group, message)
+            if group in joined:
+                await layer.group_send(group, message)
+
+
+async def joined_groups(layer: Any, groups: set[str]) -> set[str]:
+    """Return the groups some socket may have joined: with channels-redis, those whose key
+    exists, asked in one pipelined round trip per Redis host; with any other layer, all.
+
+    Most runs have nobody watching them, and a group_send costs two round trips even to an
+    empty group, each a few hundred microseconds of a worker's CPU on a busy machine. A
+    group's key exists from its first member's group_add (which a socket makes before
+    reading its snapshot) until group_expiry after the last, so a group with a member is
+    never skipped; a stale one costs only a send. tests/django/test_monitor__publisher.py
+    checks the key against channels-redis itself.
+    """
+    if not isinstance(layer, RedisChannelLayer):
+        return groups
+    by_host: dict[int, list[str]] = {}
+    for group in sorted(groups):
+        by_host.setdefault(layer.consistent_hash(group), []).append(group)
+    joined: set[str] = set()
+    for index, names in by_host.items():
+        pipe = layer.connection(index).pipeline(transaction=False)
+        for name in names:
+            pipe.exists(layer._group_key(name))
+        found = await pipe.execute()
+        joined.update(name for name, exists in zip(names, found, strict=True) if exists)
+    return joined
 
 
 PUBLISHER = Publisher()

@@ -25,7 +25,7 @@ from django.db.models import Count
 from braid import sockets
 from braid.permissions import Act, allows
 from engine import live, services
-from engine.api import RunSerializer, visible_runs
+from engine.api import RunSerializer, listed, visible_runs
 from engine.models import Run
 
 COALESCE_S = 0.1
@@ -174,8 +174,7 @@ class RunsConsumer(LiveConsumer):
 
     def rows(self, run_ids: list[str]) -> list[dict[str, Any]]:
         runs = visible_runs(Run.objects.filter(pk__in=run_ids), self.user)
-        runs = runs.select_related("flow_version__flow", "started_by").order_by("-created_at")
-        return list(RunSerializer(runs, many=True).data)
+        return list(RunSerializer(listed(runs).order_by("-created_at"), many=True).data)
 
     async def send_snapshot(self) -> None:
         counts = await database_sync_to_async(self.counts)()

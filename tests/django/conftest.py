@@ -54,6 +54,7 @@ def live_notices_stay_in_their_test() -> Iterator[None]:
     yield
     with PUBLISHER.lock:
         PUBLISHER.dirty.clear()
+        PUBLISHER.listed.clear()
         PUBLISHER.notices.clear()
     PUBLISHER.serving_loop = None
     layer = get_channel_layer()

@@ -122,6 +122,25 @@ def test_users_see_their_own_runs_and_admins_see_all_with_filters(demo, client_f
 
 
 @pytest.mark.django_db
+def test_the_list_reads_no_graph_snapshot_or_flow_document(demo, client_for) -> None:  # type: ignore[no-untyped-def]
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    admin = client_for("admin")
+    run = start(admin, "staged-gathers")
+    with CaptureQueriesContext(connection) as queries:
+        listed = admin.get("/api/runs/").json()["results"]
+    selects = [q["sql"] for q in queries if '"engine_run"."id"' in q["sql"]]
+    assert len(selects) == 1
+    for column in ('"engine_run"."graphs"', '"engine_run"."snapshot"', '"engine_run"."redrive"',
+                   '"designer_flowversion"."graph"'):  # fmt: skip
+        assert column not in selects[0]
+    assert [(r["id"], r["flow"], r["version"], r["started_by"], r["input"]) for r in listed] == [
+        (run["id"], "staged-gathers", 1, "admin", {})
+    ]
+
+
+@pytest.mark.django_db
 def test_only_admins_cancel_and_a_cancelled_run_stops_waiting(demo, client_for) -> None:  # type: ignore[no-untyped-def]
     analyst, admin = client_for("analyst"), client_for("admin")
     body = start(analyst, "invoice-sign-off", {"invoice": {"id": "1", "amount": 2, "vendor": "V"}})
