@@ -9,6 +9,7 @@ a person's decision can advance it.
 from __future__ import annotations
 
 import datetime as dt
+import itertools
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
@@ -144,6 +145,8 @@ class InProcessRuntime:
     approval_timer_wait_s: float | None = None
     pending: list[Command] = field(default_factory=list, repr=False)
     refused: list[Refused] = field(default_factory=list, repr=False)
+    # The last time stamped and its text: a run's events are stamped many times a second.
+    stamped: tuple[dt.datetime | None, str] = field(default=(None, ""), repr=False)
 
     def start(
         self, run_id: str, graphs: Mapping[str, Graph], flow: str, input_value: Any
@@ -182,7 +185,10 @@ class InProcessRuntime:
 
     def stamp(self) -> str:
         """Return the clock's time as RFC 3339."""
-        return format_timestamp(self.clock.now())
+        now = self.clock.now()
+        if now != self.stamped[0]:
+            self.stamped = (now, format_timestamp(now))
+        return self.stamped[1]
 
     def advance(self, state: RunState, event: Event) -> RunState:
         """Apply the event and everything it causes; wait out timers while nobody is asked."""
@@ -233,11 +239,17 @@ class InProcessRuntime:
     def commit(self, state: RunState, commands: list[Command]) -> None:
         """Save what the state changed with the rows, trace and approvals of the commands
         (and held ones)."""
-        everything = [*self.pending, *commands]
+        rows: list[WriteRow] = []
+        trace: list[Trace] = []
+        approvals: list[RequestApproval | CloseApproval] = []
+        for command in itertools.chain(self.pending, commands):  # one pass: most are traces
+            if isinstance(command, Trace):
+                trace.append(command)
+            elif isinstance(command, WriteRow):
+                rows.append(command)
+            elif isinstance(command, (RequestApproval, CloseApproval)):
+                approvals.append(command)
         self.pending.clear()
-        rows = [c for c in everything if isinstance(c, WriteRow)]
-        trace = [c for c in everything if isinstance(c, Trace)]
-        approvals = [c for c in everything if isinstance(c, (RequestApproval, CloseApproval))]
         status = state.status if state.started else RunStatus.RUNNING
         self.store.commit(
             state.run_id, status, take_delta(state), rows, trace, state.error, approvals=approvals
