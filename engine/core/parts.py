@@ -164,7 +164,7 @@ def take_delta(state: RunState) -> SnapshotDelta:
     put: dict[str, JSON] = {}
     drop: list[str] = []
     frame_changes(state, put, drop)
-    lineage_changes(state, put)
+    lineage_changes(state, put, drop)
     gather_changes(state, put, drop)
     for kind, values in (("wait", state.waits), ("live", state.live)):
         for key in values.touched:
@@ -250,17 +250,25 @@ def drop_split(persisted: Persisted, frame_id: int, drop: list[str], items: bool
             drop.extend(f"{name}:{frame_id}/{k}" for k in itertools.islice(stored, count))
 
 
-def lineage_changes(state: RunState, put: dict[str, JSON]) -> None:
-    """Put the lineage headers changed and the writes appended since the last delta."""
+def lineage_changes(state: RunState, put: dict[str, JSON], drop: list[str]) -> None:
+    """Put the lineage headers changed and the writes appended since the last delta; drop
+    the lineages released (engine.core.lineages) with their writes."""
     lineages = state.lineages
     stored = state.persisted.writes
     for lineage_id in lineages.touched:
-        lineage = lineages.all[lineage_id]
+        lineage = lineages.all.get(lineage_id)
+        if lineage is None:
+            if lineage_id in stored:
+                drop.append(f"lineage:{lineage_id}")
+                drop.extend(f"write:{lineage_id}/{i}" for i in range(stored.pop(lineage_id)))
+            continue
         put[f"lineage:{lineage_id}"] = {
             "id": lineage.id, "scope": lineage.scope, "parent": lineage.parent,
             "depth": lineage.depth, "base": lineage.base, "abandoned": lineage.abandoned,
         }  # fmt: skip
     for lineage_id in lineages.touched | lineages.written:
+        if lineage_id not in lineages.all:
+            continue
         writes = lineages.all[lineage_id].writes
         first = stored.get(lineage_id, 0)
         for index in range(first, len(writes)):

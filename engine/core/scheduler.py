@@ -650,6 +650,7 @@ class Stepper:
             self.fail(frame, f"gather {gather.id}: {conflict}")
             return
         lineages.abandon(t.lineage for t in tokens)
+        lineages.release(t.lineage for t in tokens)
         provenance = [p for t in tokens for p in t.provenance]
         inputs = [[slot, t.execution_id] for slot, t in zip(gather.slots, tokens, strict=True)]
         order: JSON = list(gather.slots)
@@ -759,6 +760,7 @@ class Stepper:
             self.fail(frame, message)
             return
         lineages.abandon(done)
+        lineages.release(done)
         frame.lineage = merged.id
         failed = sorted(barrier["failed"], key=int)
         errors: dict[str, JSON] = {}
@@ -819,6 +821,7 @@ class Stepper:
         """An iteration returned: fold its writes into the loop's lineage and go again."""
         merged = self.state.lineages.merge([lineage], frame.lineage)
         self.state.lineages.abandon([lineage])
+        self.state.lineages.release([lineage])
         frame.lineage = merged.id
         try:
             self.next_iteration(frame, self.state.node_of(frame))  # type: ignore[arg-type]
