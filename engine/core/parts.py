@@ -229,14 +229,21 @@ def entry_changes(
     persisted: Persisted, frame_id: int, name: str, entries: dict[str, JSON],
     put: dict[str, JSON], drop: list[str],
 ) -> None:  # fmt: skip
-    """Put a foreach's new done or failed entries (they only grow while the dict lives)."""
+    """Put a foreach's new done or failed entries (they only grow while the dict lives).
+
+    The new entries are the last ones: they are read from the end, so a step costs the
+    entries it added, not the thousands before them.
+    """
     stored, count = persisted.entries.get((frame_id, name), (None, 0))
     if stored is not entries or len(entries) < count:
         if stored is not None:
             drop.extend(f"{name}:{frame_id}/{k}" for k in itertools.islice(stored, count))
         count = 0
-    for key, value in itertools.islice(entries.items(), count, None):
-        put[f"{name}:{frame_id}/{key}"] = value
+    added = len(entries) - count
+    if added:
+        newest = itertools.islice(reversed(entries.items()), added)
+        for key, value in reversed(list(newest)):
+            put[f"{name}:{frame_id}/{key}"] = value
     persisted.entries[(frame_id, name)] = (entries, len(entries))
 
 
