@@ -85,8 +85,7 @@ class InMemoryStore:
     traces: dict[str, list[Trace]] = field(default_factory=dict)
     requests: dict[str, dict[str, RequestApproval]] = field(default_factory=dict)
     closed: dict[str, dict[str, str]] = field(default_factory=dict)
-    # run -> key -> the part's value, decoded from the JSON text it was stored as
-    parts: dict[str, dict[str, Any]] = field(default_factory=dict)
+    parts: dict[str, dict[str, str]] = field(default_factory=dict)  # run -> key -> JSON text
 
     def create(self, run_id: str, flow: str, input_value: Any, graphs: dict[str, Any]) -> None:
         if run_id in self.runs:
@@ -120,10 +119,9 @@ class InMemoryStore:
         stored = self.runs[run_id]
         if not is_head(stored.snapshot):
             return stored
-        parts = copy_json(self.parts[run_id])  # assembling fills the caller's copy in
+        parts = ((key, json.loads(text)) for key, text in self.parts[run_id].items())
         return StoredRun(stored.run_id, stored.flow, stored.input, stored.status,
-                         assemble(stored.snapshot, parts.items()), stored.graphs,
-                         stored.error)  # fmt: skip
+                         assemble(stored.snapshot, parts), stored.graphs, stored.error)  # fmt: skip
 
     def known(self, run_id: str) -> None:
         """Raise UnknownRun unless the run exists."""
@@ -144,23 +142,19 @@ class InMemoryStore:
         return [request for key, request in self.requests[run_id].items() if key not in closed]
 
 
-def apply_parts(parts: dict[str, Any], snapshot: dict[str, Any] | SnapshotDelta) -> dict[str, Any]:
-    """Store a whole snapshot or a delta's parts; return what goes in the run's snapshot: the
-    whole snapshot, or the delta's head.
-
-    What is stored went through JSON text now, as a database would keep it (no object is
-    shared with the live state): the head and the parts put in one encoding per commit.
-    """
+def apply_parts(parts: dict[str, str], snapshot: dict[str, Any] | SnapshotDelta) -> dict[str, Any]:
+    """Store a whole snapshot or a delta's parts (encoded now, as a database would); return
+    what goes in the run's snapshot: the whole snapshot, or the delta's head."""
     if not isinstance(snapshot, SnapshotDelta):
         parts.clear()
         return copy_json(snapshot)
-    head, put = json.loads(json.dumps([snapshot.head, snapshot.put]))
     if snapshot.replace:
         parts.clear()
     for key in snapshot.drop:
         parts.pop(key, None)
-    parts.update(put)
-    return head  # type: ignore[no-any-return]
+    for key, value in snapshot.put.items():
+        parts[key] = json.dumps(value)
+    return copy_json(snapshot.head)
 
 
 def copy_json(value: dict[str, Any]) -> dict[str, Any]:

@@ -86,7 +86,7 @@ class Driver:
     closed: list[CloseApproval] = field(default_factory=list)
     cancelled_timers: list[str] = field(default_factory=list)
     finished: RunFinished | None = None
-    parts: dict[str, Any] = field(default_factory=dict)
+    parts: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         graphs = {"main": graph_of(self.document)}
@@ -107,7 +107,7 @@ class Driver:
         """
         if self.round_trip:
             head = apply_parts(self.parts, take_delta(self.state))
-            assembled = assemble(head, json.loads(json.dumps(self.parts)).items())
+            assembled = assemble(head, ((k, json.loads(v)) for k, v in self.parts.items()))
             whole = json.loads(json.dumps(self.state.to_json()))
             assert {**assembled, "stored": None} == {**whole, "stored": None}
             self.state = restore(assembled, self.graphs)
