@@ -75,6 +75,9 @@ def name_list(names: Sequence[str]) -> str:
     return ", ".join(f"`{name}`" for name in names) if names else "no fields"
 
 
+ROOT_ID = str(ExecutionId.root())
+
+
 class FlowFailure(Exception):
     """Raised inside a node handler to fail the frame's activation with a message."""
 
@@ -141,15 +144,19 @@ class Stepper:
 
     # ------------------------------------------------------------------ emitting
 
-    def row(self, frame: Frame, status: RowStatus, result: JSON = None, **kw: Any) -> None:
-        """Write the node row of the frame's node with the frame's execution id."""
+    def row(
+        self, frame: Frame, status: RowStatus, result: JSON = None, *, node: str | None = None,
+        execution_id: str | None = None,
+    ) -> None:  # fmt: skip
+        """Write the row of the frame's node (or `node`) with the frame's execution id (or
+        `execution_id`)."""
         self.commands.append(
             WriteRow(
-                node=self.state.path(frame, kw.get("node")),
+                node=self.state.scopes[frame.scope].prefix + (node or frame.node),
                 status=status,
-                execution_id=kw.get("execution_id", frame.execution_id),
+                execution_id=execution_id or frame.execution_id,
                 result=result,
-                attempt=kw.get("attempt", frame.attempt),
+                attempt=frame.attempt,
             )
         )
 
@@ -158,8 +165,12 @@ class Stepper:
         execution: str | None = None, **detail: JSON,
     ) -> None:  # fmt: skip
         """Append a trace event for a frame (or the run), under `execution` when given."""
-        execution_id = execution or (frame.execution_id if frame else str(ExecutionId.root()))
-        path = self.state.path(frame, node) if frame and (node or frame.node) else node
+        if frame is None:
+            execution_id, path = execution or ROOT_ID, node
+        else:
+            execution_id = execution or frame.execution_id
+            named = node or frame.node
+            path = self.state.scopes[frame.scope].prefix + named if named else node
         self.commands.append(
             Trace(
                 event=event, execution_id=execution_id, node=path, at=self.state.now, detail=detail
