@@ -156,8 +156,12 @@ def branch_text(parent: str, node: str, branch: str) -> str:
 
 @lru_cache(maxsize=65536)
 def encoded(text: str) -> str:
-    """Return the comparable encoding of an id's text (cached: every row write compares)."""
-    return _parse(text).encode()
+    """Return the comparable encoding of an id's text (cached: every row write compares).
+
+    The id is parsed without the parse cache: only the text is kept, not 4 objects per id
+    that every full garbage collection would walk again.
+    """
+    return ExecutionId._parse_uncached(text).encode()
 
 
 @lru_cache(maxsize=65536)

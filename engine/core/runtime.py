@@ -44,6 +44,9 @@ from engine.core.store import ExecutionStore
 from engine.core.values import nests_deeper_than
 
 
+STORED = (Trace, WriteRow, RequestApproval, CloseApproval)  # the commands a commit stores
+
+
 class Clock(Protocol):
     """Where the runtime reads the time and waits for timers."""
 
@@ -143,6 +146,8 @@ class InProcessRuntime:
     # How long to wait for a timer while a person is asked (a `wait` racing an approval):
     # None stops at the person, as a decision may come any time (braid run: --max-wait).
     approval_timer_wait_s: float | None = None
+    # What the next commit stores of the steps not committed yet: rows, trace, approvals
+    # (other commands are carried out at once; holding them would only grow the heap).
     pending: list[Command] = field(default_factory=list, repr=False)
     refused: list[Refused] = field(default_factory=list, repr=False)
     # The last time stamped and its text: a run's events are stamped many times a second.
@@ -228,7 +233,7 @@ class InProcessRuntime:
         if self.snapshot_every_step or state.status.finished:
             self.commit(state, commands)
         else:
-            self.pending.extend(commands)
+            self.pending.extend(c for c in commands if isinstance(c, STORED))
         for command in commands:
             if isinstance(command, RunAction):
                 events.append(self.run_action(command, state.run_id))
@@ -242,7 +247,7 @@ class InProcessRuntime:
         rows: list[WriteRow] = []
         trace: list[Trace] = []
         approvals: list[RequestApproval | CloseApproval] = []
-        for command in itertools.chain(self.pending, commands):  # one pass: most are traces
+        for command in itertools.chain(self.pending, commands):  # one pass: most are trace
             if isinstance(command, Trace):
                 trace.append(command)
             elif isinstance(command, WriteRow):
