@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from engine.core.events import CloseApproval, RequestApproval, RunStatus, Trace, WriteRow
@@ -86,6 +86,8 @@ class InMemoryStore:
     requests: dict[str, dict[str, RequestApproval]] = field(default_factory=dict)
     closed: dict[str, dict[str, str]] = field(default_factory=dict)
     parts: dict[str, dict[str, str]] = field(default_factory=dict)  # run -> key -> JSON text
+    # run -> the JSON text of its whole snapshot or head; `runs` holds an empty snapshot
+    snapshots: dict[str, str] = field(default_factory=dict)
 
     def create(self, run_id: str, flow: str, input_value: Any, graphs: dict[str, Any]) -> None:
         if run_id in self.runs:
@@ -96,6 +98,7 @@ class InMemoryStore:
         self.requests[run_id] = {}
         self.closed[run_id] = {}
         self.parts[run_id] = {}
+        self.snapshots[run_id] = "{}"
 
     def commit(
         self, run_id: str, status: RunStatus, snapshot: dict[str, Any] | SnapshotDelta,
@@ -105,9 +108,9 @@ class InMemoryStore:
         stored = self.runs.get(run_id)
         if stored is None:
             raise UnknownRun(run_id)
-        head = apply_parts(self.parts[run_id], snapshot)
+        self.snapshots[run_id] = apply_parts(self.parts[run_id], snapshot)
         self.runs[run_id] = StoredRun(
-            run_id, stored.flow, stored.input, status, head, stored.graphs, error
+            run_id, stored.flow, stored.input, status, {}, stored.graphs, error
         )
         write_rows(self.node_rows[run_id], rows)
         self.traces[run_id].extend(trace)
@@ -117,11 +120,11 @@ class InMemoryStore:
         if run_id not in self.runs:
             raise UnknownRun(run_id)
         stored = self.runs[run_id]
-        if not is_head(stored.snapshot):
-            return stored
-        parts = ((key, json.loads(text)) for key, text in self.parts[run_id].items())
-        return StoredRun(stored.run_id, stored.flow, stored.input, stored.status,
-                         assemble(stored.snapshot, parts), stored.graphs, stored.error)  # fmt: skip
+        snapshot: dict[str, Any] = json.loads(self.snapshots[run_id])
+        if is_head(snapshot):
+            parts = ((key, json.loads(text)) for key, text in self.parts[run_id].items())
+            snapshot = assemble(snapshot, parts)
+        return replace(stored, snapshot=snapshot)
 
     def known(self, run_id: str) -> None:
         """Raise UnknownRun unless the run exists."""
@@ -142,25 +145,23 @@ class InMemoryStore:
         return [request for key, request in self.requests[run_id].items() if key not in closed]
 
 
-def apply_parts(parts: dict[str, str], snapshot: dict[str, Any] | SnapshotDelta) -> dict[str, Any]:
+def apply_parts(parts: dict[str, str], snapshot: dict[str, Any] | SnapshotDelta) -> str:
     """Store a whole snapshot or a delta's parts (encoded now, as a database would); return
-    what goes in the run's snapshot: the whole snapshot, or the delta's head."""
+    the JSON text of what goes in the run's snapshot: the whole snapshot, or the delta's head.
+
+    Text is decoded when it is read (`load`), as a database would: a step pays the
+    encoding of what it changed, not a copy of it.
+    """
     if not isinstance(snapshot, SnapshotDelta):
         parts.clear()
-        return copy_json(snapshot)
+        return json.dumps(snapshot)
     if snapshot.replace:
         parts.clear()
     for key in snapshot.drop:
         parts.pop(key, None)
     for key, value in snapshot.put.items():
         parts[key] = json.dumps(value)
-    return copy_json(snapshot.head)
-
-
-def copy_json(value: dict[str, Any]) -> dict[str, Any]:
-    """Return a copy through JSON text, as a database would keep it."""
-    copied: dict[str, Any] = json.loads(json.dumps(value))
-    return copied
+    return json.dumps(snapshot.head)
 
 
 def write_rows(rows: dict[str, NodeRow], writes: Iterable[WriteRow]) -> None:
