@@ -204,16 +204,15 @@ def frame_changes(state: RunState, put: dict[str, JSON], drop: list[str]) -> Non
     for frame_id in state.frames.touched:
         frame = dict.get(state.frames, frame_id)
         if frame is None:
-            if frame_id in persisted.items or any(
-                (frame_id, name) in persisted.entries for name in ENTRIES
-            ):
+            if has_split(persisted, frame_id):
                 drop_split(persisted, frame_id, drop, items=True)
             drop.append(f"frame:{frame_id}")
             continue
         put[f"frame:{frame_id}"] = frame_part(frame)
         barrier = frame.barrier
         if barrier.get("kind") != "foreach":
-            drop_split(persisted, frame_id, drop, items=True)
+            if has_split(persisted, frame_id):
+                drop_split(persisted, frame_id, drop, items=True)
             continue
         items = barrier.get("items")
         if items is not None and persisted.items.get(frame_id) is not items:
@@ -245,6 +244,16 @@ def entry_changes(
         for key, value in reversed(list(newest)):
             put[f"{name}:{frame_id}/{key}"] = value
     persisted.entries[(frame_id, name)] = (entries, len(entries))
+
+
+def has_split(persisted: Persisted, frame_id: int) -> bool:
+    """Return whether the store holds foreach items or entries of the frame."""
+    entries = persisted.entries
+    return (
+        frame_id in persisted.items
+        or (frame_id, "done") in entries
+        or (frame_id, "failed") in entries
+    )
 
 
 def drop_split(persisted: Persisted, frame_id: int, drop: list[str], items: bool) -> None:
