@@ -43,7 +43,6 @@ from engine.core.state import RunState
 from engine.core.store import ExecutionStore
 from engine.core.values import nests_deeper_than
 
-
 STORED = (Trace, WriteRow, RequestApproval, CloseApproval)  # the commands a commit stores
 
 
@@ -233,7 +232,7 @@ class InProcessRuntime:
         if self.snapshot_every_step or state.status.finished:
             self.commit(state, commands)
         else:
-            self.pending.extend(c for c in commands if isinstance(c, STORED))
+            self.pending += [c for c in commands if isinstance(c, STORED)]
         for command in commands:
             if isinstance(command, RunAction):
                 events.append(self.run_action(command, state.run_id))
