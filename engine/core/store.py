@@ -85,9 +85,8 @@ class InMemoryStore:
     traces: dict[str, list[Trace]] = field(default_factory=dict)
     requests: dict[str, dict[str, RequestApproval]] = field(default_factory=dict)
     closed: dict[str, dict[str, str]] = field(default_factory=dict)
-    parts: dict[str, dict[str, str]] = field(default_factory=dict)  # run -> key -> JSON text
-    # run -> the JSON text of its whole snapshot or head; `runs` holds an empty snapshot
-    snapshots: dict[str, str] = field(default_factory=dict)
+    # run -> its snapshot as a log of commits (`runs` holds an empty snapshot)
+    snapshots: dict[str, DeltaLog] = field(default_factory=dict)
 
     def create(self, run_id: str, flow: str, input_value: Any, graphs: dict[str, Any]) -> None:
         if run_id in self.runs:
@@ -97,8 +96,7 @@ class InMemoryStore:
         self.traces[run_id] = []
         self.requests[run_id] = {}
         self.closed[run_id] = {}
-        self.parts[run_id] = {}
-        self.snapshots[run_id] = "{}"
+        self.snapshots[run_id] = DeltaLog()
 
     def commit(
         self, run_id: str, status: RunStatus, snapshot: dict[str, Any] | SnapshotDelta,
@@ -108,7 +106,7 @@ class InMemoryStore:
         stored = self.runs.get(run_id)
         if stored is None:
             raise UnknownRun(run_id)
-        self.snapshots[run_id] = apply_parts(self.parts[run_id], snapshot)
+        self.snapshots[run_id].append(snapshot)
         self.runs[run_id] = StoredRun(
             run_id, stored.flow, stored.input, status, {}, stored.graphs, error
         )
@@ -120,10 +118,9 @@ class InMemoryStore:
         if run_id not in self.runs:
             raise UnknownRun(run_id)
         stored = self.runs[run_id]
-        snapshot: dict[str, Any] = json.loads(self.snapshots[run_id])
+        snapshot, parts = self.snapshots[run_id].replay()
         if is_head(snapshot):
-            parts = ((key, json.loads(text)) for key, text in self.parts[run_id].items())
-            snapshot = assemble(snapshot, parts)
+            snapshot = assemble(snapshot, parts.items())
         return replace(stored, snapshot=snapshot)
 
     def known(self, run_id: str) -> None:
@@ -143,6 +140,43 @@ class InMemoryStore:
         self.known(run_id)
         closed = self.closed[run_id]
         return [request for key, request in self.requests[run_id].items() if key not in closed]
+
+
+@dataclass
+class DeltaLog:
+    """A run's stored snapshot: the JSON text of each commit since it was last compacted.
+
+    A commit appends one text (its head and the parts it put and dropped, or a whole
+    snapshot), so a step pays one encoding of what it changed, as an append-only log in a
+    database would. Loading replays the texts, and leaves the log compacted into one.
+    """
+
+    texts: list[str] = field(default_factory=list)
+
+    def append(self, snapshot: dict[str, Any] | SnapshotDelta) -> None:
+        """Log a commit's snapshot or delta; one that replaces everything starts the log."""
+        if isinstance(snapshot, SnapshotDelta):
+            entry = {"head": snapshot.head, "put": snapshot.put, "drop": snapshot.drop}
+            whole = snapshot.replace
+        else:
+            entry, whole = {"head": snapshot, "put": {}, "drop": []}, True
+        if whole:
+            self.texts.clear()
+        self.texts.append(json.dumps(entry))
+
+    def replay(self) -> tuple[dict[str, Any], dict[str, Any]]:
+        """Return the last head (or whole snapshot) and the parts stored; compact the log."""
+        head: dict[str, Any] = {}
+        parts: dict[str, Any] = {}
+        for text in self.texts:
+            entry = json.loads(text)
+            for key in entry["drop"]:
+                parts.pop(key, None)
+            parts.update(entry["put"])
+            head = entry["head"]
+        if len(self.texts) > 1:
+            self.texts = [json.dumps({"head": head, "put": parts, "drop": []})]
+        return head, parts
 
 
 def apply_parts(parts: dict[str, str], snapshot: dict[str, Any] | SnapshotDelta) -> str:
