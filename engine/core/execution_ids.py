@@ -28,10 +28,15 @@ class Segment:
     number: int
 
     def __post_init__(self) -> None:
-        if not self.name or SEPARATOR in self.name:
-            raise ExecutionIdError(f"a segment name must be non-empty without ':': {self.name!r}")
-        if not 1 <= self.number <= MAX_NUMBER:
-            raise ExecutionIdError(f"a segment number must be 1..{MAX_NUMBER}: {self.number}")
+        check_segment(self.name, self.number)
+
+
+def check_segment(name: str, number: int) -> None:
+    """Raise ExecutionIdError unless the name and number make a valid segment."""
+    if not name or SEPARATOR in name:
+        raise ExecutionIdError(f"a segment name must be non-empty without ':': {name!r}")
+    if not 1 <= number <= MAX_NUMBER:
+        raise ExecutionIdError(f"a segment number must be 1..{MAX_NUMBER}: {number}")
 
 
 @total_ordering
@@ -129,16 +134,57 @@ class ExecutionId:
         return cls.parse(text)
 
 
+def child_text(parent: str, name: str, number: int = 1) -> str:
+    """Return the text of the id one boundary below the id `parent` (a valid id's text).
+
+    Equal to `str(ExecutionId.parse(parent).child(name, number))`, without building the
+    segments: a fork of 10,000 branches or a foreach of 10,000 items makes one per child.
+    """
+    check_segment(name, number)
+    return f"{parent}{SEPARATOR}{name}{SEPARATOR}{number}"
+
+
+def iteration_text(parent: str, node: str, number: int) -> str:
+    """Return the text of a loop iteration's or foreach item's id (see ExecutionId.iteration)."""
+    return child_text(parent, node, number)
+
+
+def branch_text(parent: str, node: str, branch: str) -> str:
+    """Return the text of a fork or race branch's id (see ExecutionId.branch)."""
+    return child_text(parent, f"{node}.{branch}")
+
+
 @lru_cache(maxsize=65536)
 def encoded(text: str) -> str:
-    """Return the comparable encoding of an id's text (cached: every row write compares)."""
-    return _parse(text).encode()
+    """Return the comparable encoding of an id's text (cached: every row write compares).
+
+    The id is parsed without the parse cache: only the text is kept, not 4 objects per id
+    that every full garbage collection would walk again.
+    """
+    return ExecutionId._parse_uncached(text).encode()
 
 
 @lru_cache(maxsize=65536)
 def _parse(text: str) -> ExecutionId:
     """Parse once per distinct text: the ids of one run repeat in every row and token."""
     return ExecutionId._parse_uncached(text)
+
+
+def common_prefix_text(ids: list[str]) -> str:
+    """Return the text of `common_prefix` of ids given as text, without parsing them."""
+    first = ids[0].split(SEPARATOR)
+    length = len(first)
+    for text in ids[1:]:
+        parts = text.split(SEPARATOR)
+        length = min(length, len(parts))
+        index = 0
+        while index < length and parts[index] == first[index]:
+            index += 1
+        length = index
+    length -= length % 2  # whole segments only: a name alone is no segment
+    if length == 0:
+        raise ExecutionIdError("ids of different runs share no prefix")
+    return SEPARATOR.join(first[:length])
 
 
 def common_prefix(ids: list[ExecutionId]) -> ExecutionId:

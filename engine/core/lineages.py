@@ -65,6 +65,7 @@ class Lineages:
         self.fields: dict[int, Fields] = dict(fields_by_scope or {})
         self._views: dict[int, dict[str, JSON]] = {}
         self._owned: dict[int, set[str]] = {}  # fields whose value a lineage's writes made
+        self.children: dict[int, int] = {}  # lineage -> how many lineages have it as parent
         # What changed since the store last saw it (engine.core.parts): new or abandoned
         # lineages, and lineages with writes appended.
         self.touched: set[int] = set()
@@ -82,6 +83,8 @@ class Lineages:
 
     def _add(self, lineage: Lineage) -> Lineage:
         self.all[lineage.id] = lineage
+        if lineage.parent is not None:
+            self.children[lineage.parent] = self.children.get(lineage.parent, 0) + 1
         self.touched.add(lineage.id)
         self.next_id = max(self.next_id, lineage.id + 1)
         return lineage
@@ -190,6 +193,31 @@ class Lineages:
         for lineage_id in lineage_ids:
             self.all[lineage_id].abandoned = True
             self.touched.add(lineage_id)
+
+    def release(self, lineage_ids: Iterable[int]) -> None:
+        """Forget merged lineages: those abandoned that no lineage descends from.
+
+        A gather's, foreach's or loop's inputs are abandoned once merged, and their writes
+        live on in the merged lineage; nothing reads them again. Keeping them would grow a
+        run (its memory, its snapshot and the garbage collector's work) with every branch
+        or item. A lineage with children stays: its children's views start from it.
+        """
+        for lineage_id in lineage_ids:
+            lineage = self.all.get(lineage_id)
+            if lineage is None or not lineage.abandoned or self.children.get(lineage_id):
+                continue
+            del self.all[lineage_id]
+            self._views.pop(lineage_id, None)
+            self._owned.pop(lineage_id, None)
+            self.children.pop(lineage_id, None)
+            self.written.discard(lineage_id)
+            self.touched.add(lineage_id)  # the store drops its parts
+            if lineage.parent is not None:
+                left = self.children[lineage.parent] - 1
+                if left:
+                    self.children[lineage.parent] = left
+                else:
+                    del self.children[lineage.parent]
 
     def to_json(self) -> list[dict[str, object]]:
         """Return every lineage as JSON, in id order."""

@@ -164,7 +164,7 @@ def take_delta(state: RunState) -> SnapshotDelta:
     put: dict[str, JSON] = {}
     drop: list[str] = []
     frame_changes(state, put, drop)
-    lineage_changes(state, put)
+    lineage_changes(state, put, drop)
     gather_changes(state, put, drop)
     for kind, values in (("wait", state.waits), ("live", state.live)):
         for key in values.touched:
@@ -204,16 +204,15 @@ def frame_changes(state: RunState, put: dict[str, JSON], drop: list[str]) -> Non
     for frame_id in state.frames.touched:
         frame = dict.get(state.frames, frame_id)
         if frame is None:
-            if frame_id in persisted.items or any(
-                (frame_id, name) in persisted.entries for name in ENTRIES
-            ):
+            if has_split(persisted, frame_id):
                 drop_split(persisted, frame_id, drop, items=True)
             drop.append(f"frame:{frame_id}")
             continue
         put[f"frame:{frame_id}"] = frame_part(frame)
         barrier = frame.barrier
         if barrier.get("kind") != "foreach":
-            drop_split(persisted, frame_id, drop, items=True)
+            if has_split(persisted, frame_id):
+                drop_split(persisted, frame_id, drop, items=True)
             continue
         items = barrier.get("items")
         if items is not None and persisted.items.get(frame_id) is not items:
@@ -229,15 +228,32 @@ def entry_changes(
     persisted: Persisted, frame_id: int, name: str, entries: dict[str, JSON],
     put: dict[str, JSON], drop: list[str],
 ) -> None:  # fmt: skip
-    """Put a foreach's new done or failed entries (they only grow while the dict lives)."""
+    """Put a foreach's new done or failed entries (they only grow while the dict lives).
+
+    The new entries are the last ones: they are read from the end, so a step costs the
+    entries it added, not the thousands before them.
+    """
     stored, count = persisted.entries.get((frame_id, name), (None, 0))
     if stored is not entries or len(entries) < count:
         if stored is not None:
             drop.extend(f"{name}:{frame_id}/{k}" for k in itertools.islice(stored, count))
         count = 0
-    for key, value in itertools.islice(entries.items(), count, None):
-        put[f"{name}:{frame_id}/{key}"] = value
+    added = len(entries) - count
+    if added:
+        newest = itertools.islice(reversed(entries.items()), added)
+        for key, value in reversed(list(newest)):
+            put[f"{name}:{frame_id}/{key}"] = value
     persisted.entries[(frame_id, name)] = (entries, len(entries))
+
+
+def has_split(persisted: Persisted, frame_id: int) -> bool:
+    """Return whether the store holds foreach items or entries of the frame."""
+    entries = persisted.entries
+    return (
+        frame_id in persisted.items
+        or (frame_id, "done") in entries
+        or (frame_id, "failed") in entries
+    )
 
 
 def drop_split(persisted: Persisted, frame_id: int, drop: list[str], items: bool) -> None:
@@ -250,17 +266,25 @@ def drop_split(persisted: Persisted, frame_id: int, drop: list[str], items: bool
             drop.extend(f"{name}:{frame_id}/{k}" for k in itertools.islice(stored, count))
 
 
-def lineage_changes(state: RunState, put: dict[str, JSON]) -> None:
-    """Put the lineage headers changed and the writes appended since the last delta."""
+def lineage_changes(state: RunState, put: dict[str, JSON], drop: list[str]) -> None:
+    """Put the lineage headers changed and the writes appended since the last delta; drop
+    the lineages released (engine.core.lineages) with their writes."""
     lineages = state.lineages
     stored = state.persisted.writes
     for lineage_id in lineages.touched:
-        lineage = lineages.all[lineage_id]
+        lineage = lineages.all.get(lineage_id)
+        if lineage is None:
+            if lineage_id in stored:
+                drop.append(f"lineage:{lineage_id}")
+                drop.extend(f"write:{lineage_id}/{i}" for i in range(stored.pop(lineage_id)))
+            continue
         put[f"lineage:{lineage_id}"] = {
             "id": lineage.id, "scope": lineage.scope, "parent": lineage.parent,
             "depth": lineage.depth, "base": lineage.base, "abandoned": lineage.abandoned,
         }  # fmt: skip
     for lineage_id in lineages.touched | lineages.written:
+        if lineage_id not in lineages.all:
+            continue
         writes = lineages.all[lineage_id].writes
         first = stored.get(lineage_id, 0)
         for index in range(first, len(writes)):

@@ -9,6 +9,7 @@ a person's decision can advance it.
 from __future__ import annotations
 
 import datetime as dt
+import itertools
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
@@ -41,6 +42,8 @@ from engine.core.scheduler import Pick, step
 from engine.core.state import RunState
 from engine.core.store import ExecutionStore
 from engine.core.values import nests_deeper_than
+
+STORED = (Trace, WriteRow, RequestApproval, CloseApproval)  # the commands a commit stores
 
 
 class Clock(Protocol):
@@ -142,8 +145,12 @@ class InProcessRuntime:
     # How long to wait for a timer while a person is asked (a `wait` racing an approval):
     # None stops at the person, as a decision may come any time (braid run: --max-wait).
     approval_timer_wait_s: float | None = None
+    # What the next commit stores of the steps not committed yet: rows, trace, approvals
+    # (other commands are carried out at once; holding them would only grow the heap).
     pending: list[Command] = field(default_factory=list, repr=False)
     refused: list[Refused] = field(default_factory=list, repr=False)
+    # The last time stamped and its text: a run's events are stamped many times a second.
+    stamped: tuple[dt.datetime | None, str] = field(default=(None, ""), repr=False)
 
     def start(
         self, run_id: str, graphs: Mapping[str, Graph], flow: str, input_value: Any
@@ -182,7 +189,10 @@ class InProcessRuntime:
 
     def stamp(self) -> str:
         """Return the clock's time as RFC 3339."""
-        return format_timestamp(self.clock.now())
+        now = self.clock.now()
+        if now != self.stamped[0]:
+            self.stamped = (now, format_timestamp(now))
+        return self.stamped[1]
 
     def advance(self, state: RunState, event: Event) -> RunState:
         """Apply the event and everything it causes; wait out timers while nobody is asked."""
@@ -222,7 +232,7 @@ class InProcessRuntime:
         if self.snapshot_every_step or state.status.finished:
             self.commit(state, commands)
         else:
-            self.pending.extend(commands)
+            self.pending += [c for c in commands if isinstance(c, STORED)]
         for command in commands:
             if isinstance(command, RunAction):
                 events.append(self.run_action(command, state.run_id))
@@ -233,11 +243,17 @@ class InProcessRuntime:
     def commit(self, state: RunState, commands: list[Command]) -> None:
         """Save what the state changed with the rows, trace and approvals of the commands
         (and held ones)."""
-        everything = [*self.pending, *commands]
+        rows: list[WriteRow] = []
+        trace: list[Trace] = []
+        approvals: list[RequestApproval | CloseApproval] = []
+        for command in itertools.chain(self.pending, commands):  # one pass: most are trace
+            if isinstance(command, Trace):
+                trace.append(command)
+            elif isinstance(command, WriteRow):
+                rows.append(command)
+            elif isinstance(command, (RequestApproval, CloseApproval)):
+                approvals.append(command)
         self.pending.clear()
-        rows = [c for c in everything if isinstance(c, WriteRow)]
-        trace = [c for c in everything if isinstance(c, Trace)]
-        approvals = [c for c in everything if isinstance(c, (RequestApproval, CloseApproval))]
         status = state.status if state.started else RunStatus.RUNNING
         self.store.commit(
             state.run_id, status, take_delta(state), rows, trace, state.error, approvals=approvals

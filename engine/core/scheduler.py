@@ -39,7 +39,12 @@ from engine.core.events import (
     Trace,
     WriteRow,
 )
-from engine.core.execution_ids import ExecutionId, common_prefix
+from engine.core.execution_ids import (
+    ExecutionId,
+    branch_text,
+    common_prefix_text,
+    iteration_text,
+)
 from engine.core.expressions import (
     Bindings,
     ExpressionError,
@@ -68,6 +73,9 @@ def describe_fields(value: JSON) -> str:
 def name_list(names: Sequence[str]) -> str:
     """Return `a`, `b`, or "no fields"."""
     return ", ".join(f"`{name}`" for name in names) if names else "no fields"
+
+
+ROOT_ID = str(ExecutionId.root())
 
 
 class FlowFailure(Exception):
@@ -136,15 +144,19 @@ class Stepper:
 
     # ------------------------------------------------------------------ emitting
 
-    def row(self, frame: Frame, status: RowStatus, result: JSON = None, **kw: Any) -> None:
-        """Write the node row of the frame's node with the frame's execution id."""
+    def row(
+        self, frame: Frame, status: RowStatus, result: JSON = None, *, node: str | None = None,
+        execution_id: str | None = None,
+    ) -> None:  # fmt: skip
+        """Write the row of the frame's node (or `node`) with the frame's execution id (or
+        `execution_id`)."""
         self.commands.append(
             WriteRow(
-                node=self.state.path(frame, kw.get("node")),
+                node=self.state.scopes[frame.scope].prefix + (node or frame.node),
                 status=status,
-                execution_id=kw.get("execution_id", frame.execution_id),
+                execution_id=execution_id or frame.execution_id,
                 result=result,
-                attempt=kw.get("attempt", frame.attempt),
+                attempt=frame.attempt,
             )
         )
 
@@ -153,8 +165,12 @@ class Stepper:
         execution: str | None = None, **detail: JSON,
     ) -> None:  # fmt: skip
         """Append a trace event for a frame (or the run), under `execution` when given."""
-        execution_id = execution or (frame.execution_id if frame else str(ExecutionId.root()))
-        path = self.state.path(frame, node) if frame and (node or frame.node) else node
+        if frame is None:
+            execution_id, path = execution or ROOT_ID, node
+        else:
+            execution_id = execution or frame.execution_id
+            named = node or frame.node
+            path = self.state.scopes[frame.scope].prefix + named if named else node
         self.commands.append(
             Trace(
                 event=event, execution_id=execution_id, node=path, at=self.state.now, detail=detail
@@ -590,11 +606,10 @@ class Stepper:
     def on_fork(self, frame: Frame, node: g.ForkNode) -> None:
         self.row(frame, RowStatus.COMPLETED, list(node.branch_names))
         self.trace("fork.activated", frame, branches=list(node.branch_names))
-        parent = self.state.execution_id(frame)
         children = []
         for branch in node.branch_names:
             lineage = self.state.lineages.child(frame.lineage)
-            eid = str(parent.branch(node.id, branch))
+            eid = branch_text(frame.execution_id, node.id, branch)
             child = self.spawn(
                 scope=frame.scope, lineage=lineage.id, node=node.id, execution_id=eid,
                 context=frame.context, activation=frame.activation, owner=frame.owner,
@@ -630,7 +645,7 @@ class Stepper:
 
     def fire(self, frame: Frame, gather: g.GatherNode, tokens: list[Token]) -> None:
         """Merge the tokens' lineages in declared-slot order into one continuation."""
-        eid = common_prefix([ExecutionId.parse(t.execution_id) for t in tokens])
+        eid = common_prefix_text([t.execution_id for t in tokens])
         lineages = self.state.lineages
         try:
             base = lineages.merge_base([t.lineage for t in tokens])
@@ -641,26 +656,26 @@ class Stepper:
                 RowStatus.FAILED,
                 summary(str(conflict)),
                 node=gather.id,
-                execution_id=str(eid),
+                execution_id=eid,
             )
             self.fail(frame, f"gather {gather.id}: {conflict}")
             return
         lineages.abandon(t.lineage for t in tokens)
+        lineages.release(t.lineage for t in tokens)
         provenance = [p for t in tokens for p in t.provenance]
         inputs = [[slot, t.execution_id] for slot, t in zip(gather.slots, tokens, strict=True)]
         order: JSON = list(gather.slots)
-        self.trace("gather.merged", frame, gather.id, str(eid), inputs=inputs, order=order)  # type: ignore[arg-type]
-        frame.lineage, frame.execution_id, frame.provenance = merged.id, str(eid), provenance
+        self.trace("gather.merged", frame, gather.id, eid, inputs=inputs, order=order)  # type: ignore[arg-type]
+        frame.lineage, frame.execution_id, frame.provenance = merged.id, eid, provenance
         frame.node = gather.id
         self.complete(frame, g.Outcome.NEXT.value, summary([t.execution_id for t in tokens]))
 
     # ------------------------------------------------------------------ owned children
 
-    def own(self, owner: Frame, key: str, node: str, execution_id: ExecutionId, context: str,
+    def own(self, owner: Frame, key: str, node: str, eid: str, context: str,
             variables: dict[str, JSON], edge: g.Edge) -> Frame:  # fmt: skip
         """Start a child frame of a foreach item, loop iteration or race branch."""
         lineage = self.state.lineages.child(owner.lineage)
-        eid = str(execution_id)
         child = self.spawn(
             scope=owner.scope, lineage=lineage.id, node=node, execution_id=eid,
             context=context, activation=f"f{owner.id}:{key}", owner=owner.id,
@@ -710,18 +725,17 @@ class Stepper:
         barrier = frame.barrier
         items = barrier["items"]
         edge = topology(self.state.graph_of(frame)).successor(node.id, g.Outcome.ITEM.value)
-        parent = self.state.execution_id(frame)
         while barrier["running"] < node.max_concurrency and barrier["admitted"] < len(items):
             barrier["admitted"] += 1
             barrier["running"] += 1
             number = barrier["admitted"]
-            eid = parent.iteration(node.id, number)
+            eid = iteration_text(frame.execution_id, node.id, number)
             variables = {**frame.variables, node.variable: items[number - 1]}
             if edge is None:
                 self.item_finished(frame, number, self.state.lineages.child(frame.lineage).id)
                 continue
-            self.trace("item.started", frame, node=node.id, index=number - 1, execution=str(eid))
-            self.own(frame, str(number), node.id, eid, str(eid), variables, edge)
+            self.trace("item.started", frame, node=node.id, index=number - 1, execution=eid)
+            self.own(frame, str(number), node.id, eid, eid, variables, edge)
             if frame.id not in self.state.frames:
                 return
         if barrier["running"] == 0 and barrier["admitted"] == len(items):
@@ -731,7 +745,7 @@ class Stepper:
         """One item returned; admit the next."""
         frame.barrier["running"] -= 1
         frame.barrier["done"][str(number)] = lineage
-        item = str(self.state.execution_id(frame).iteration(frame.node, number))
+        item = iteration_text(frame.execution_id, frame.node, number)
         self.trace("item.finished", frame, execution=item, index=number - 1)
         self.admit(frame, self.state.node_of(frame))  # type: ignore[arg-type]
 
@@ -739,7 +753,7 @@ class Stepper:
         """One item failed under `skip` or `collect`: drop its writes and go on."""
         frame.barrier["running"] -= 1
         frame.barrier["failed"][str(number)] = message
-        item = str(self.state.execution_id(frame).iteration(frame.node, number))
+        item = iteration_text(frame.execution_id, frame.node, number)
         self.trace("item.failed", frame, execution=item, index=number - 1, error=message)
         frame.state = FrameState.BLOCKED
         self.admit(frame, self.state.node_of(frame))  # type: ignore[arg-type]
@@ -757,6 +771,7 @@ class Stepper:
             self.fail(frame, message)
             return
         lineages.abandon(done)
+        lineages.release(done)
         frame.lineage = merged.id
         failed = sorted(barrier["failed"], key=int)
         errors: dict[str, JSON] = {}
@@ -809,14 +824,15 @@ class Stepper:
         frame.state = FrameState.BLOCKED
         # The loop's row names the live iteration, so the monitor can tell older rows apart.
         self.row(frame, RowStatus.RUNNING, {"iteration": number + 1})
-        eid = self.state.execution_id(frame).iteration(node.id, number + 1)
-        self.trace("iteration.started", frame, number=number + 1, execution=str(eid))
+        eid = iteration_text(frame.execution_id, node.id, number + 1)
+        self.trace("iteration.started", frame, number=number + 1, execution=eid)
         self.own(frame, str(number + 1), node.id, eid, str(eid), variables, edge)
 
     def iteration_finished(self, frame: Frame, lineage: int) -> None:
         """An iteration returned: fold its writes into the loop's lineage and go again."""
         merged = self.state.lineages.merge([lineage], frame.lineage)
         self.state.lineages.abandon([lineage])
+        self.state.lineages.release([lineage])
         frame.lineage = merged.id
         try:
             self.next_iteration(frame, self.state.node_of(frame))  # type: ignore[arg-type]
@@ -830,11 +846,10 @@ class Stepper:
         frame.state = FrameState.BLOCKED
         frame.barrier = {"kind": "race"}
         self.row(frame, RowStatus.RUNNING)
-        parent = self.state.execution_id(frame)
         edges = topology(self.state.graph_of(frame)).branches
         for branch in node.branch_names:
-            eid = parent.branch(node.id, branch)
-            self.trace("branch.started", frame, branch=branch, execution=str(eid))
+            eid = branch_text(frame.execution_id, node.id, branch)
+            self.trace("branch.started", frame, branch=branch, execution=eid)
             self.own(
                 frame,
                 branch,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from engine.core.events import CloseApproval, RequestApproval, RunStatus, Trace, WriteRow
@@ -85,7 +85,8 @@ class InMemoryStore:
     traces: dict[str, list[Trace]] = field(default_factory=dict)
     requests: dict[str, dict[str, RequestApproval]] = field(default_factory=dict)
     closed: dict[str, dict[str, str]] = field(default_factory=dict)
-    parts: dict[str, dict[str, str]] = field(default_factory=dict)  # run -> key -> JSON text
+    # run -> its snapshot as a log of commits (`runs` holds an empty snapshot)
+    snapshots: dict[str, DeltaLog] = field(default_factory=dict)
 
     def create(self, run_id: str, flow: str, input_value: Any, graphs: dict[str, Any]) -> None:
         if run_id in self.runs:
@@ -95,7 +96,7 @@ class InMemoryStore:
         self.traces[run_id] = []
         self.requests[run_id] = {}
         self.closed[run_id] = {}
-        self.parts[run_id] = {}
+        self.snapshots[run_id] = DeltaLog()
 
     def commit(
         self, run_id: str, status: RunStatus, snapshot: dict[str, Any] | SnapshotDelta,
@@ -105,9 +106,9 @@ class InMemoryStore:
         stored = self.runs.get(run_id)
         if stored is None:
             raise UnknownRun(run_id)
-        head = apply_parts(self.parts[run_id], snapshot)
+        self.snapshots[run_id].append(snapshot)
         self.runs[run_id] = StoredRun(
-            run_id, stored.flow, stored.input, status, head, stored.graphs, error
+            run_id, stored.flow, stored.input, status, {}, stored.graphs, error
         )
         write_rows(self.node_rows[run_id], rows)
         self.traces[run_id].extend(trace)
@@ -117,11 +118,10 @@ class InMemoryStore:
         if run_id not in self.runs:
             raise UnknownRun(run_id)
         stored = self.runs[run_id]
-        if not is_head(stored.snapshot):
-            return stored
-        parts = ((key, json.loads(text)) for key, text in self.parts[run_id].items())
-        return StoredRun(stored.run_id, stored.flow, stored.input, stored.status,
-                         assemble(stored.snapshot, parts), stored.graphs, stored.error)  # fmt: skip
+        snapshot, parts = self.snapshots[run_id].replay()
+        if is_head(snapshot):
+            snapshot = assemble(snapshot, parts.items())
+        return replace(stored, snapshot=snapshot)
 
     def known(self, run_id: str) -> None:
         """Raise UnknownRun unless the run exists."""
@@ -142,25 +142,60 @@ class InMemoryStore:
         return [request for key, request in self.requests[run_id].items() if key not in closed]
 
 
-def apply_parts(parts: dict[str, str], snapshot: dict[str, Any] | SnapshotDelta) -> dict[str, Any]:
+@dataclass
+class DeltaLog:
+    """A run's stored snapshot: the JSON text of each commit since it was last compacted.
+
+    A commit appends one text (its head and the parts it put and dropped, or a whole
+    snapshot), so a step pays one encoding of what it changed, as an append-only log in a
+    database would. Loading replays the texts, and leaves the log compacted into one.
+    """
+
+    texts: list[str] = field(default_factory=list)
+
+    def append(self, snapshot: dict[str, Any] | SnapshotDelta) -> None:
+        """Log a commit's snapshot or delta; one that replaces everything starts the log."""
+        if isinstance(snapshot, SnapshotDelta):
+            entry = {"head": snapshot.head, "put": snapshot.put, "drop": snapshot.drop}
+            whole = snapshot.replace
+        else:
+            entry, whole = {"head": snapshot, "put": {}, "drop": []}, True
+        if whole:
+            self.texts.clear()
+        self.texts.append(json.dumps(entry))
+
+    def replay(self) -> tuple[dict[str, Any], dict[str, Any]]:
+        """Return the last head (or whole snapshot) and the parts stored; compact the log."""
+        head: dict[str, Any] = {}
+        parts: dict[str, Any] = {}
+        for text in self.texts:
+            entry = json.loads(text)
+            for key in entry["drop"]:
+                parts.pop(key, None)
+            parts.update(entry["put"])
+            head = entry["head"]
+        if len(self.texts) > 1:
+            self.texts = [json.dumps({"head": head, "put": parts, "drop": []})]
+        return head, parts
+
+
+def apply_parts(parts: dict[str, str], snapshot: dict[str, Any] | SnapshotDelta) -> str:
     """Store a whole snapshot or a delta's parts (encoded now, as a database would); return
-    what goes in the run's snapshot: the whole snapshot, or the delta's head."""
+    the JSON text of what goes in the run's snapshot: the whole snapshot, or the delta's head.
+
+    Text is decoded when it is read (`load`), as a database would: a step pays the
+    encoding of what it changed, not a copy of it.
+    """
     if not isinstance(snapshot, SnapshotDelta):
         parts.clear()
-        return copy_json(snapshot)
+        return json.dumps(snapshot)
     if snapshot.replace:
         parts.clear()
     for key in snapshot.drop:
         parts.pop(key, None)
     for key, value in snapshot.put.items():
         parts[key] = json.dumps(value)
-    return copy_json(snapshot.head)
-
-
-def copy_json(value: dict[str, Any]) -> dict[str, Any]:
-    """Return a copy through JSON text, as a database would keep it."""
-    copied: dict[str, Any] = json.loads(json.dumps(value))
-    return copied
+    return json.dumps(snapshot.head)
 
 
 def write_rows(rows: dict[str, NodeRow], writes: Iterable[WriteRow]) -> None:

@@ -106,7 +106,7 @@ class Driver:
         the parts of the steps before), which must assemble to the snapshot exactly.
         """
         if self.round_trip:
-            head = apply_parts(self.parts, take_delta(self.state))
+            head = json.loads(apply_parts(self.parts, take_delta(self.state)))
             assembled = assemble(head, ((k, json.loads(v)) for k, v in self.parts.items()))
             whole = json.loads(json.dumps(self.state.to_json()))
             assert {**assembled, "stored": None} == {**whole, "stored": None}

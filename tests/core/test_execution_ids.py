@@ -4,7 +4,16 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from engine.core.execution_ids import ExecutionId, ExecutionIdError, Segment
+from engine.core.execution_ids import (
+    ExecutionId,
+    ExecutionIdError,
+    Segment,
+    branch_text,
+    child_text,
+    common_prefix,
+    common_prefix_text,
+    iteration_text,
+)
 
 NAMES = ["lines", "split.legal", "poll", "review"]
 
@@ -104,3 +113,33 @@ def test_the_encoding_sorts_as_bytes_exactly_like_the_ids(
 def test_text_and_encoding_round_trip(execution_id: ExecutionId) -> None:
     assert ExecutionId.parse(str(execution_id)) == execution_id
     assert ExecutionId.decode(execution_id.encode()) == execution_id
+
+
+@given(shapes.flatmap(ids_of_shape), st.sampled_from(NAMES), st.integers(1, 10**6))
+def test_child_texts_equal_the_texts_of_child_ids(
+    parent: ExecutionId, name: str, number: int
+) -> None:
+    text = str(parent)
+    assert child_text(text, name, number) == str(parent.child(name, number))
+    assert iteration_text(text, name, number) == str(parent.iteration(name, number))
+    assert branch_text(text, name, "b7") == str(parent.branch(name, "b7"))
+
+
+@pytest.mark.parametrize(("name", "number"), [("", 1), ("a:b", 1), ("a", 0), ("a", 10**10)])
+def test_a_child_text_refuses_a_bad_segment(name: str, number: int) -> None:
+    with pytest.raises(ExecutionIdError):
+        child_text("root:1", name, number)
+
+
+@given(st.lists(shapes.flatmap(ids_of_shape), min_size=1, max_size=5))
+def test_the_common_prefix_of_texts_is_that_of_the_ids(ids: list[ExecutionId]) -> None:
+    rooted = [ExecutionId((Segment("root", 1), *i.segments[1:])) for i in ids]
+    assert common_prefix_text([str(i) for i in rooted]) == str(common_prefix(rooted))
+
+
+def test_the_common_prefix_of_texts_keeps_whole_segments() -> None:
+    texts = ["root:1:fork.b1:1", "root:1:fork.b10:1", "root:1:fork.b1:2"]
+    assert common_prefix_text(texts) == "root:1"
+    assert common_prefix_text(["root:1:each:3:x:1", "root:1:each:3:y:1"]) == "root:1:each:3"
+    with pytest.raises(ExecutionIdError):
+        common_prefix_text(["root:1", "root:2"])

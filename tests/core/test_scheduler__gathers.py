@@ -305,3 +305,21 @@ def test_append_replays_in_declared_slot_order_whatever_the_arrival_order(order:
     for name in order:
         driver.complete(next(k for k in driver.actions if f"|{name}|" in k))
     assert driver.result == {"log": ["c", "a", "b"]}
+
+
+@pytest.mark.parametrize("round_trip", [False, True])
+def test_merged_lineages_are_released_and_their_parts_dropped(round_trip: bool) -> None:
+    driver = Driver(STAGED, round_trip=round_trip)
+    assert sorted(driver.state.lineages.all) == [1, 2, 3, 4]  # the root and three branches
+    for name in ["a", "b"]:
+        driver.complete(next(k for k in driver.actions if f"|{name}|" in k))
+    # a and b merged at `ab` into lineage 5 under the root; d runs on, c still waits.
+    assert sorted(driver.state.lineages.all) == [1, 4, 5]
+    assert driver.state.lineages.children == {1: 2}
+    driver.complete(next(k for k in driver.actions if "|c|" in k))
+    assert driver.status == "completed"
+    assert driver.result == {"log": ["a", "b", "d", "c"]}
+    assert sorted(driver.state.lineages.all) == [1, 6]
+    assert driver.state.lineages.children == {1: 1}
+    if round_trip:  # the store holds the released lineages' parts no more
+        assert not [k for k in driver.parts if k.startswith(("lineage:2", "lineage:3"))]
