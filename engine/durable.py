@@ -301,21 +301,30 @@ def lock_and_take(run_id: str) -> tuple[Run | None, list[PendingEvent]]:
         return run, take_pending(run.pk, locked="") if run is not None else []
     key = Run._meta.pk.get_db_prep_value(uuid.UUID(str(run_id)), connection)
     with pipelined(), connection.cursor() as cursor:
+        # The mark goes first and takes the lock itself: it marks nothing unless it holds
+        # the run. The read after it finds the run locked by this transaction, or held by
+        # another worker (None), or freed just now by one that committed in between: then
+        # the mark found it held and marked nothing, and the run is read locked anyway.
+        locked = (f" AND run_id IN (SELECT id FROM {Run._meta.db_table} WHERE id = %s "
+                  "FOR NO KEY UPDATE SKIP LOCKED)")  # fmt: skip
+        marking = take_pending(run_id, locked, read=False)
         cursor.execute(
             f"SELECT {', '.join(RUN_COLUMNS)} FROM {Run._meta.db_table} WHERE id = %s "
             "FOR NO KEY UPDATE SKIP LOCKED",
             [key],
         )
-        # The mark's own lock clause: it marks nothing when the run's lock was skipped.
-        locked = (f" AND run_id IN (SELECT id FROM {Run._meta.db_table} WHERE id = %s "
-                  "FOR NO KEY UPDATE SKIP LOCKED)")  # fmt: skip
-        pending = take_pending(run_id, locked)  # reading it waits for both answers
-        row = cursor.fetchone()
+        row = cursor.fetchone()  # reading it waits for both answers
+        pending = marking()
     if row is None:
+        if pending:  # never: a mark that locked the run makes the read find it
+            raise RuntimeError(f"run {run_id}: the inbox was marked without the run's lock")
         return None, []
     found = dict(zip(RUN_COLUMNS, row, strict=True))
     found["snapshot"] = json.loads(found["snapshot"])  # jsonb arrives as text in Django
-    return from_row(Run, found), pending
+    run = from_row(Run, found)
+    if not pending:  # the mark may have found the run held by a worker that then committed
+        pending = take_pending(run_id, locked="")
+    return run, pending
 
 
 def from_row[M: Model](model: type[M], found: dict[str, Any]) -> M:
@@ -324,11 +333,12 @@ def from_row[M: Model](model: type[M], found: dict[str, Any]) -> M:
     return model.from_db(connection.alias, names, [found[name] for name in names])
 
 
-def take_pending(run_id: Any, locked: str) -> list[PendingEvent]:
+def take_pending(run_id: Any, locked: str, read: bool = True) -> Any:
     """Mark the run's unapplied inbox events applied and return them in arrival order.
 
     One `UPDATE ... RETURNING` instead of a read and a write; `locked` is a condition
     with the run's key as its one parameter (or empty, when the caller holds the lock).
+    With `read=False` (PostgreSQL, in a pipeline) it returns a function that reads them.
     """
     table = PendingEvent._meta.db_table
     sql = (
@@ -341,14 +351,19 @@ def take_pending(run_id: Any, locked: str) -> list[PendingEvent]:
         return sorted(PendingEvent.objects.raw(sql, [now, key]), key=lambda row: row.pk)
     # In a pipeline a raw queryset cannot read its columns before the answer: read the
     # rows from the cursor (PostgreSQL's types need no conversion but jsonb's text).
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [now, key, key])
-        rows = cursor.fetchall()
-    names = ("id", "run_id", "key", "event", "created_at", "applied_at")
-    pending = [dict(zip(names, row, strict=True)) for row in rows]
-    for found in pending:
-        found["event"] = json.loads(found["event"])
-    return sorted((from_row(PendingEvent, found) for found in pending), key=lambda e: e.pk)
+    cursor = connection.cursor()
+    cursor.execute(sql, [now, key, key])
+
+    def marked() -> list[PendingEvent]:
+        with cursor:
+            rows = cursor.fetchall()
+        names = ("id", "run_id", "key", "event", "created_at", "applied_at")
+        pending = [dict(zip(names, row, strict=True)) for row in rows]
+        for found in pending:
+            found["event"] = json.loads(found["event"])
+        return sorted((from_row(PendingEvent, found) for found in pending), key=lambda e: e.pk)
+
+    return marked if not read else marked()
 
 
 def begin_step(run_id: str) -> bool:
