@@ -25,7 +25,7 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import connection, transaction
-from django.db.models import F, Q
+from django.db.models import F, Model, Q
 from django.utils import timezone
 
 from approvals import hooks
@@ -59,7 +59,13 @@ from engine.core.scheduler import abort, step
 from engine.core.state import MAIN, RunState
 from engine.faults import crash_point, duplicate_now
 from engine.models import Dispatch, PendingEvent, Run, RunPart, Runtime, Timer
-from engine.store import DjangoStore, stored_snapshot
+from engine.store import (
+    DjangoStore,
+    pipelined,
+    record_approvals,
+    server_side_cursor,
+    stored_snapshot,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -208,7 +214,12 @@ def advance(run_id: str, take: Taken | None = None, counted: bool = False) -> in
 
 def has_pending(run_id: str) -> bool:
     """Return whether the run's inbox holds an event not applied yet."""
-    return PendingEvent.objects.filter(run_id=run_id, applied_at=None).exists()
+    # Plain SQL: it runs after every step, and the ORM's query building cost more than it.
+    key = Run._meta.pk.get_db_prep_value(uuid.UUID(str(run_id)), connection)
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT 1 FROM {PendingEvent._meta.db_table} "
+                       "WHERE run_id = %s AND applied_at IS NULL LIMIT 1", [key])  # fmt: skip
+        return cursor.fetchone() is not None
 
 
 class Crowded(Exception):
@@ -252,15 +263,9 @@ def advance_once(run_id: str, take: Taken | None = None, counted: bool = False) 
 def step_locked(run_id: str, take: Taken | None, crowded_ok: bool) -> int | None:
     """Lock the run, apply its pending events and commit the step; see advance_once."""
     with transaction.atomic():
-        run = (
-            Run.objects.select_for_update(no_key=True, skip_locked=True)
-            .only("id", "snapshot", "snapshot_version", "step_attempts", "trace_length")
-            .filter(pk=run_id)
-            .first()
-        )
+        run, pending = lock_and_take(run_id)
         if run is None:
             return None
-        pending = take_pending(run)
         if not pending:
             return 0
         if run.step_attempts > settings.BRAID_STEP_MAX_ATTEMPTS:
@@ -275,20 +280,90 @@ def step_locked(run_id: str, take: Taken | None, crowded_ok: bool) -> int | None
     return len(pending)
 
 
-def take_pending(run: Run) -> list[PendingEvent]:
+RUN_COLUMNS = ("id", "snapshot", "snapshot_version", "step_attempts", "trace_length")
+
+
+def lock_and_take(run_id: str) -> tuple[Run | None, list[PendingEvent]]:
+    """Lock the run (skipping it when another worker holds it), mark its unapplied inbox
+    events applied and return the run and the events in arrival order.
+
+    The mark is one `UPDATE ... RETURNING` that applies only under the run's lock, and
+    commits (or rolls back) with the step that applies the events. On PostgreSQL the lock
+    and the mark travel together, in one round trip with the transaction's BEGIN.
+    """
+    if connection.vendor != "postgresql":
+        run = (
+            Run.objects.select_for_update(no_key=True, skip_locked=True)
+            .only(*RUN_COLUMNS)
+            .filter(pk=run_id)
+            .first()
+        )
+        return run, take_pending(run.pk, locked="") if run is not None else []
+    key = Run._meta.pk.get_db_prep_value(uuid.UUID(str(run_id)), connection)
+    with pipelined(), connection.cursor() as cursor:
+        # The mark goes first and takes the lock itself: it marks nothing unless it holds
+        # the run. The read after it finds the run locked by this transaction, or held by
+        # another worker (None), or freed just now by one that committed in between: then
+        # the mark found it held and marked nothing, and the run is read locked anyway.
+        locked = (f" AND run_id IN (SELECT id FROM {Run._meta.db_table} WHERE id = %s "
+                  "FOR NO KEY UPDATE SKIP LOCKED)")  # fmt: skip
+        marking = take_pending(run_id, locked, read=False)
+        cursor.execute(
+            f"SELECT {', '.join(RUN_COLUMNS)} FROM {Run._meta.db_table} WHERE id = %s "
+            "FOR NO KEY UPDATE SKIP LOCKED",
+            [key],
+        )
+        row = cursor.fetchone()  # reading it waits for both answers
+        pending = marking()
+    if row is None:
+        if pending:  # never: a mark that locked the run makes the read find it
+            raise RuntimeError(f"run {run_id}: the inbox was marked without the run's lock")
+        return None, []
+    found = dict(zip(RUN_COLUMNS, row, strict=True))
+    found["snapshot"] = json.loads(found["snapshot"])  # jsonb arrives as text in Django
+    run = from_row(Run, found)
+    if not pending:  # the mark may have found the run held by a worker that then committed
+        pending = take_pending(run_id, locked="")
+    return run, pending
+
+
+def from_row[M: Model](model: type[M], found: dict[str, Any]) -> M:
+    """Build a model instance from some of its columns, as the ORM would have read it."""
+    names = [f.attname for f in model._meta.concrete_fields if f.attname in found]
+    return model.from_db(connection.alias, names, [found[name] for name in names])
+
+
+def take_pending(run_id: Any, locked: str, read: bool = True) -> Any:
     """Mark the run's unapplied inbox events applied and return them in arrival order.
 
-    One `UPDATE ... RETURNING` instead of a read and a write: the caller holds the run's
-    lock, and the mark commits (or rolls back) with the step that applies them.
+    One `UPDATE ... RETURNING` instead of a read and a write; `locked` is a condition
+    with the run's key as its one parameter (or empty, when the caller holds the lock).
+    With `read=False` (PostgreSQL, in a pipeline) it returns a function that reads them.
     """
     table = PendingEvent._meta.db_table
     sql = (
-        f"UPDATE {table} SET applied_at = %s WHERE run_id = %s AND applied_at IS NULL "
-        "RETURNING id, run_id, key, event, created_at, applied_at"
+        f"UPDATE {table} SET applied_at = %s WHERE run_id = %s AND applied_at IS NULL"
+        f"{locked} RETURNING id, run_id, key, event, created_at, applied_at"
     )
     now = connection.ops.adapt_datetimefield_value(timezone.now())
-    key = Run._meta.pk.get_db_prep_value(run.pk, connection)
-    return sorted(PendingEvent.objects.raw(sql, [now, key]), key=lambda row: row.pk)
+    key = Run._meta.pk.get_db_prep_value(uuid.UUID(str(run_id)), connection)
+    if not locked:
+        return sorted(PendingEvent.objects.raw(sql, [now, key]), key=lambda row: row.pk)
+    # In a pipeline a raw queryset cannot read its columns before the answer: read the
+    # rows from the cursor (PostgreSQL's types need no conversion but jsonb's text).
+    cursor = connection.cursor()
+    cursor.execute(sql, [now, key, key])
+
+    def marked() -> list[PendingEvent]:
+        with cursor:
+            rows = cursor.fetchall()
+        names = ("id", "run_id", "key", "event", "created_at", "applied_at")
+        pending = [dict(zip(names, row, strict=True)) for row in rows]
+        for found in pending:
+            found["event"] = json.loads(found["event"])
+        return sorted((from_row(PendingEvent, found) for found in pending), key=lambda e: e.pk)
+
+    return marked if not read else marked()
 
 
 def begin_step(run_id: str) -> bool:
@@ -390,18 +465,22 @@ def commit_step(
     status = state.status if state.started or state.status.finished else RunStatus.RUNNING
     # The run lock's read gave the trace length; the run's searchable state and the reset
     # attempt count go in the snapshot's own UPDATE.
-    DjangoStore().commit(
-        str(run.pk), status, take_delta(state), rows, trace, state.error, approvals=approvals,
-        trace_length=run.trace_length,
-        columns={"state": state.current_view(), "step_attempts": 0},
-    )  # fmt: skip
+    room = max(0, take.limit - len(take.dispatches)) if take else 0
+    actions = [c for c in commands if isinstance(c, RunAction)]
+    # Approval requests first: their hooks read what they write, which a pipeline defers.
+    record_approvals(str(run.pk), approvals)
+    record_timers(run, commands)
+    # The step's own writes go out together; it waits once, for the new dispatches' ids.
+    with pipelined():
+        DjangoStore().commit(
+            str(run.pk), status, take_delta(state), rows, trace, state.error,
+            trace_length=run.trace_length,
+            columns={"state": state.current_view(), "step_attempts": 0},
+        )  # fmt: skip
+        dispatches = record_dispatches(run, actions, room) if actions else []
     version = run.snapshot_version + 1  # the commit counts one more, under the run's lock
     transaction.on_commit(lambda: remember_state(str(run.pk), version, state))
     live.changed(str(run.pk))
-    room = max(0, take.limit - len(take.dispatches)) if take else 0
-    actions = [c for c in commands if isinstance(c, RunAction)]
-    dispatches = record_dispatches(run, actions, room) if actions else []
-    record_timers(run, commands)
     transaction.on_commit(lambda: crash_point("advance.after_commit"))
     kept = dispatches[:room]
     if kept and take is not None:
@@ -423,10 +502,16 @@ def record_dispatches(run: Run, actions: Sequence[RunAction], room: int = 0) -> 
     now, lease = timezone.now(), leases.current()
     claimed = {"claimed_by": lease, "claimed_at": now, "published_at": now}
     rows = [
-        Dispatch(run=run, key=a.key, command=a.to_json(), **(claimed if i < room else {}))
+        Dispatch(run=run, key=a.key, command=a.to_json(), created_at=now,
+                 **(claimed if i < room else {}))
         for i, a in enumerate(actions)
-    ]
-    Dispatch.objects.bulk_create(rows, ignore_conflicts=True)
+    ]  # fmt: skip
+    if connection.vendor == "postgresql":
+        inserted = insert_dispatches(rows)
+        if len(inserted) == len(rows):  # every key is new: what was written is what is open
+            return inserted
+    else:
+        Dispatch.objects.bulk_create(rows, ignore_conflicts=True)
     keys = [row.key for row in rows]
     found = list(Dispatch.objects.filter(key__in=keys, completed_at=None).order_by("pk"))
     # A key written before (never in a normal step) keeps its row: claim what is taken.
@@ -434,6 +519,37 @@ def record_dispatches(run: Run, actions: Sequence[RunAction], room: int = 0) -> 
     if unclaimed:
         Dispatch.objects.filter(pk__in=unclaimed).update(**claimed)
     return found
+
+
+def insert_dispatches(rows: Sequence[Dispatch]) -> list[Dispatch]:
+    """Insert outbox rows whose key is new, in one statement that returns their ids
+    (PostgreSQL); return the inserted rows in id order."""
+    table = Dispatch._meta.db_table
+    sql = (
+        f"INSERT INTO {table} (run_id, key, command, created_at, published_at, claimed_by, "
+        "claimed_at) SELECT u.run_id, u.key, u.command::jsonb, %s, u.published_at, "
+        "u.claimed_by, u.claimed_at FROM unnest(%s::uuid[], %s::text[], %s::text[], "
+        "%s::timestamptz[], %s::text[], %s::timestamptz[]) "
+        "AS u(run_id, key, command, published_at, claimed_by, claimed_at) "
+        "ON CONFLICT (key) DO NOTHING RETURNING id, key"
+    )
+    params = [
+        rows[0].created_at if rows else timezone.now(),
+        [row.run_id for row in rows],
+        [row.key for row in rows],
+        [json.dumps(row.command) for row in rows],
+        [row.published_at for row in rows],
+        [row.claimed_by for row in rows],
+        [row.claimed_at for row in rows],
+    ]
+    with server_side_cursor() as cursor:
+        cursor.execute(sql, params)
+        ids = dict((key, pk) for pk, key in cursor.fetchall())
+    inserted = [row for row in rows if row.key in ids]
+    for row in inserted:
+        row.pk = ids[row.key]
+        row._state.adding, row._state.db = False, connection.alias
+    return sorted(inserted, key=lambda row: row.pk)
 
 
 def record_timers(run: Run, commands: Iterable[Command]) -> None:

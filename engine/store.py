@@ -9,7 +9,8 @@ and never learns whether a write landed.
 
 import json
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import psycopg
@@ -140,6 +141,55 @@ class PreparedCursor(psycopg.Cursor[Any]):
         if prepare is None:
             prepare = settings.BRAID_PREPARED_WRITES
         return super().execute(query, params, prepare=prepare, binary=binary)
+
+
+@contextmanager
+def pipelined() -> Iterator[None]:
+    """Send the block's statements without waiting for each answer (PostgreSQL).
+
+    psycopg's pipeline mode queues each statement and waits once, when a result is read
+    or the block ends: the writes of one step cost one round trip instead of one each.
+    The transaction is the same, so an error in any statement fails the whole step as
+    before (it is raised at the latest when the block ends). Elsewhere it does nothing.
+    Only for statements whose row count nobody reads: a deferred answer has none yet.
+    """
+    if connection.vendor != "postgresql":
+        yield
+        return
+    connection.ensure_connection()
+    with connection.connection.pipeline():
+        yield
+
+
+def insert_trace(run_id: str, first: int, trace: Sequence[Trace]) -> None:
+    """Append trace events from sequence number `first`, reading nothing back."""
+    if not trace:
+        return
+    if connection.vendor != "postgresql":
+        TraceEvent.objects.bulk_create(
+            TraceEvent(run_id=run_id, seq=first + i, event=t.event, execution_id=t.execution_id,
+                       node=t.node or "", at=t.at, detail=t.detail)
+            for i, t in enumerate(trace)
+        )  # fmt: skip
+        return
+    # Django's bulk_create reads the new ids back, which would end a pipeline's batch.
+    table = TraceEvent._meta.db_table
+    with server_side_cursor() as cursor:
+        cursor.execute(
+            f"INSERT INTO {table} (run_id, seq, event, execution_id, node, at, detail) "
+            "SELECT %s::uuid, u.seq, u.event, u.eid, u.node, u.at, u.detail::jsonb "
+            "FROM unnest(%s::int[], %s::text[], %s::text[], %s::text[], %s::text[], %s::text[]) "
+            "AS u(seq, event, eid, node, at, detail)",
+            [
+                run_id,
+                list(range(first, first + len(trace))),
+                [t.event for t in trace],
+                [t.execution_id for t in trace],
+                [t.node or "" for t in trace],
+                [t.at for t in trace],
+                [json.dumps(t.detail) for t in trace],
+            ],
+        )
 
 
 def server_side_cursor() -> Any:
@@ -286,11 +336,7 @@ class DjangoStore:
             locked = Run.objects.select_for_update(no_key=True).only("trace_length")
             trace_length = locked.get(pk=run_id).trace_length
         first = trace_length
-        TraceEvent.objects.bulk_create(
-            TraceEvent(run_id=run_id, seq=first + i, event=t.event, execution_id=t.execution_id,
-                       node=t.node or "", at=t.at, detail=t.detail)
-            for i, t in enumerate(trace)
-        )  # fmt: skip
+        insert_trace(run_id, first, trace)
         write_rows(run_id, rows)
         if approvals:
             record_approvals(run_id, approvals)

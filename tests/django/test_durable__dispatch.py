@@ -207,3 +207,52 @@ def test_past_its_inline_limit_an_action_task_sends_the_next_action(published, s
     assert tasks.run_actions(sent[1]) == 1
     run.refresh_from_db()
     assert (run.status, run.state) == ("running", {"hits": 2})
+
+
+@pytest.mark.django_db
+def test_recording_dispatches_returns_the_open_rows_and_keeps_a_key_stored_before() -> None:
+    run = durable.create_run(resolve_graphs(fork_of(3)), "fork", {})
+    actions = [
+        durable.action_command({"kind": "run_action", **command})
+        for command in [
+            {"key": f"k{i}", "node": f"t{i}", "execution_id": f"e{i}", "action": "noop",
+             "params": {}, "attempt": 1}
+            for i in range(3)
+        ]
+    ]  # fmt: skip
+    kept = Dispatch.objects.create(run=run, key="k1", command={"earlier": True})
+    found = durable.record_dispatches(run, actions, room=2)
+    assert [(d.key, d.pk == kept.pk) for d in found] == [("k1", True), ("k0", False),
+                                                         ("k2", False)]  # fmt: skip
+    stored = {d.key: d for d in Dispatch.objects.filter(run=run)}
+    assert stored["k1"].command == {"earlier": True}  # a stored key keeps its row
+    assert [stored[key].claimed_at is not None for key in ("k0", "k1", "k2")] == [
+        True, True, False,
+    ]  # fmt: skip
+    assert all(d.run_id == run.pk and d.command for d in found)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_step_marks_no_inbox_event_of_a_run_another_worker_holds() -> None:
+    from django.db import connection, transaction
+
+    run = durable.create_run(resolve_graphs(fork_of(1)), "fork", {})
+    if connection.vendor != "postgresql":
+        pytest.skip("SQLite has no row locks to skip")
+    import psycopg
+
+    settings = connection.settings_dict
+    other = psycopg.connect(host=settings["HOST"], port=settings["PORT"],
+                            user=settings["USER"], dbname=settings["NAME"])  # fmt: skip
+    try:
+        other.execute("SELECT 1 FROM engine_run WHERE id = %s FOR NO KEY UPDATE", [run.pk])
+        with transaction.atomic():
+            assert durable.lock_and_take(str(run.pk)) == (None, [])
+        other.rollback()
+        with transaction.atomic():
+            locked, pending = durable.lock_and_take(str(run.pk))
+            assert locked is not None and locked.pk == run.pk and locked.snapshot == {}
+            assert [event.key for event in pending] == ["start"]
+    finally:
+        other.close()
+    assert PendingEvent.objects.get(run=run, key="start").applied_at is not None
