@@ -229,6 +229,11 @@ class Crowded(Exception):
 CROWDED_BACKOFF_S = 0.2
 
 
+def crowded_backoff() -> None:
+    """Wait for workers that counted an attempt at the same moment to take theirs back."""
+    time.sleep(CROWDED_BACKOFF_S)
+
+
 def advance_once(run_id: str, take: Taken | None = None, counted: bool = False) -> int | None:
     """Apply the pending events in one transaction; None when another worker holds the run.
 
@@ -249,7 +254,7 @@ def advance_once(run_id: str, take: Taken | None = None, counted: bool = False) 
             applied = step_locked(run_id, take, crowded_ok=sighting == 2)
         except Crowded:
             forget_attempt(run_id)
-            time.sleep(CROWDED_BACKOFF_S)
+            crowded_backoff()
             continue
         except BaseException:
             forget_attempt(run_id)  # this process lives to tell: only killed steps count
