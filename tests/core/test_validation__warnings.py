@@ -2,6 +2,11 @@
 
 from typing import Any
 
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from engine.core import validation
 from engine.core.validation import Severity, validate
 
 type Doc = dict[str, Any]
@@ -428,3 +433,69 @@ def test_warnings_do_not_stop_a_flow_from_being_valid() -> None:
             }
         ],
     )
+
+
+# 4. Only the pairs that can be exclusive are tried ---------------------------------------------
+
+
+def random_tree_into_one_gather(random: Any) -> Doc:
+    """Return a flow: a random tree of ifs, forks and steps from start, every leaf into a
+    slot of one gather (several leaves may share a slot), then end."""
+    nodes: list[dict[str, Any]] = []
+    edges: list[dict[str, Any]] = []
+    leaves: list[tuple[str, dict[str, Any]]] = []  # (source, the edge's fields)
+    frontier = [("start", {})]
+    while frontier and len(nodes) < 14:
+        source, fields = frontier.pop(random.randrange(len(frontier)))
+        kind = random.choice(["if", "fork", "step", "leaf", "leaf"])
+        if kind == "leaf":
+            leaves.append((source, fields))
+            continue
+        name = f"n{len(nodes)}"
+        edges.append(edge(source, name, **fields))
+        if kind == "if":
+            nodes.append(decide(name))
+            frontier += [(name, {"outcome": "true"}), (name, {"outcome": "false"})]
+        elif kind == "fork":
+            branches = [f"b{i}" for i in range(random.randint(2, 3))]
+            nodes.append(node(name, "fork", branches=branches))
+            frontier += [(name, {"branch": branch}) for branch in branches]
+        else:
+            nodes.append(step(name))
+            frontier.append((name, {}))
+    leaves += frontier
+    slots = [f"s{random.randrange(4)}" for _ in leaves]
+    used = sorted(set(slots))
+    for number, ((source, fields), slot) in enumerate(zip(leaves, slots, strict=True)):
+        edges.append(edge(source, "g", slot=slot, id=f"into{number}", **fields))
+    nodes.append(node("g", "gather", slots=used))
+    return flow(nodes, [*edges, edge("g", "end")])
+
+
+@given(st.randoms(use_true_random=False))
+@settings(max_examples=300, deadline=None)
+def test_the_exclusive_slot_pairs_are_those_that_trying_every_pair_finds(random: Any) -> None:
+    document = random_tree_into_one_gather(random)
+    filtered = validate(document).warnings
+
+    def every_pair(self: Any, meets: list[int]) -> set[tuple[int, int]]:
+        return {(i, j) for i in range(len(meets)) for j in range(i + 1, len(meets))}
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(validation._JoinAnalysis, "_maybe_exclusive", every_pair)
+        everything = validate(document).warnings
+    assert filtered == everything
+
+
+def test_a_fork_of_five_thousand_branches_into_one_gather_has_no_warning() -> None:
+    # Trying every pair of its slots took 31.7 s; bench/bench_validate.py times it now.
+    width = 5_000
+    document = flow(
+        [node("f", "fork", branches=[f"b{i}" for i in range(width)]),
+         node("g", "gather", slots=[f"s{i}" for i in range(width)])],
+        [edge("start", "f"),
+         *(edge("f", "g", branch=f"b{i}", slot=f"s{i}") for i in range(width)),
+         edge("g", "end")],
+    )  # fmt: skip
+    report = validate(document)
+    assert (report.errors, report.warnings) == ((), ())
