@@ -1228,7 +1228,8 @@ class _JoinAnalysis:
         element: int, children: Mapping[int, list[int]], at: Mapping[int, list[int]]
     ) -> list[int]:
         """Return the slots whose meet is the element or below it in the spanned tree."""
-        found, stack = [], [element]
+        found: list[int] = []
+        stack = [element]
         while stack:
             current = stack.pop()
             found += at.get(current, ())
