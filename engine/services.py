@@ -275,7 +275,7 @@ def build_tree(run: Run) -> dict[str, Any]:
         "run": str(run.pk),
         "status": run.status,
         "nodes": {path: row.to_json() for path, row in sorted(rows.items())},
-        "colors": {path: verdict.color.value for path, verdict in verdicts.items()},
+        "colors": {path: verdict.color for path, verdict in verdicts.items()},  # StrEnum: a str
         "reasons": {path: verdict.reason for path, verdict in verdicts.items()},
     }
 

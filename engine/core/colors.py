@@ -163,7 +163,9 @@ class Walk:
         nodes = graph.nodes_by_id
         edges = forward(graph)
         rows = self.rows
-        completed, parse = RowStatus.COMPLETED, ExecutionId.parse  # hoisted: the loop is hot
+        # Hoisted: the loop is hot (an enum member's lookup goes through a descriptor).
+        completed, painted_completed = RowStatus.COMPLETED, Color.COMPLETED
+        parse = ExecutionId.parse
         for node_id in order:
             arrival = best(claims.pop(node_id, []))
             if arrival is None:
@@ -180,7 +182,7 @@ class Walk:
             ):
                 # Most nodes: a plain node its live execution completed passes the same
                 # arrival on (what settle decides for it, without the general rule's cost).
-                self.result[prefix + node_id] = Verdict(Color.COMPLETED, live_reason(node, row))
+                self.result[prefix + node_id] = Verdict(painted_completed, live_reason(node, row))
                 for edge in edges[node_id]:
                     claims.setdefault(edge.target, []).append(arrival)
                 continue
