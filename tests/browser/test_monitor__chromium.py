@@ -5,7 +5,9 @@ run`), so every color change reaches the page over /ws/runs/<id>/ without a relo
 Screenshots of each page at 1280 and 390 px wide go to var/screenshots/.
 """
 
+import json
 import re
+import time
 from pathlib import Path
 
 import pytest
@@ -200,15 +202,29 @@ def test_the_runs_page_lists_filters_and_fits_a_phone(page: Page, braid_server: 
     shoot(page, "runs-390")
 
 
+def runs_counted(client: Browserless, status: str) -> int:
+    """Return how many runs have the status, from the API."""
+    code, body = client.get(f"/api/runs/?status={status}")
+    assert code == 200
+    return int(json.loads(body)["count"])
+
+
 def test_the_runs_list_follows_new_runs_and_their_status_live(
     page: Page, braid_server: str
 ) -> None:
+    admin = Browserless(braid_server)
+    admin.login("admin", "braid-admin")
+    # The counts are over every run of the shared server: let the runs of earlier tests
+    # settle first, so that only this test's run moves them.
+    deadline = time.monotonic() + 60
+    while runs_counted(admin, "running") and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert runs_counted(admin, "running") == 0
     log_in(page, braid_server, "admin", "braid-admin")
     expect(page.locator(".live-badge")).to_have_text("● live")
     waiting = page.locator('.counts__item[data-status="waiting"] strong')
+    expect(waiting).to_have_text(str(runs_counted(admin, "waiting")), timeout=LIVE)
     before = int(waiting.inner_text())
-    admin = Browserless(braid_server)
-    admin.login("admin", "braid-admin")
     status, run = admin.post_json(
         "/api/runs/", {"flow": "approval-or-timeout", "input": {"item": "desk", "hours": 1}}
     )
