@@ -18,7 +18,7 @@ import threading
 import time
 import uuid
 from collections import deque
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -205,10 +205,12 @@ def advance(run_id: str, take: Taken | None = None, counted: bool = False) -> in
     """
     applied = 0
     while True:
-        count = advance_once(run_id, take, counted)
+        count, more = advance_once(run_id, take, counted)
         counted = False
         applied += count or 0
-        if not count or not has_pending(run_id):
+        if not count:
+            return applied
+        if not (has_pending(run_id) if more is None else more):
             return applied
 
 
@@ -234,8 +236,13 @@ def crowded_backoff() -> None:
     time.sleep(CROWDED_BACKOFF_S)
 
 
-def advance_once(run_id: str, take: Taken | None = None, counted: bool = False) -> int | None:
+def advance_once(
+    run_id: str, take: Taken | None = None, counted: bool = False
+) -> tuple[int | None, bool | None]:
     """Apply the pending events in one transaction; None when another worker holds the run.
+
+    With the count it returns whether the inbox held new events right after the commit,
+    when the step looked (PostgreSQL sends that look with the commit), else None.
 
     The lock is FOR NO KEY UPDATE: it does not block the key-share lock that recording an
     event or a dispatch takes on the run row for its foreign key.
@@ -248,10 +255,11 @@ def advance_once(run_id: str, take: Taken | None = None, counted: bool = False) 
     """
     for sighting in (1, 2):
         if not counted and not begin_step(run_id):
-            return None if Run.objects.filter(pk=run_id).exists() and has_pending(run_id) else 0
+            held = Run.objects.filter(pk=run_id).exists() and has_pending(run_id)
+            return (None if held else 0), None
         counted = False
         try:
-            applied = step_locked(run_id, take, crowded_ok=sighting == 2)
+            applied, more = step_locked(run_id, take, crowded_ok=sighting == 2)
         except Crowded:
             forget_attempt(run_id)
             crowded_backoff()
@@ -261,18 +269,21 @@ def advance_once(run_id: str, take: Taken | None = None, counted: bool = False) 
             raise
         if not applied:
             forget_attempt(run_id)  # it did not step: the attempt was not this process's
-        return applied
-    return None
+        return applied, more
+    return None, None
 
 
-def step_locked(run_id: str, take: Taken | None, crowded_ok: bool) -> int | None:
+def step_locked(
+    run_id: str, take: Taken | None, crowded_ok: bool
+) -> tuple[int | None, bool | None]:
     """Lock the run, apply its pending events and commit the step; see advance_once."""
+    outermost = not connection.in_atomic_block
     with transaction.atomic():
         run, pending = lock_and_take(run_id)
         if run is None:
-            return None
+            return None, None
         if not pending:
-            return 0
+            return 0, None
         if run.step_attempts > settings.BRAID_STEP_MAX_ATTEMPTS:
             if not crowded_ok:
                 raise Crowded(run_id)
@@ -280,21 +291,23 @@ def step_locked(run_id: str, take: Taken | None, crowded_ok: bool) -> int | None
                                     crashed(run, pending))  # fmt: skip
         else:
             state, commands = apply_events(run, pending)
-        commit_step(run, state, commands, take)
-        crash_point("advance.before_commit")
-    return len(pending)
+        more = commit_step(run, state, commands, take, commit=outermost)
+    return len(pending), more
 
 
 RUN_COLUMNS = ("id", "snapshot", "snapshot_version", "step_attempts", "trace_length")
 
 
-def lock_and_take(run_id: str) -> tuple[Run | None, list[PendingEvent]]:
+def lock_and_take(
+    run_id: str, result: tuple[Dispatch, Event] | None = None
+) -> tuple[Run | None, list[PendingEvent]]:
     """Lock the run (skipping it when another worker holds it), mark its unapplied inbox
     events applied and return the run and the events in arrival order.
 
     The mark is one `UPDATE ... RETURNING` that applies only under the run's lock, and
     commits (or rolls back) with the step that applies the events. On PostgreSQL the lock
-    and the mark travel together, in one round trip with the transaction's BEGIN.
+    and the mark travel together, in one round trip after the transaction's BEGIN, and so
+    does an action's `result` to record first (PostgreSQL only; see record_and_advance).
     """
     if connection.vendor != "postgresql":
         run = (
@@ -306,6 +319,8 @@ def lock_and_take(run_id: str) -> tuple[Run | None, list[PendingEvent]]:
         return run, take_pending(run.pk, locked="") if run is not None else []
     key = Run._meta.pk.get_db_prep_value(uuid.UUID(str(run_id)), connection)
     with pipelined(), connection.cursor() as cursor:
+        if result is not None:
+            queue_result(*result)
         # The mark goes first and takes the lock itself: it marks nothing unless it holds
         # the run. The read after it finds the run locked by this transaction, or held by
         # another worker (None), or freed just now by one that committed in between: then
@@ -330,6 +345,21 @@ def lock_and_take(run_id: str) -> tuple[Run | None, list[PendingEvent]]:
     if not pending:  # the mark may have found the run held by a worker that then committed
         pending = take_pending(run_id, locked="")
     return run, pending
+
+
+def queue_result(dispatch: Dispatch, event: Event) -> None:
+    """Put an action's result into its run's inbox (once per key) and close its dispatch,
+    in one statement whose answer nobody reads (PostgreSQL, in a pipeline)."""
+    now = timezone.now()
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"WITH closed AS (UPDATE {Dispatch._meta.db_table} SET completed_at = %s "
+            f"WHERE id = %s) INSERT INTO {PendingEvent._meta.db_table} "
+            "(run_id, key, event, created_at) VALUES (%s, %s, %s::jsonb, %s) "
+            "ON CONFLICT (run_id, key) DO NOTHING",
+            [now, dispatch.pk, dispatch.run_id, event.key,  # type: ignore[attr-defined]
+             json.dumps(event.to_json()), now],
+        )  # fmt: skip
 
 
 def from_row[M: Model](model: type[M], found: dict[str, Any]) -> M:
@@ -461,9 +491,16 @@ def apply_events(run: Run, pending: Sequence[PendingEvent]) -> tuple[RunState, l
 
 
 def commit_step(
-    run: Run, state: RunState, commands: list[Command], take: Taken | None = None
-) -> None:
-    """Save the step and its side effects; publish new dispatches after the commit."""
+    run: Run, state: RunState, commands: list[Command], take: Taken | None = None,
+    commit: bool = False,
+) -> bool | None:  # fmt: skip
+    """Save the step and its side effects; publish new dispatches after the commit.
+
+    With `commit` (the caller's block is the outermost transaction) on PostgreSQL, the
+    step's writes, its `COMMIT` and the look for events that arrived meanwhile go out as
+    one pipeline, one round trip: it returns what the look found. Otherwise Django commits
+    when the caller's block ends, and it returns None.
+    """
     rows = [c for c in commands if isinstance(c, WriteRow)]
     trace = [c for c in commands if isinstance(c, Trace)]
     approvals = [c for c in commands if isinstance(c, (RequestApproval, CloseApproval))]
@@ -475,14 +512,25 @@ def commit_step(
     # Approval requests first: their hooks read what they write, which a pipeline defers.
     record_approvals(str(run.pk), approvals)
     record_timers(run, commands)
-    # The step's own writes go out together; it waits once, for the new dispatches' ids.
+    crash_point("advance.before_commit")
+    more: bool | None = None
     with pipelined():
         DjangoStore().commit(
             str(run.pk), status, take_delta(state), rows, trace, state.error,
             trace_length=run.trace_length,
             columns={"state": state.current_view(), "step_attempts": 0},
         )  # fmt: skip
-        dispatches = record_dispatches(run, actions, room) if actions else []
+        if connection.vendor == "postgresql":
+            inserted = send_dispatches(dispatch_rows(run, actions, room))
+            look = commit_and_look(str(run.pk)) if commit else None
+            dispatches = inserted()
+            more = look() if look is not None else None
+        else:
+            dispatches = record_dispatches(run, actions, room) if actions else []
+    if connection.vendor == "postgresql" and len(dispatches) < len(actions):
+        # A key stored before (never in a normal step): read what is open (after the
+        # commit, when it went with the writes).
+        dispatches = open_dispatches([a.key for a in actions], room)
     version = run.snapshot_version + 1  # the commit counts one more, under the run's lock
     transaction.on_commit(lambda: remember_state(str(run.pk), version, state))
     live.changed(str(run.pk))
@@ -495,6 +543,42 @@ def commit_step(
         # Robust: with the broker down the rows stay unsent and the sweeper sends them; the
         # task goes on recording the results it holds.
         transaction.on_commit(lambda: publish(sent), robust=True)
+    return more
+
+
+def commit_and_look(run_id: str) -> Callable[[], bool]:
+    """Queue the transaction's COMMIT and a look at the run's inbox after it (PostgreSQL,
+    in a pipeline); return a function that says whether the look found an event.
+
+    Committing here sends the commit with the step's writes; Django's own commit at the
+    end of the block then finds no transaction open and sends nothing, and runs the
+    `on_commit` functions as usual. The look runs after the commit on the server, so it
+    sees every event whose worker found the run locked by this step (that worker
+    recorded its event before trying the lock), as a look after the commit always did.
+    """
+    key = Run._meta.pk.get_db_prep_value(uuid.UUID(run_id), connection)
+    cursor = connection.cursor()
+    cursor.execute("COMMIT")
+    cursor.execute(f"SELECT 1 FROM {PendingEvent._meta.db_table} "
+                   "WHERE run_id = %s AND applied_at IS NULL LIMIT 1", [key])  # fmt: skip
+
+    def found() -> bool:
+        with cursor:
+            return cursor.fetchone() is not None
+
+    return found
+
+
+def dispatch_rows(run: Run, actions: Sequence[RunAction], room: int) -> list[Dispatch]:
+    """Return unsaved outbox rows for the actions; the first `room` are claimed by this
+    process (the caller runs them itself after the commit)."""
+    now, lease = timezone.now(), leases.current()
+    claimed = {"claimed_by": lease, "claimed_at": now, "published_at": now}
+    return [
+        Dispatch(run=run, key=a.key, command=a.to_json(), created_at=now,
+                 **(claimed if i < room else {}))
+        for i, a in enumerate(actions)
+    ]  # fmt: skip
 
 
 def record_dispatches(run: Run, actions: Sequence[RunAction], room: int = 0) -> list[Dispatch]:
@@ -504,31 +588,41 @@ def record_dispatches(run: Run, actions: Sequence[RunAction], room: int = 0) -> 
     The first `room` are the caller's to run itself after the commit: they are written
     claimed by this process, in this step's commit, so the sweeper re-sends them if it dies.
     """
-    now, lease = timezone.now(), leases.current()
-    claimed = {"claimed_by": lease, "claimed_at": now, "published_at": now}
-    rows = [
-        Dispatch(run=run, key=a.key, command=a.to_json(), created_at=now,
-                 **(claimed if i < room else {}))
-        for i, a in enumerate(actions)
-    ]  # fmt: skip
+    rows = dispatch_rows(run, actions, room)
     if connection.vendor == "postgresql":
-        inserted = insert_dispatches(rows)
+        inserted = send_dispatches(rows)()
         if len(inserted) == len(rows):  # every key is new: what was written is what is open
             return inserted
     else:
         Dispatch.objects.bulk_create(rows, ignore_conflicts=True)
-    keys = [row.key for row in rows]
+    return open_dispatches([row.key for row in rows], room)
+
+
+def open_dispatches(keys: Sequence[str], room: int) -> list[Dispatch]:
+    """Return the open outbox rows of these keys in id order, the first `room` claimed by
+    this process.
+
+    A key written before keeps its row; it is claimed if it is among the first `room`.
+    """
+    now = timezone.now()
     found = list(Dispatch.objects.filter(key__in=keys, completed_at=None).order_by("pk"))
-    # A key written before (never in a normal step) keeps its row: claim what is taken.
     unclaimed = [d.pk for d in found[:room] if d.claimed_at is None]
     if unclaimed:
-        Dispatch.objects.filter(pk__in=unclaimed).update(**claimed)
+        Dispatch.objects.filter(pk__in=unclaimed).update(
+            claimed_by=leases.current(), claimed_at=now, published_at=now
+        )
     return found
 
 
-def insert_dispatches(rows: Sequence[Dispatch]) -> list[Dispatch]:
+def send_dispatches(rows: Sequence[Dispatch]) -> Callable[[], list[Dispatch]]:
     """Insert outbox rows whose key is new, in one statement that returns their ids
-    (PostgreSQL); return the inserted rows in id order."""
+    (PostgreSQL); return a function that gives the inserted rows in id order.
+
+    Nothing is read until that function is called, so in a pipeline the statements queued
+    after this one travel with it.
+    """
+    if not rows:
+        return list
     table = Dispatch._meta.db_table
     sql = (
         f"INSERT INTO {table} (run_id, key, command, created_at, published_at, claimed_by, "
@@ -539,7 +633,7 @@ def insert_dispatches(rows: Sequence[Dispatch]) -> list[Dispatch]:
         "ON CONFLICT (key) DO NOTHING RETURNING id, key"
     )
     params = [
-        rows[0].created_at if rows else timezone.now(),
+        rows[0].created_at,
         [row.run_id for row in rows],
         [row.key for row in rows],
         [json.dumps(row.command) for row in rows],
@@ -547,14 +641,19 @@ def insert_dispatches(rows: Sequence[Dispatch]) -> list[Dispatch]:
         [row.claimed_by for row in rows],
         [row.claimed_at for row in rows],
     ]
-    with server_side_cursor() as cursor:
-        cursor.execute(sql, params)
-        ids = dict((key, pk) for pk, key in cursor.fetchall())
-    inserted = [row for row in rows if row.key in ids]
-    for row in inserted:
-        row.pk = ids[row.key]
-        row._state.adding, row._state.db = False, connection.alias
-    return sorted(inserted, key=lambda row: row.pk)
+    cursor = server_side_cursor()
+    cursor.execute(sql, params)
+
+    def inserted() -> list[Dispatch]:
+        with cursor:
+            ids = dict((key, pk) for pk, key in cursor.fetchall())
+        found = [row for row in rows if row.key in ids]
+        for row in found:
+            row.pk = ids[row.key]
+            row._state.adding, row._state.db = False, connection.alias
+        return sorted(found, key=lambda row: row.pk)
+
+    return inserted
 
 
 def record_timers(run: Run, commands: Iterable[Command]) -> None:
@@ -649,7 +748,8 @@ def release(dispatch_ids: set[int], claimer: str) -> None:
 
 def run_claimed(dispatch_ids: Sequence[int], held: set[int]) -> int:
     """run_actions' work; every action the task comes to hold is added to `held`."""
-    queue = deque(claim(dispatch_ids))
+    claimed, before = claim(dispatch_ids)
+    queue = deque(claimed)
     results = Results(settings.BRAID_RESULT_FLUSH_S)
     count = 0
     while queue or results.waiting:
@@ -666,16 +766,18 @@ def run_claimed(dispatch_ids: Sequence[int], held: set[int]) -> int:
         crash_point("action.started")
         event = perform(ACTIONS, command, str(dispatch.run_id), now_text)
         crash_point("action.done")
-        results.add(dispatch, event)
+        results.add(dispatch, event, counted=dispatch.pk in before)
         count += 1
     return count
 
 
-def claim(dispatch_ids: Sequence[int]) -> list[Dispatch]:
-    """Mark open dispatches as this process's; return them in id order."""
+def claim(dispatch_ids: Sequence[int]) -> tuple[list[Dispatch], set[int]]:
+    """Mark open dispatches as this process's; return them in id order, and the ids of
+    those another delivery had claimed (its process may have died in the step after it)."""
     open_ones = Dispatch.objects.filter(pk__in=dispatch_ids, completed_at=None)
+    found = list(open_ones.order_by("id"))
     open_ones.update(claimed_by=leases.current(), claimed_at=timezone.now())
-    return list(open_ones.order_by("id"))
+    return found, {dispatch.pk for dispatch in found if dispatch.claimed_by}
 
 
 class Results:
@@ -691,25 +793,72 @@ class Results:
     def __init__(self, flush_after_s: float) -> None:
         self.flush_after_s = flush_after_s
         self.waiting: list[tuple[Dispatch, Event]] = []
+        self.counted: set[int] = set()
         self.since = time.monotonic()
 
-    def add(self, dispatch: Dispatch, event: Event) -> None:
-        """Keep a result; flush when the oldest kept one has waited long enough."""
+    def add(self, dispatch: Dispatch, event: Event, counted: bool = False) -> None:
+        """Keep a result; flush when the oldest kept one has waited long enough.
+
+        `counted`: the step that applies it counts its attempt first (see flush).
+        """
         self.waiting.append((dispatch, event))
+        if counted:
+            self.counted.add(dispatch.pk)
         if time.monotonic() - self.since >= self.flush_after_s:
             self.flush()
 
     def flush(self, take: Taken | None = None) -> None:
-        """Record every kept result in one transaction, then advance their runs."""
+        """Record every kept result in one transaction, then advance their runs.
+
+        One result on PostgreSQL is recorded by the transaction that applies it
+        (record_and_advance), unless its dispatch was claimed by another delivery before:
+        then its step's attempt is counted first, as every `advance` does.
+        """
         waiting, self.waiting = self.waiting, []
+        counted, self.counted = self.counted, set()
         if len(waiting) == 1 and connection.vendor == "postgresql":
             dispatch, event = waiting[0]
-            counted = record_result_and_begin_step(dispatch, event)
-            advance(str(dispatch.run_id), take, counted=counted)
+            if dispatch.pk in counted:
+                begun = record_result_and_begin_step(dispatch, event)
+                advance(str(dispatch.run_id), take, counted=begun)
+            else:
+                record_and_advance(dispatch, event, take)
         elif waiting:
             for run_id in record_results(waiting):
                 advance(run_id, take)
         self.since = time.monotonic()
+
+
+def record_and_advance(dispatch: Dispatch, event: Event, take: Taken | None) -> None:
+    """Record one action's result and apply it in one transaction (PostgreSQL): a hop of
+    a chain commits once instead of twice.
+
+    The step's attempt is not counted first. If the step kills this process nothing of it
+    commits, the result included; the dispatch's claimer is dead, so the sweeper sends it
+    again, and that delivery, claimed before, records and applies its result the counted
+    way (record_result_and_begin_step, then `advance`). A step that kills its worker every
+    time still fails its run, after one kill more than BRAID_STEP_MAX_ATTEMPTS.
+
+    A run another worker holds gets the result recorded, and is advanced after the commit
+    as after record_results. A run with attempts counted (a step may have died on it) is
+    rolled back to the counted way.
+    """
+    run_id = str(dispatch.run_id)
+    more: bool | None = False
+    outermost = not connection.in_atomic_block
+    with transaction.atomic():
+        run, pending = lock_and_take(run_id, result=(dispatch, event))
+        counted = run is not None and run.step_attempts > 0
+        if counted:
+            transaction.set_rollback(True)
+        elif run is not None and pending:
+            state, commands = apply_events(run, pending)
+            more = commit_step(run, state, commands, take, commit=outermost)
+    if counted:
+        begun = record_result_and_begin_step(dispatch, event)
+        advance(run_id, take, counted=begun)
+    elif run is None or more or (more is None and has_pending(run_id)):
+        advance(run_id, take)
 
 
 def record_result_and_begin_step(dispatch: Dispatch, event: Event) -> bool:

@@ -302,6 +302,31 @@ def stored_snapshot(run_id: str, snapshot: dict[str, Any]) -> dict[str, Any]:
     return assemble(snapshot, ((key, json.loads(value)) for key, value in parts))
 
 
+STEP_COLUMNS = frozenset({"state", "step_attempts"})
+
+
+def update_run_postgresql(
+    run_id: str, status: RunStatus, head: dict[str, Any], error: str | None, trace_length: int,
+    columns: dict[str, Any],
+) -> None:  # fmt: skip
+    """Write a step's run row with a statement prepared once per connection.
+
+    It is what the ORM's `update()` writes, without building the query for every step: on
+    a chain of noop tasks that took 0.4 ms a step, a tenth of the whole hop.
+    """
+    state = columns.get("state")
+    attempts = columns.get("step_attempts")
+    with server_side_cursor() as cursor:
+        cursor.execute(
+            f"UPDATE {Run._meta.db_table} SET status = %s, snapshot = %s::jsonb, error = %s, "
+            "trace_length = %s, updated_at = %s, snapshot_version = snapshot_version + 1, "
+            "state = CASE WHEN %s THEN %s::jsonb ELSE state END, "
+            "step_attempts = COALESCE(%s, step_attempts) WHERE id = %s",
+            [status.value, json.dumps(head), error or "", trace_length, timezone.now(),
+             "state" in columns, json.dumps(state), attempts, run_id],
+        )  # fmt: skip
+
+
 class DjangoStore:
     """The ExecutionStore protocol on the project's database."""
 
@@ -346,10 +371,14 @@ class DjangoStore:
         else:
             RunPart.objects.filter(run_id=run_id).delete()
             head = snapshot
+        columns = columns or {}
+        if connection.vendor == "postgresql" and set(columns) <= STEP_COLUMNS:
+            update_run_postgresql(run_id, status, head, error, first + len(trace), columns)
+            return
         Run.objects.filter(pk=run_id).update(
             status=status.value, snapshot=head, error=error or "",
             trace_length=first + len(trace), updated_at=timezone.now(),
-            snapshot_version=F("snapshot_version") + 1, **(columns or {}),
+            snapshot_version=F("snapshot_version") + 1, **columns,
         )  # fmt: skip
 
     def load(self, run_id: str) -> StoredRun:

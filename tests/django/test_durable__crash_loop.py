@@ -78,6 +78,43 @@ def test_a_step_that_kills_the_worker_every_time_fails_the_run_after_three_tries
     assert [detail.get("error") for detail in failed] == [run.error]
 
 
+AFTER_A_TASK = {
+    **CRASHING,
+    "name": "Crashes the evaluator after a task",
+    "nodes": [*CRASHING["nodes"], {"id": "work", "type": "task", "action": "noop"}],
+    "edges": [{"source": "start", "target": "work"}, {"source": "work", "target": "calc"},
+              {"source": "calc", "target": "done"}],
+}  # fmt: skip
+
+
+def test_a_step_applying_an_action_result_that_kills_the_worker_fails_the_run(
+    cluster: dict[str, Any],  # noqa: F811  (the fixture imported above)
+    lifted_limits: None,
+) -> None:
+    """The first delivery applies the result in the transaction that records it, without
+    counting (engine.durable.record_and_advance); the kill leaves its dispatch to a dead
+    claimer, the sweeper sends it again, and from then on every attempt is counted."""
+    flows.import_graph(User.objects.get(username="analyst"), AFTER_A_TASK, "crashing-late", True)
+    env = {**cluster["env"], "BRAID_CEL_MAX_LENGTH": "100000", "BRAID_CEL_MAX_DEPTH": "100000"}
+    crashing = worker(env, "crashing", cluster["tmp"] / "crashing.log", beat=True)
+    try:
+        version = services.latest_version("crashing-late")
+        run = durable.create_run(services.resolve_graphs(version.graph), "late", {}, version)
+        (run,) = wait_finished([str(run.pk)], 150)
+    finally:
+        stop(crashing)
+    key = run.pending_events.exclude(key="start").get().key
+    assert key == f"{run.pk}|work|root:1|1"
+    assert run.status == "failed"
+    assert run.error == (
+        f"applying {key} killed the worker process 3 times; the run fails instead "
+        "of being resumed again (BRAID_STEP_MAX_ATTEMPTS=3)"
+    )
+    assert run.step_attempts == 0
+    dispatch = run.dispatches.get()
+    assert dispatch.completed_at is not None
+
+
 @override_settings(BRAID_STEP_MAX_ATTEMPTS=2)
 def test_a_step_begun_more_often_than_allowed_fails_the_run_with_its_event_keys() -> None:
     run = durable.create_run(
