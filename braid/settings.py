@@ -314,6 +314,12 @@ BRAID_LEASE_DEAD_S = float(os.environ.get("BRAID_LEASE_DEAD_S", "8"))
 # Node-row writes on PostgreSQL are prepared statements (planned once per connection);
 # turn this off behind a connection pooler in transaction mode, such as PgBouncer's.
 BRAID_PREPARED_WRITES = env_flag("BRAID_PREPARED_WRITES", True)
+if BRAID_PREPARED_WRITES and DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    # Django turns psycopg's statement preparation off (prepare_threshold None), which
+    # makes the engine's prepare=True a no-op: every step's statements were parsed and
+    # planned anew, about 2 ms of server time a hop. A threshold no query reaches keeps
+    # the ORM's statements unprepared, as before; the engine's are prepared at first use.
+    DATABASES["default"].setdefault("OPTIONS", {}).setdefault("prepare_threshold", 2**31 - 1)
 # A step's actions leave as at most this many messages: one each for a narrow fan-out,
 # contiguous chunks for a wide one (a broker round trip per action dominated a fork of
 # 1,000). Keep it above the total worker concurrency so no slot idles.

@@ -318,7 +318,7 @@ def lock_and_take(
         )
         return run, take_pending(run.pk, locked="") if run is not None else []
     key = Run._meta.pk.get_db_prep_value(uuid.UUID(str(run_id)), connection)
-    with pipelined(), connection.cursor() as cursor:
+    with pipelined(), server_side_cursor() as cursor:
         if result is not None:
             queue_result(*result)
         # The mark goes first and takes the lock itself: it marks nothing unless it holds
@@ -351,7 +351,7 @@ def queue_result(dispatch: Dispatch, event: Event) -> None:
     """Put an action's result into its run's inbox (once per key) and close its dispatch,
     in one statement whose answer nobody reads (PostgreSQL, in a pipeline)."""
     now = timezone.now()
-    with connection.cursor() as cursor:
+    with server_side_cursor() as cursor:
         cursor.execute(
             f"WITH closed AS (UPDATE {Dispatch._meta.db_table} SET completed_at = %s "
             f"WHERE id = %s) INSERT INTO {PendingEvent._meta.db_table} "
@@ -386,7 +386,7 @@ def take_pending(run_id: Any, locked: str, read: bool = True) -> Any:
         return sorted(PendingEvent.objects.raw(sql, [now, key]), key=lambda row: row.pk)
     # In a pipeline a raw queryset cannot read its columns before the answer: read the
     # rows from the cursor (PostgreSQL's types need no conversion but jsonb's text).
-    cursor = connection.cursor()
+    cursor = server_side_cursor()
     cursor.execute(sql, [now, key, key])
 
     def marked() -> list[PendingEvent]:
@@ -557,8 +557,9 @@ def commit_and_look(run_id: str) -> Callable[[], bool]:
     recorded its event before trying the lock), as a look after the commit always did.
     """
     key = Run._meta.pk.get_db_prep_value(uuid.UUID(run_id), connection)
-    cursor = connection.cursor()
-    cursor.execute("COMMIT")
+    with connection.cursor() as committing:
+        committing.execute("COMMIT")
+    cursor = server_side_cursor()
     cursor.execute(f"SELECT 1 FROM {PendingEvent._meta.db_table} "
                    "WHERE run_id = %s AND applied_at IS NULL LIMIT 1", [key])  # fmt: skip
 
@@ -890,7 +891,7 @@ def record_result_and_begin_step(dispatch: Dispatch, event: Event) -> bool:
     key = event.key  # type: ignore[attr-defined]
     params = [run_id, key, json.dumps(event.to_json()), now, now, dispatch.pk, run_id, run_id,
               run_id]  # fmt: skip
-    with connection.cursor() as cursor:  # one statement: it commits on its own
+    with server_side_cursor() as cursor:  # one statement: it commits on its own
         cursor.execute(sql, params)
         return cursor.rowcount == 1
 
