@@ -305,25 +305,75 @@ def stored_snapshot(run_id: str, snapshot: dict[str, Any]) -> dict[str, Any]:
 STEP_COLUMNS = frozenset({"state", "step_attempts"})
 
 
-def update_run_postgresql(
-    run_id: str, status: RunStatus, head: dict[str, Any], error: str | None, trace_length: int,
-    columns: dict[str, Any],
-) -> None:  # fmt: skip
-    """Write a step's run row with a statement prepared once per connection.
+def commit_sql() -> str:
+    """Return the statement that writes a step on PostgreSQL: trace, node rows, parts and
+    the run row, from four JSON arrays and the run's columns, in one statement.
 
-    It is what the ORM's `update()` writes, without building the query for every step: on
-    a chain of noop tasks that took 0.4 ms a step, a tenth of the whole hop.
+    Its text never changes, so it is prepared once per connection. Each array arrives as
+    one JSON text: one `json.dumps` instead of an array of each column for each table.
     """
-    state = columns.get("state")
-    attempts = columns.get("step_attempts")
+    nodes, parts, trace = (NodeState._meta.db_table, RunPart._meta.db_table,
+                           TraceEvent._meta.db_table)  # fmt: skip
+    return f"""
+        WITH traced AS (
+            INSERT INTO {trace} (run_id, seq, event, execution_id, node, at, detail)
+            SELECT %(run)s::uuid, %(first)s::int + (e.n - 1)::int, e.v->>0, e.v->>1, e.v->>2,
+                   e.v->>3, e.v->4
+            FROM jsonb_array_elements(%(trace)s::jsonb) WITH ORDINALITY AS e(v, n)
+        ), written AS (
+            INSERT INTO {nodes} ({COLUMNS})
+            SELECT %(run)s::uuid, e->>0, e->>1, e->>2, e->>3, e->5, (e->>4)::int, %(now)s
+            FROM jsonb_array_elements(%(rows)s::jsonb) AS e
+            {fence_condition(nodes, ' COLLATE "C"')}
+        ), dropped AS (
+            DELETE FROM {parts} WHERE run_id = %(run)s::uuid
+              AND key IN (SELECT jsonb_array_elements_text(%(drop)s::jsonb))
+        ), put AS (
+            INSERT INTO {parts} (run_id, key, value)
+            SELECT %(run)s::uuid, e->>0, e->>1 FROM jsonb_array_elements(%(put)s::jsonb) AS e
+            ON CONFLICT (run_id, key) DO UPDATE SET value = excluded.value
+        )
+        UPDATE {Run._meta.db_table} SET status = %(status)s, snapshot = %(head)s::jsonb,
+            error = %(error)s, trace_length = %(length)s, updated_at = %(now)s,
+            snapshot_version = snapshot_version + 1,
+            state = CASE WHEN %(has_state)s THEN %(state)s::jsonb ELSE state END,
+            step_attempts = COALESCE(%(attempts)s, step_attempts)
+        WHERE id = %(run)s::uuid
+    """
+
+
+def commit_postgresql(
+    run_id: str, status: RunStatus, delta: SnapshotDelta, rows: Sequence[WriteRow],
+    trace: Sequence[Trace], first: int, error: str | None, columns: dict[str, Any],
+) -> None:  # fmt: skip
+    """Write a step as one prepared statement (commit_sql), reading nothing back.
+
+    It writes what the separate statements wrote: the trace from sequence number `first`,
+    the node rows through the fence (folded per node first), the parts dropped and put,
+    and the run row. A part both dropped and put is put.
+    """
+    batch = collapse(rows)
     with server_side_cursor() as cursor:
         cursor.execute(
-            f"UPDATE {Run._meta.db_table} SET status = %s, snapshot = %s::jsonb, error = %s, "
-            "trace_length = %s, updated_at = %s, snapshot_version = snapshot_version + 1, "
-            "state = CASE WHEN %s THEN %s::jsonb ELSE state END, "
-            "step_attempts = COALESCE(%s, step_attempts) WHERE id = %s",
-            [status.value, json.dumps(head), error or "", trace_length, timezone.now(),
-             "state" in columns, json.dumps(state), attempts, run_id],
+            commit_sql(),
+            {
+                "run": run_id,
+                "first": first,
+                "trace": json.dumps([[t.event, t.execution_id, t.node or "", t.at, t.detail]
+                                     for t in trace]),
+                "rows": json.dumps([[r.node, r.status.value, r.status_detail, r.execution_id,
+                                     r.attempt, r.result] for r in batch]),
+                "drop": json.dumps([key for key in delta.drop if key not in delta.put]),
+                "put": json.dumps([[key, json.dumps(value)] for key, value in delta.put.items()]),
+                "status": status.value,
+                "head": json.dumps(delta.head),
+                "error": error or "",
+                "length": first + len(trace),
+                "now": timezone.now(),
+                "has_state": "state" in columns,
+                "state": json.dumps(columns.get("state")),
+                "attempts": columns.get("step_attempts"),
+            },
         )  # fmt: skip
 
 
@@ -361,6 +411,13 @@ class DjangoStore:
             locked = Run.objects.select_for_update(no_key=True).only("trace_length")
             trace_length = locked.get(pk=run_id).trace_length
         first = trace_length
+        columns = columns or {}
+        if (connection.vendor == "postgresql" and isinstance(snapshot, SnapshotDelta)
+                and not snapshot.replace and set(columns) <= STEP_COLUMNS):  # fmt: skip
+            if approvals:
+                record_approvals(run_id, approvals)
+            commit_postgresql(run_id, status, snapshot, rows, trace, first, error, columns)
+            return
         insert_trace(run_id, first, trace)
         write_rows(run_id, rows)
         if approvals:
@@ -371,10 +428,6 @@ class DjangoStore:
         else:
             RunPart.objects.filter(run_id=run_id).delete()
             head = snapshot
-        columns = columns or {}
-        if connection.vendor == "postgresql" and set(columns) <= STEP_COLUMNS:
-            update_run_postgresql(run_id, status, head, error, first + len(trace), columns)
-            return
         Run.objects.filter(pk=run_id).update(
             status=status.value, snapshot=head, error=error or "",
             trace_length=first + len(trace), updated_at=timezone.now(),
