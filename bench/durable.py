@@ -47,6 +47,7 @@ from typing import Any
 
 import psycopg
 from celery import Celery, chain, chord
+from psycopg import waiting
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
@@ -498,18 +499,15 @@ class QueryCount:
     executemany_rows: int = 0
     transactions: int = 0
     messages: int = 0
+    round_trips: int = 0
     sql: list[str] = field(default_factory=list)
-
-    @property
-    def round_trips(self) -> int:
-        """Statements plus BEGIN and COMMIT of each transaction (psycopg sends both)."""
-        return self.statements + 2 * self.transactions
 
     def add(self, other: QueryCount) -> None:
         self.statements += other.statements
         self.executemany_rows += other.executemany_rows
         self.transactions += other.transactions
         self.messages += other.messages
+        self.round_trips += other.round_trips
 
     def __call__(
         self, execute: Callable[..., Any], sql: str, params: Any, many: bool, context: Any
@@ -555,7 +553,12 @@ def counting(counter: QueryCount) -> Iterator[QueryCount]:
     def execute(*args: Any) -> Any:
         return _COUNTING[-1](*args)
 
+    def wait(gen: Any, *args: Any, **kwargs: Any) -> Any:
+        return real_wait(answers_awaited(gen), *args, **kwargs)
+
+    real_wait = waiting.wait
     wrapper._commit = commit  # type: ignore[method-assign]
+    waiting.wait = wait
     _COUNTING.append(counter)
     try:
         with wrapper.execute_wrapper(execute):
@@ -563,6 +566,21 @@ def counting(counter: QueryCount) -> Iterator[QueryCount]:
     finally:
         _COUNTING.pop()
         del wrapper._commit
+        waiting.wait = real_wait
+
+
+def answers_awaited(gen: Any) -> Any:
+    """Pass a psycopg generator through, counting each time it waits for the server's
+    answer (a read wait: psycopg asks for one only when no answer is buffered). That is a
+    round trip; statements sent together in a pipeline wait once."""
+    try:
+        state = next(gen)
+        while True:
+            if state == waiting.Wait.R:
+                _COUNTING[-1].round_trips += 1
+            state = gen.send((yield state))
+    except StopIteration as stop:
+        return stop.value
 
 
 def drive(run_id: str) -> dict[str, Any]:
@@ -587,7 +605,16 @@ def drive(run_id: str) -> dict[str, Any]:
             first_sql.append(step.sql)
         return applied
 
+    def counted_recording(dispatch: Any, event: Any, take: Any) -> None:
+        step = QueryCount()
+        with counting(step):
+            real_recording(dispatch, event, take)
+        steps.add(step)
+        first_sql.append(step.sql)
+
+    real_recording = durable.record_and_advance
     durable.advance = counted_advance  # type: ignore[assignment]
+    durable.record_and_advance = counted_recording  # type: ignore[assignment]
     try:
         for _ in range(10_000):
             applied = durable.advance(run_id)
@@ -603,6 +630,7 @@ def drive(run_id: str) -> dict[str, Any]:
                     tasks.run_actions([dispatch_id])
     finally:
         durable.advance = real_advance  # type: ignore[assignment]
+        durable.record_and_advance = real_recording  # type: ignore[assignment]
     return {
         "steps": steps,
         "actions": actions,
@@ -1841,12 +1869,14 @@ METHODS: dict[str, list[str]] = {
         "Method: each run is created and driven in this process with the tasks' own code "
         "(`engine.durable.advance`, `engine.tasks.run_actions` with one action each, which "
         "advances the run itself after recording the result), before any worker runs. "
-        "Steps are the `advance` calls that applied events, wherever they ran; an action is "
-        "the rest of its task. `connection.execute_wrapper` counts statements (an executemany "
-        "counts once: psycopg 3 pipelines it), a wrapper on the connection's commit counts "
-        "transactions, and each transaction adds BEGIN and COMMIT (psycopg sends BEGIN as "
-        "its own command). Messages are `before_task_publish` signals. Round trips per node "
-        "step = (create + steps + actions) ÷ `node.completed` events.",
+        "Steps are the `advance` calls that applied events and the action tasks' "
+        "`record_and_advance` (which records a result and applies it in one transaction), "
+        "wherever they ran; an action is the rest of its task. `connection.execute_wrapper` "
+        "counts statements (an executemany counts once). A round trip is a wait for the "
+        "server's answer: psycopg's wait function is wrapped and counts each read wait "
+        "(statements sent together in a pipeline, BEGIN included, wait once). Messages are "
+        "`before_task_publish` signals. Round trips per node step = (create + steps + "
+        "actions) ÷ `node.completed` events.",
     ],
     "limit": [
         "",
