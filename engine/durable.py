@@ -304,10 +304,9 @@ def lock_and_take(
     """Lock the run (skipping it when another worker holds it), mark its unapplied inbox
     events applied and return the run and the events in arrival order.
 
-    The mark is one `UPDATE ... RETURNING` that applies only under the run's lock, and
-    commits (or rolls back) with the step that applies the events. On PostgreSQL the lock
-    and the mark travel together, in one round trip after the transaction's BEGIN, and so
-    does an action's `result` to record first (PostgreSQL only; see record_and_advance).
+    The mark applies only under the run's lock, and commits (or rolls back) with the step
+    that applies the events. On PostgreSQL the lock, the mark and an action's `result` to
+    record first (see record_and_advance) are one statement (lock_and_take_sql).
     """
     if connection.vendor != "postgresql":
         run = (
@@ -316,50 +315,71 @@ def lock_and_take(
             .filter(pk=run_id)
             .first()
         )
-        return run, take_pending(run.pk, locked="") if run is not None else []
-    key = Run._meta.pk.get_db_prep_value(uuid.UUID(str(run_id)), connection)
-    with pipelined(), server_side_cursor() as cursor:
-        if result is not None:
-            queue_result(*result)
-        # The mark goes first and takes the lock itself: it marks nothing unless it holds
-        # the run. The read after it finds the run locked by this transaction, or held by
-        # another worker (None), or freed just now by one that committed in between: then
-        # the mark found it held and marked nothing, and the run is read locked anyway.
-        locked = (f" AND run_id IN (SELECT id FROM {Run._meta.db_table} WHERE id = %s "
-                  "FOR NO KEY UPDATE SKIP LOCKED)")  # fmt: skip
-        marking = take_pending(run_id, locked, read=False)
-        cursor.execute(
-            f"SELECT {', '.join(RUN_COLUMNS)} FROM {Run._meta.db_table} WHERE id = %s "
-            "FOR NO KEY UPDATE SKIP LOCKED",
-            [key],
-        )
-        row = cursor.fetchone()  # reading it waits for both answers
-        pending = marking()
-    if row is None:
-        if pending:  # never: a mark that locked the run makes the read find it
-            raise RuntimeError(f"run {run_id}: the inbox was marked without the run's lock")
-        return None, []
-    found = dict(zip(RUN_COLUMNS, row, strict=True))
-    found["snapshot"] = json.loads(found["snapshot"])  # jsonb arrives as text in Django
-    run = from_row(Run, found)
-    if not pending:  # the mark may have found the run held by a worker that then committed
-        pending = take_pending(run_id, locked="")
-    return run, pending
-
-
-def queue_result(dispatch: Dispatch, event: Event) -> None:
-    """Put an action's result into its run's inbox (once per key) and close its dispatch,
-    in one statement whose answer nobody reads (PostgreSQL, in a pipeline)."""
-    now = timezone.now()
+        return run, take_pending(run.pk) if run is not None else []
+    dispatch, event = result if result is not None else (None, None)
     with server_side_cursor() as cursor:
         cursor.execute(
-            f"WITH closed AS (UPDATE {Dispatch._meta.db_table} SET completed_at = %s "
-            f"WHERE id = %s) INSERT INTO {PendingEvent._meta.db_table} "
-            "(run_id, key, event, created_at) VALUES (%s, %s, %s::jsonb, %s) "
-            "ON CONFLICT (run_id, key) DO NOTHING",
-            [now, dispatch.pk, dispatch.run_id, event.key,  # type: ignore[attr-defined]
-             json.dumps(event.to_json()), now],
-        )  # fmt: skip
+            lock_and_take_sql(),
+            {
+                "run": uuid.UUID(str(run_id)),
+                "now": timezone.now(),
+                "dispatch": dispatch.pk if dispatch is not None else None,
+                "key": event.key if event is not None else None,  # type: ignore[attr-defined]
+                "event": json.dumps(event.to_json()) if event is not None else None,
+            },
+        )
+        row = cursor.fetchone()
+    if row is None:
+        return None, []
+    found = dict(zip(RUN_COLUMNS, row[:-1], strict=True))
+    found["snapshot"] = json.loads(found["snapshot"])  # jsonb arrives as text in Django
+    names = ("id", "key", "event")
+    pending = [from_row(PendingEvent, {**dict(zip(names, taken, strict=True)), "run_id": row[0]})
+               for taken in json.loads(row[-1] or "[]")]  # fmt: skip
+    return from_row(Run, found), pending
+
+
+def lock_and_take_sql() -> str:
+    """Return PostgreSQL's statement for lock_and_take: one statement, prepared once.
+
+    `locked` takes the run's lock, or finds another worker holding it and skips it. Only
+    under the lock does `marked` mark the run's unapplied inbox events applied. An
+    action's result (when the parameters name one) closes its dispatch and goes into the
+    inbox, applied already when the run is locked here (the step applies it) and pending
+    when it is not (the holder, or the caller's next `advance`, applies it); a key stored
+    before inserts nothing. The one row answered is the run with its events, in id
+    order; no row means another worker holds the run.
+
+    One statement has one snapshot, so the lock and the mark cannot see different
+    moments (two statements needed the mark to go first). An event committed after the
+    snapshot is left for the look after the commit, like one recorded during the step.
+    """
+    run, inbox, dispatches = (Run._meta.db_table, PendingEvent._meta.db_table,
+                              Dispatch._meta.db_table)  # fmt: skip
+    return f"""
+        WITH locked AS (
+            SELECT {", ".join(RUN_COLUMNS)} FROM {run} WHERE id = %(run)s
+            FOR NO KEY UPDATE SKIP LOCKED
+        ), closed AS (
+            UPDATE {dispatches} SET completed_at = %(now)s WHERE id = %(dispatch)s::bigint
+        ), recorded AS (
+            INSERT INTO {inbox} (run_id, key, event, created_at, applied_at)
+            SELECT %(run)s, %(key)s::text, %(event)s::jsonb, %(now)s,
+                   (SELECT %(now)s::timestamptz FROM locked)
+            WHERE %(key)s::text IS NOT NULL
+            ON CONFLICT (run_id, key) DO NOTHING
+            RETURNING id, key, event, applied_at
+        ), marked AS (
+            UPDATE {inbox} SET applied_at = %(now)s
+            WHERE run_id = %(run)s AND applied_at IS NULL AND run_id IN (SELECT id FROM locked)
+            RETURNING id, key, event, applied_at
+        )
+        SELECT locked.*, (
+            SELECT json_agg(json_build_array(e.id, e.key, e.event) ORDER BY e.id)::text
+            FROM (SELECT * FROM marked UNION ALL SELECT * FROM recorded) AS e
+            WHERE e.applied_at IS NOT NULL
+        ) FROM locked
+    """
 
 
 def from_row[M: Model](model: type[M], found: dict[str, Any]) -> M:
@@ -368,37 +388,16 @@ def from_row[M: Model](model: type[M], found: dict[str, Any]) -> M:
     return model.from_db(connection.alias, names, [found[name] for name in names])
 
 
-def take_pending(run_id: Any, locked: str, read: bool = True) -> Any:
-    """Mark the run's unapplied inbox events applied and return them in arrival order.
-
-    One `UPDATE ... RETURNING` instead of a read and a write; `locked` is a condition
-    with the run's key as its one parameter (or empty, when the caller holds the lock).
-    With `read=False` (PostgreSQL, in a pipeline) it returns a function that reads them.
-    """
-    table = PendingEvent._meta.db_table
+def take_pending(run_id: Any) -> list[PendingEvent]:
+    """Mark the run's unapplied inbox events applied and return them in arrival order
+    (the caller holds the run's lock): one `UPDATE ... RETURNING`, not a read and a write."""
     sql = (
-        f"UPDATE {table} SET applied_at = %s WHERE run_id = %s AND applied_at IS NULL"
-        f"{locked} RETURNING id, run_id, key, event, created_at, applied_at"
+        f"UPDATE {PendingEvent._meta.db_table} SET applied_at = %s WHERE run_id = %s "
+        "AND applied_at IS NULL RETURNING id, run_id, key, event, created_at, applied_at"
     )
     now = connection.ops.adapt_datetimefield_value(timezone.now())
     key = Run._meta.pk.get_db_prep_value(uuid.UUID(str(run_id)), connection)
-    if not locked:
-        return sorted(PendingEvent.objects.raw(sql, [now, key]), key=lambda row: row.pk)
-    # In a pipeline a raw queryset cannot read its columns before the answer: read the
-    # rows from the cursor (PostgreSQL's types need no conversion but jsonb's text).
-    cursor = server_side_cursor()
-    cursor.execute(sql, [now, key, key])
-
-    def marked() -> list[PendingEvent]:
-        with cursor:
-            rows = cursor.fetchall()
-        names = ("id", "run_id", "key", "event", "created_at", "applied_at")
-        pending = [dict(zip(names, row, strict=True)) for row in rows]
-        for found in pending:
-            found["event"] = json.loads(found["event"])
-        return sorted((from_row(PendingEvent, found) for found in pending), key=lambda e: e.pk)
-
-    return marked if not read else marked()
+    return sorted(PendingEvent.objects.raw(sql, [now, key]), key=lambda row: row.pk)
 
 
 def begin_step(run_id: str) -> bool:

@@ -256,3 +256,49 @@ def test_a_step_marks_no_inbox_event_of_a_run_another_worker_holds() -> None:
     finally:
         other.close()
     assert PendingEvent.objects.get(run=run, key="start").applied_at is not None
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_result_recorded_with_the_lock_is_applied_only_when_the_lock_is_taken() -> None:
+    """record_and_advance's statement: held by another worker, the result still goes into
+    the inbox (pending) and its dispatch closes; free, the result comes back applied."""
+    from django.db import connection, transaction
+
+    from engine.core.events import ActionCompleted
+
+    if connection.vendor != "postgresql":
+        pytest.skip("the result goes with the lock on PostgreSQL only")
+    run = durable.create_run(resolve_graphs(fork_of(2)), "fork", {})
+    durable.advance(str(run.pk))
+    first, second = Dispatch.objects.filter(run=run).order_by("pk")
+    import psycopg
+
+    settings = connection.settings_dict
+    other = psycopg.connect(host=settings["HOST"], port=settings["PORT"],
+                            user=settings["USER"], dbname=settings["NAME"])  # fmt: skip
+
+    def done(dispatch: Dispatch) -> ActionCompleted:
+        command = durable.action_command(dispatch.command)
+        return ActionCompleted(at="2026-12-04T00:00:00Z", key=command.key, output={"n": 1})
+
+    try:
+        other.execute("SELECT 1 FROM engine_run WHERE id = %s FOR NO KEY UPDATE", [run.pk])
+        with transaction.atomic():
+            assert durable.lock_and_take(str(run.pk), (first, done(first))) == (None, [])
+        other.rollback()
+        held = PendingEvent.objects.get(run=run, key=done(first).key)
+        assert held.applied_at is None
+        with transaction.atomic():
+            locked, pending = durable.lock_and_take(str(run.pk), (second, done(second)))
+            assert locked is not None and locked.pk == run.pk
+            assert [event.key for event in pending] == [done(first).key, done(second).key]
+            assert [event.event for event in pending] == [done(first).to_json(),
+                                                          done(second).to_json()]  # fmt: skip
+        again = durable.lock_and_take  # a result recorded before inserts nothing
+        with transaction.atomic():
+            _, pending = again(str(run.pk), (second, done(second)))
+            assert pending == []
+    finally:
+        other.close()
+    assert PendingEvent.objects.filter(run=run, applied_at=None).count() == 0
+    assert Dispatch.objects.filter(run=run, completed_at=None).count() == 0
