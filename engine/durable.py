@@ -9,6 +9,7 @@ between commit and publish is re-sent by the sweeper.
 """
 
 import collections
+import dataclasses
 import datetime as dt
 import functools
 import hashlib
@@ -512,10 +513,15 @@ def commit_step(
     record_approvals(str(run.pk), approvals)
     record_timers(run, commands)
     crash_point("advance.before_commit")
+    delta = take_delta(state)
+    if delta.replace and run.snapshot_version == 0:
+        # Nothing was ever committed, so no part is stored to replace: the step writes as
+        # any other (one statement on PostgreSQL, not a delete and five inserts).
+        delta = dataclasses.replace(delta, replace=False)
     more: bool | None = None
     with pipelined():
         DjangoStore().commit(
-            str(run.pk), status, take_delta(state), rows, trace, state.error,
+            str(run.pk), status, delta, rows, trace, state.error,
             trace_length=run.trace_length,
             columns={"state": state.current_view(), "step_attempts": 0},
         )  # fmt: skip
