@@ -234,6 +234,8 @@ def entry_changes(
     entries it added, not the thousands before them.
     """
     stored, count = persisted.entries.get((frame_id, name), (None, 0))
+    if stored is entries and len(entries) == count:
+        return  # nothing added (the `failed` entries, most steps)
     if stored is not entries or len(entries) < count:
         if stored is not None:
             drop.extend(f"{name}:{frame_id}/{k}" for k in itertools.islice(stored, count))

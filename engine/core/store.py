@@ -107,12 +107,14 @@ class InMemoryStore:
         if stored is None:
             raise UnknownRun(run_id)
         self.snapshots[run_id].append(snapshot)
-        self.runs[run_id] = StoredRun(
-            run_id, stored.flow, stored.input, status, {}, stored.graphs, error
-        )
+        if status is not stored.status or error != stored.error:
+            self.runs[run_id] = StoredRun(
+                run_id, stored.flow, stored.input, status, {}, stored.graphs, error
+            )
         write_rows(self.node_rows[run_id], rows)
         self.traces[run_id].extend(trace)
-        record_approvals(self.requests[run_id], self.closed[run_id], approvals)
+        if approvals:
+            record_approvals(self.requests[run_id], self.closed[run_id], approvals)
 
     def load(self, run_id: str) -> StoredRun:
         if run_id not in self.runs:
