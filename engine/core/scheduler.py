@@ -152,12 +152,12 @@ class Stepper:
         """Write the row of the frame's node (or `node`) with the frame's execution id (or
         `execution_id`)."""
         self.commands.append(
-            WriteRow(
-                node=self.state.scopes[frame.scope].prefix + (node or frame.node),
-                status=status,
-                execution_id=execution_id or frame.execution_id,
-                result=result,
-                attempt=frame.attempt,
+            WriteRow(  # node, status, execution id, result, attempt (by position: see events)
+                self.state.scopes[frame.scope].prefix + (node or frame.node),
+                status,
+                execution_id or frame.execution_id,
+                result,
+                frame.attempt,
             )
         )
 
@@ -172,11 +172,8 @@ class Stepper:
             execution_id = execution or frame.execution_id
             named = node or frame.node
             path = self.state.scopes[frame.scope].prefix + named if named else node
-        self.commands.append(
-            Trace(
-                event=event, execution_id=execution_id, node=path, at=self.state.now, detail=detail
-            )
-        )
+        # event, execution id, node, at, detail (by position: see engine.core.events)
+        self.commands.append(Trace(event, execution_id, path, self.state.now, detail))
 
     def trace_completed(self, frame: Frame, writes: dict[str, JSON] | None, **detail: JSON) -> None:
         """Trace a node's completion with the summaries of the state fields it wrote, if any."""
