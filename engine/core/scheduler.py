@@ -922,10 +922,9 @@ class Stepper:
             self.state.waits[waiting] = frame.id
         self.row(frame, RowStatus.RUNNING)
         self.trace("action.dispatched", frame, action=node.action, attempt=frame.attempt)
-        self.commands.append(RunAction(
-            key=key, action=node.action, params=params, node=path,
-            execution_id=frame.execution_id, attempt=frame.attempt,
-            timeout_s=float(node.timeout_s) if node.timeout_s else None,
+        self.commands.append(RunAction(  # key, action, params, node, execution id, attempt, timeout
+            key, node.action, params, path, frame.execution_id, frame.attempt,
+            float(node.timeout_s) if node.timeout_s else None,
         ))  # fmt: skip
 
     def wait_key(self, frame: Frame, suffix: str, path: str | None = None) -> str:
@@ -1142,11 +1141,19 @@ class Members:
 
     def add(self, state: RunState, frame: Frame) -> None:
         """Count a live frame in its activation, and that activation under its parent frame."""
+        # get-then-set, not setdefault: setdefault builds an empty dict or set every call,
+        # and a fork or foreach adds a frame per branch or item.
         activation = frame.activation
-        self.frames.setdefault(activation, {})[frame.id] = frame
+        group = self.frames.get(activation)
+        if group is None:
+            group = self.frames[activation] = {}
+        group[frame.id] = frame
         parent = parent_frame(state, activation)
         if parent is not None:
-            self.owned.setdefault(parent, set()).add(activation)
+            owned = self.owned.get(parent)
+            if owned is None:
+                owned = self.owned[parent] = set()
+            owned.add(activation)
 
     def remove(self, frame: Frame) -> None:
         """Forget a frame that left the run (retired or cancelled)."""
@@ -1178,7 +1185,8 @@ class Members:
                     if nested not in doomed:
                         doomed.add(nested)
                         pending.append(nested)
-        found.sort(key=lambda frame: frame.id)
+        if len(found) > 1:
+            found.sort(key=lambda frame: frame.id)
         return doomed, found
 
 
