@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from engine.core.state import Frame, RunState
 
 FORMAT = "braid.parts/1"
-GONE = object()  # what a tracked dict holds for a key removed since the last delta
+GONE: Any = object()  # what a tracked dict holds for a key removed since the last delta
 SPLIT = ("items", "done", "failed")  # a foreach barrier's parts of their own
 ENTRIES = ("done", "failed")  # append-only: item number -> lineage or error
 
