@@ -77,6 +77,8 @@ def name_list(names: Sequence[str]) -> str:
 
 ROOT_ID = str(ExecutionId.root())
 HANDLERS = {kind: f"on_{kind.value}" for kind in g.NodeType}  # the Stepper method per node type
+# Plain strs for the outcomes of every node and item: an enum's `value` is a property call.
+NEXT, ITEM = g.Outcome.NEXT.value, g.Outcome.ITEM.value
 
 
 class FlowFailure(Exception):
@@ -477,7 +479,7 @@ class Stepper:
         self.row(caller, RowStatus.COMPLETED, summary(returned))
         self.trace_completed(caller, summaries(returned))
         caller.state = FrameState.READY
-        self.follow(caller, g.Outcome.NEXT.value)
+        self.follow(caller, NEXT)
 
     def finish_run(self, status: RunStatus, result: dict[str, JSON], error: str | None) -> None:
         """End the run and say so."""
@@ -566,7 +568,7 @@ class Stepper:
         self.follow(frame, outcome)
 
     def on_start(self, frame: Frame, node: g.StartNode) -> None:
-        self.complete(frame, g.Outcome.NEXT.value)
+        self.complete(frame, NEXT)
 
     def on_end(self, frame: Frame, node: g.EndNode) -> None:
         self.row(frame, RowStatus.COMPLETED)
@@ -588,7 +590,7 @@ class Stepper:
         }
         for name, value in written.items():
             self.write(frame, name, value)
-        self.complete(frame, g.Outcome.NEXT.value, summary(written), summaries(written))
+        self.complete(frame, NEXT, summary(written), summaries(written))
 
     def on_if(self, frame: Frame, node: g.IfNode) -> None:
         taken = self.evaluate_bool(frame, node.condition, "condition")
@@ -673,7 +675,7 @@ class Stepper:
         self.trace("gather.merged", frame, gather.id, eid, inputs=inputs, order=order)  # type: ignore[arg-type]
         frame.lineage, frame.execution_id, frame.provenance = merged.id, eid, provenance
         frame.node = gather.id
-        self.complete(frame, g.Outcome.NEXT.value, summary([t.execution_id for t in tokens]))
+        self.complete(frame, NEXT, summary([t.execution_id for t in tokens]))
 
     # ------------------------------------------------------------------ owned children
 
@@ -729,7 +731,7 @@ class Stepper:
         """Start items while fewer than `concurrency` run; finish when all are done."""
         barrier = frame.barrier
         items = barrier["items"]
-        edge = topology(self.state.graph_of(frame)).successor(node.id, g.Outcome.ITEM.value)
+        edge = topology(self.state.graph_of(frame)).successor(node.id, ITEM)
         while barrier["running"] < node.max_concurrency and barrier["admitted"] < len(items):
             barrier["admitted"] += 1
             barrier["running"] += 1
@@ -878,7 +880,7 @@ class Stepper:
         frame.state = FrameState.READY
         self.trace("race.won", frame, winner=branch)
         has_edge = topology(self.state.graph_of(frame)).successor(node.id, branch) is not None
-        self.complete(frame, branch if has_edge else g.Outcome.NEXT.value, branch)
+        self.complete(frame, branch if has_edge else NEXT, branch)
 
     # ------------------------------------------------------------------ subflow
 
@@ -1080,7 +1082,7 @@ class Stepper:
             self.execute(frame)
             return
         self.trace("resumed", frame, reason="timer")
-        self.complete(frame, g.Outcome.NEXT.value)
+        self.complete(frame, NEXT)
 
 
 def approval_outcome(node: g.ApprovalNode, votes: dict[str, Any]) -> str | None:
