@@ -184,12 +184,19 @@ def take_delta(state: RunState) -> SnapshotDelta:
 
 
 def touch_everything(state: RunState) -> None:
-    """Mark every part as changed and forget what was stored."""
+    """Mark every part as changed and forget what was stored.
+
+    Only what exists is marked: a whole snapshot drops nothing, so the keys touched and
+    gone since the last delta (a run without a snapshot per step has thousands) are cleared.
+    """
     state.persisted = Persisted(full=False)
     for values in tracked(state):
+        values.touched.clear()
         values.touched.update(values.keys())
+    state.lineages.touched.clear()
     state.lineages.touched.update(state.lineages.all)
     for barrier in state.gathers.values():
+        barrier.touched.clear()
         barrier.touched.update(
             (context, slot) for context, bucket in barrier.buckets.items() for slot in bucket
         )
