@@ -51,6 +51,8 @@ class ActionSpec:
 
     def check_params(self, params: Mapping[str, Any]) -> None:
         """Raise ActionError when params are missing, unknown or of the wrong type."""
+        if not params and not self.required:
+            return  # nothing given, nothing required (most tasks): nothing to check
         missing = sorted(self.required - set(params))
         unknown = sorted(set(params) - set(self.params)) if self.params else []
         if missing or unknown:

@@ -143,6 +143,9 @@ class FormatCode(StrEnum):
 NO_ACTIONS: Final[Mapping[str, frozenset[str]]] = {}
 _NEXT: Final = Outcome.NEXT.value  # a plain str: `follows` is on every hot path
 _NODE_TYPES: Final[Mapping[str, NodeType]] = {member.value: member for member in NodeType}
+# Each type's name as a plain str: a run stores its graphs' documents when it starts, and an
+# enum's `value` is a property call per node.
+_TYPE_NAMES: Final[Mapping[NodeType, str]] = {member: member.value for member in NodeType}
 
 
 @dataclass(frozen=True, slots=True)
@@ -226,10 +229,12 @@ class Edge:
             document["id"] = self.id
         document["source"] = self.source
         document["target"] = self.target
-        for key in ("outcome", "branch", "slot"):
-            value = getattr(self, key)
-            if value is not None:
-                document[key] = value
+        if self.outcome is not None:
+            document["outcome"] = self.outcome
+        if self.branch is not None:
+            document["branch"] = self.branch
+        if self.slot is not None:
+            document["slot"] = self.slot
         return document
 
 
@@ -260,7 +265,7 @@ class BaseNode:
 
     def to_json(self) -> JsonObject:
         """Return the node as in the document."""
-        document: JsonObject = {"id": self.id, "type": self.type.value}
+        document: JsonObject = {"id": self.id, "type": _TYPE_NAMES[self.type]}
         if self.label is not None:
             document["label"] = self.label
         for key, value in self.config_json().items():

@@ -86,7 +86,8 @@ class Lineages:
         if lineage.parent is not None:
             self.children[lineage.parent] = self.children.get(lineage.parent, 0) + 1
         self.touched.add(lineage.id)
-        self.next_id = max(self.next_id, lineage.id + 1)
+        if lineage.id >= self.next_id:
+            self.next_id = lineage.id + 1
         return lineage
 
     def view(self, lineage_id: int) -> dict[str, JSON]:

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from engine.core.state import Frame, RunState
 
 FORMAT = "braid.parts/1"
+GONE: Any = object()  # what a tracked dict holds for a key removed since the last delta
 SPLIT = ("items", "done", "failed")  # a foreach barrier's parts of their own
 ENTRIES = ("done", "failed")  # append-only: item number -> lineage or error
 
@@ -150,7 +151,7 @@ def frame_part(frame: Frame) -> dict[str, Any]:
         "id": frame.id, "scope": frame.scope, "lineage": frame.lineage, "node": frame.node,
         "execution_id": frame.execution_id, "context": frame.context,
         "activation": frame.activation, "owner": frame.owner, "variables": frame.variables,
-        "provenance": frame.provenance, "state": frame.state.value,
+        "provenance": frame.provenance, "state": frame.state,  # a StrEnum: JSON writes its value
         "waiting_on": frame.waiting_on, "attempt": frame.attempt, "wait": frame.wait,
         "barrier": barrier,
     }  # fmt: skip
@@ -168,10 +169,11 @@ def take_delta(state: RunState) -> SnapshotDelta:
     gather_changes(state, put, drop)
     for kind, values in (("wait", state.waits), ("live", state.live)):
         for key in values.touched:
-            if key in values:
-                put[f"{kind}:{key}"] = dict.__getitem__(values, key)
-            else:
+            value = dict.get(values, key, GONE)
+            if value is GONE:
                 drop.append(f"{kind}:{key}")
+            else:
+                put[f"{kind}:{key}"] = value
         values.touched.clear()
     for scope_id in state.scopes.touched:
         scope = dict.__getitem__(state.scopes, scope_id)
@@ -182,12 +184,19 @@ def take_delta(state: RunState) -> SnapshotDelta:
 
 
 def touch_everything(state: RunState) -> None:
-    """Mark every part as changed and forget what was stored."""
+    """Mark every part as changed and forget what was stored.
+
+    Only what exists is marked: a whole snapshot drops nothing, so the keys touched and
+    gone since the last delta (a run without a snapshot per step has thousands) are cleared.
+    """
     state.persisted = Persisted(full=False)
     for values in tracked(state):
+        values.touched.clear()
         values.touched.update(values.keys())
+    state.lineages.touched.clear()
     state.lineages.touched.update(state.lineages.all)
     for barrier in state.gathers.values():
+        barrier.touched.clear()
         barrier.touched.update(
             (context, slot) for context, bucket in barrier.buckets.items() for slot in bucket
         )
@@ -234,12 +243,17 @@ def entry_changes(
     entries it added, not the thousands before them.
     """
     stored, count = persisted.entries.get((frame_id, name), (None, 0))
+    if stored is entries and len(entries) == count:
+        return  # nothing added (the `failed` entries, most steps)
     if stored is not entries or len(entries) < count:
         if stored is not None:
             drop.extend(f"{name}:{frame_id}/{k}" for k in itertools.islice(stored, count))
         count = 0
     added = len(entries) - count
-    if added:
+    if added == 1:  # one item decided this step (the usual case)
+        key = next(reversed(entries))
+        put[f"{name}:{frame_id}/{key}"] = entries[key]
+    elif added:
         newest = itertools.islice(reversed(entries.items()), added)
         for key, value in reversed(list(newest)):
             put[f"{name}:{frame_id}/{key}"] = value
@@ -282,10 +296,11 @@ def lineage_changes(state: RunState, put: dict[str, JSON], drop: list[str]) -> N
             "id": lineage.id, "scope": lineage.scope, "parent": lineage.parent,
             "depth": lineage.depth, "base": lineage.base, "abandoned": lineage.abandoned,
         }  # fmt: skip
-    for lineage_id in lineages.touched | lineages.written:
-        if lineage_id not in lineages.all:
+    for lineage_id in itertools.chain(lineages.touched, lineages.written - lineages.touched):
+        lineage = lineages.all.get(lineage_id)
+        if lineage is None:
             continue
-        writes = lineages.all[lineage_id].writes
+        writes = lineage.writes
         first = stored.get(lineage_id, 0)
         for index in range(first, len(writes)):
             name, value = writes[index]

@@ -41,9 +41,10 @@ def lands(stored: NodeRow | None, write: WriteRow) -> bool:
     """Return whether a fenced write applies over the stored row."""
     if stored is None:
         return True
-    incoming, held = encoded(write.execution_id), stored.status_detail
-    if incoming != held:
-        return incoming > held
+    if write.execution_id != stored.execution_id:  # equal texts encode equally
+        incoming, held = encoded(write.execution_id), stored.status_detail
+        if incoming != held:
+            return incoming > held
     if write.attempt != stored.attempt:
         return write.attempt > stored.attempt
     return not stored.status.terminal

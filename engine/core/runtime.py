@@ -229,12 +229,15 @@ class InProcessRuntime:
     def apply(self, state: RunState, event: Event, events: deque[Event]) -> RunState:
         """Step once, commit, then carry out the commands (actions run here, now)."""
         state, commands = step(state, event, self.pick)
-        if self.snapshot_every_step or state.status.finished:
+        held = not (self.snapshot_every_step or state.status.finished)
+        if not held:
             self.commit(state, commands)
-        else:
-            self.pending += [c for c in commands if isinstance(c, STORED)]
+        # One pass over the commands (a fork's step makes thousands): most are stored ones.
         for command in commands:
-            if isinstance(command, RunAction):
+            if isinstance(command, STORED):
+                if held:
+                    self.pending.append(command)
+            elif isinstance(command, RunAction):
                 events.append(self.run_action(command, state.run_id))
             elif isinstance(command, Refused):
                 self.refused.append(command)

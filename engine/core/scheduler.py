@@ -76,6 +76,9 @@ def name_list(names: Sequence[str]) -> str:
 
 
 ROOT_ID = str(ExecutionId.root())
+HANDLERS = {kind: f"on_{kind.value}" for kind in g.NodeType}  # the Stepper method per node type
+# Plain strs for the outcomes of every node and item: an enum's `value` is a property call.
+NEXT, ITEM = g.Outcome.NEXT.value, g.Outcome.ITEM.value
 
 
 class FlowFailure(Exception):
@@ -151,12 +154,12 @@ class Stepper:
         """Write the row of the frame's node (or `node`) with the frame's execution id (or
         `execution_id`)."""
         self.commands.append(
-            WriteRow(
-                node=self.state.scopes[frame.scope].prefix + (node or frame.node),
-                status=status,
-                execution_id=execution_id or frame.execution_id,
-                result=result,
-                attempt=frame.attempt,
+            WriteRow(  # node, status, execution id, result, attempt (by position: see events)
+                self.state.scopes[frame.scope].prefix + (node or frame.node),
+                status,
+                execution_id or frame.execution_id,
+                result,
+                frame.attempt,
             )
         )
 
@@ -171,11 +174,8 @@ class Stepper:
             execution_id = execution or frame.execution_id
             named = node or frame.node
             path = self.state.scopes[frame.scope].prefix + named if named else node
-        self.commands.append(
-            Trace(
-                event=event, execution_id=execution_id, node=path, at=self.state.now, detail=detail
-            )
-        )
+        # event, execution id, node, at, detail (by position: see engine.core.events)
+        self.commands.append(Trace(event, execution_id, path, self.state.now, detail))
 
     def trace_completed(self, frame: Frame, writes: dict[str, JSON] | None, **detail: JSON) -> None:
         """Trace a node's completion with the summaries of the state fields it wrote, if any."""
@@ -272,10 +272,17 @@ class Stepper:
         elif state.started:
             self.finish_run(RunStatus.FAILED, {}, "no frame can advance (internal error)")
 
-    def spawn(self, **fields: Any) -> Frame:
+    def spawn(
+        self, *, scope: int, lineage: int, node: str, execution_id: str, context: str,
+        activation: str, owner: int | None, variables: dict[str, JSON],
+        provenance: list[str] | None = None,
+    ) -> Frame:  # fmt: skip
         """Create a live frame (not yet queued) and count it in its activation."""
         state = self.state
-        frame = Frame(id=state.next_frame, **fields)
+        # Positional: a fork or foreach makes one frame per branch or item, and keyword
+        # matching of 10 fields was a measurable part of that.
+        frame = Frame(state.next_frame, scope, lineage, node, execution_id, context, activation,
+                      owner, variables, [] if provenance is None else provenance)  # fmt: skip
         state.next_frame += 1
         state.frames[frame.id] = frame
         state.live[frame.activation] = state.live.get(frame.activation, 0) + 1
@@ -315,7 +322,7 @@ class Stepper:
         state = self.state
         state.frames.pop(frame.id, None)
         members(state).remove(frame)
-        for key in frame.wait.get("keys", []):
+        for key in frame.wait.get("keys", ()):
             state.waits.pop(key, None)
         remaining = state.live.get(frame.activation, 1) - 1
         if remaining > 0:
@@ -329,7 +336,7 @@ class Stepper:
     def execute(self, frame: Frame) -> None:
         """Run the node the frame stands on."""
         node = self.state.node_of(frame)
-        handler = getattr(self, f"on_{node.type.value}")
+        handler = getattr(self, HANDLERS[node.type])
         try:
             handler(frame, node)
         except FlowFailure as failure:
@@ -472,7 +479,7 @@ class Stepper:
         self.row(caller, RowStatus.COMPLETED, summary(returned))
         self.trace_completed(caller, summaries(returned))
         caller.state = FrameState.READY
-        self.follow(caller, g.Outcome.NEXT.value)
+        self.follow(caller, NEXT)
 
     def finish_run(self, status: RunStatus, result: dict[str, JSON], error: str | None) -> None:
         """End the run and say so."""
@@ -561,7 +568,7 @@ class Stepper:
         self.follow(frame, outcome)
 
     def on_start(self, frame: Frame, node: g.StartNode) -> None:
-        self.complete(frame, g.Outcome.NEXT.value)
+        self.complete(frame, NEXT)
 
     def on_end(self, frame: Frame, node: g.EndNode) -> None:
         self.row(frame, RowStatus.COMPLETED)
@@ -583,7 +590,7 @@ class Stepper:
         }
         for name, value in written.items():
             self.write(frame, name, value)
-        self.complete(frame, g.Outcome.NEXT.value, summary(written), summaries(written))
+        self.complete(frame, NEXT, summary(written), summaries(written))
 
     def on_if(self, frame: Frame, node: g.IfNode) -> None:
         taken = self.evaluate_bool(frame, node.condition, "condition")
@@ -668,7 +675,7 @@ class Stepper:
         self.trace("gather.merged", frame, gather.id, eid, inputs=inputs, order=order)  # type: ignore[arg-type]
         frame.lineage, frame.execution_id, frame.provenance = merged.id, eid, provenance
         frame.node = gather.id
-        self.complete(frame, g.Outcome.NEXT.value, summary([t.execution_id for t in tokens]))
+        self.complete(frame, NEXT, summary([t.execution_id for t in tokens]))
 
     # ------------------------------------------------------------------ owned children
 
@@ -724,7 +731,7 @@ class Stepper:
         """Start items while fewer than `concurrency` run; finish when all are done."""
         barrier = frame.barrier
         items = barrier["items"]
-        edge = topology(self.state.graph_of(frame)).successor(node.id, g.Outcome.ITEM.value)
+        edge = topology(self.state.graph_of(frame)).successor(node.id, ITEM)
         while barrier["running"] < node.max_concurrency and barrier["admitted"] < len(items):
             barrier["admitted"] += 1
             barrier["running"] += 1
@@ -873,7 +880,7 @@ class Stepper:
         frame.state = FrameState.READY
         self.trace("race.won", frame, winner=branch)
         has_edge = topology(self.state.graph_of(frame)).successor(node.id, branch) is not None
-        self.complete(frame, branch if has_edge else g.Outcome.NEXT.value, branch)
+        self.complete(frame, branch if has_edge else NEXT, branch)
 
     # ------------------------------------------------------------------ subflow
 
@@ -901,7 +908,8 @@ class Stepper:
 
     def on_task(self, frame: Frame, node: g.TaskNode) -> None:
         params = self.render_params(frame, node.params or {})
-        key = self.wait_key(frame, str(frame.attempt))
+        path = self.state.path(frame)
+        key = self.wait_key(frame, str(frame.attempt), path)
         frame.state = FrameState.WORKING
         keys = [key]
         timer = due = None
@@ -916,18 +924,19 @@ class Stepper:
             self.state.waits[waiting] = frame.id
         self.row(frame, RowStatus.RUNNING)
         self.trace("action.dispatched", frame, action=node.action, attempt=frame.attempt)
-        self.commands.append(RunAction(
-            key=key, action=node.action, params=params, node=self.state.path(frame),
-            execution_id=frame.execution_id, attempt=frame.attempt,
-            timeout_s=float(node.timeout_s) if node.timeout_s else None,
+        self.commands.append(RunAction(  # key, action, params, node, execution id, attempt, timeout
+            key, node.action, params, path, frame.execution_id, frame.attempt,
+            float(node.timeout_s) if node.timeout_s else None,
         ))  # fmt: skip
 
-    def wait_key(self, frame: Frame, suffix: str) -> str:
+    def wait_key(self, frame: Frame, suffix: str, path: str | None = None) -> str:
         """Return the key of something the frame waits for: run, node, execution, suffix.
 
         For actions the suffix is the attempt, which makes the key the idempotency key.
+        `path` is the frame's node path, when the caller has it already.
         """
-        return f"{self.state.run_id}|{self.state.path(frame)}|{frame.execution_id}|{suffix}"
+        path = self.state.path(frame) if path is None else path
+        return f"{self.state.run_id}|{path}|{frame.execution_id}|{suffix}"
 
     def render_params(self, frame: Frame, value: JSON) -> JSON:
         """Interpolate `${CEL}` in string params; a lone `${expr}` keeps the value's type."""
@@ -1073,7 +1082,7 @@ class Stepper:
             self.execute(frame)
             return
         self.trace("resumed", frame, reason="timer")
-        self.complete(frame, g.Outcome.NEXT.value)
+        self.complete(frame, NEXT)
 
 
 def approval_outcome(node: g.ApprovalNode, votes: dict[str, Any]) -> str | None:
@@ -1134,11 +1143,19 @@ class Members:
 
     def add(self, state: RunState, frame: Frame) -> None:
         """Count a live frame in its activation, and that activation under its parent frame."""
+        # get-then-set, not setdefault: setdefault builds an empty dict or set every call,
+        # and a fork or foreach adds a frame per branch or item.
         activation = frame.activation
-        self.frames.setdefault(activation, {})[frame.id] = frame
+        group = self.frames.get(activation)
+        if group is None:
+            group = self.frames[activation] = {}
+        group[frame.id] = frame
         parent = parent_frame(state, activation)
         if parent is not None:
-            self.owned.setdefault(parent, set()).add(activation)
+            owned = self.owned.get(parent)
+            if owned is None:
+                owned = self.owned[parent] = set()
+            owned.add(activation)
 
     def remove(self, frame: Frame) -> None:
         """Forget a frame that left the run (retired or cancelled)."""
@@ -1170,7 +1187,8 @@ class Members:
                     if nested not in doomed:
                         doomed.add(nested)
                         pending.append(nested)
-        found.sort(key=lambda frame: frame.id)
+        if len(found) > 1:
+            found.sort(key=lambda frame: frame.id)
         return doomed, found
 
 

@@ -18,6 +18,9 @@ from engine.core.parts import SnapshotDelta, assemble, is_head
 from engine.core.rows import NodeRow, apply_write
 
 ApprovalCommand = RequestApproval | CloseApproval
+# json.dumps without its check for circular references (a fifth of encoding a step's delta):
+# a snapshot holds JSON values only, and nesting is bounded (BRAID_VALUE_MAX_DEPTH).
+ENCODER = json.JSONEncoder(check_circular=False)
 
 
 class UnknownRun(KeyError):
@@ -107,12 +110,14 @@ class InMemoryStore:
         if stored is None:
             raise UnknownRun(run_id)
         self.snapshots[run_id].append(snapshot)
-        self.runs[run_id] = StoredRun(
-            run_id, stored.flow, stored.input, status, {}, stored.graphs, error
-        )
+        if status is not stored.status or error != stored.error:
+            self.runs[run_id] = StoredRun(
+                run_id, stored.flow, stored.input, status, {}, stored.graphs, error
+            )
         write_rows(self.node_rows[run_id], rows)
         self.traces[run_id].extend(trace)
-        record_approvals(self.requests[run_id], self.closed[run_id], approvals)
+        if approvals:
+            record_approvals(self.requests[run_id], self.closed[run_id], approvals)
 
     def load(self, run_id: str) -> StoredRun:
         if run_id not in self.runs:
@@ -162,7 +167,7 @@ class DeltaLog:
             entry, whole = {"head": snapshot, "put": {}, "drop": []}, True
         if whole:
             self.texts.clear()
-        self.texts.append(json.dumps(entry))
+        self.texts.append(ENCODER.encode(entry))
 
     def replay(self) -> tuple[dict[str, Any], dict[str, Any]]:
         """Return the last head (or whole snapshot) and the parts stored; compact the log."""
