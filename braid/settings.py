@@ -311,8 +311,9 @@ BRAID_SWEEP_STALE_S = float(os.environ.get("BRAID_SWEEP_STALE_S", "30"))
 # process silent for BRAID_LEASE_DEAD_S is sent again at the next sweep (engine/leases.py).
 BRAID_LEASE_BEAT_S = float(os.environ.get("BRAID_LEASE_BEAT_S", "2"))
 BRAID_LEASE_DEAD_S = float(os.environ.get("BRAID_LEASE_DEAD_S", "8"))
-# Node-row writes on PostgreSQL are prepared statements (planned once per connection);
-# turn this off behind a connection pooler in transaction mode, such as PgBouncer's.
+# The engine's statements on PostgreSQL (a step's lock and writes, node rows, claims,
+# results) are prepared statements, planned once per connection; turn this off behind a
+# connection pooler in transaction mode, such as PgBouncer's.
 BRAID_PREPARED_WRITES = env_flag("BRAID_PREPARED_WRITES", True)
 if BRAID_PREPARED_WRITES and DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     # Django turns psycopg's statement preparation off (prepare_threshold None), which

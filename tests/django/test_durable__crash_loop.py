@@ -51,22 +51,32 @@ def lifted_limits() -> Iterator[None]:
     configure_limits(max_length=defaults.max_length, max_depth=defaults.max_depth)
 
 
+def run_on_a_crashing_worker(
+    servers: dict[str, Any], document: dict[str, Any], slug: str, seconds: float
+) -> Run:
+    """Store the flow, run it on a worker (with a sweeper) that lifts the limits too, and
+    return the run once it finished.
+
+    The run is started here, where the limits are lifted as well; the worker's sweeper
+    resumes it, as it resumes a stored run at every start of `make run`.
+    """
+    flows.import_graph(User.objects.get(username="analyst"), document, slug, True)
+    env = {**servers["env"], "BRAID_CEL_MAX_LENGTH": "100000", "BRAID_CEL_MAX_DEPTH": "100000"}
+    crashing = worker(env, "crashing", servers["tmp"] / "crashing.log", beat=True)
+    try:
+        version = services.latest_version(slug)
+        run = durable.create_run(services.resolve_graphs(version.graph), slug, {}, version)
+        (finished,) = wait_finished([str(run.pk)], seconds)
+    finally:
+        stop(crashing)
+    return finished
+
+
 def test_a_step_that_kills_the_worker_every_time_fails_the_run_after_three_tries(
     cluster: dict[str, Any],  # noqa: F811  (the fixture imported above)
     lifted_limits: None,
 ) -> None:
-    flows.import_graph(User.objects.get(username="analyst"), CRASHING, "crashing", True)
-    env = {**cluster["env"], "BRAID_CEL_MAX_LENGTH": "100000", "BRAID_CEL_MAX_DEPTH": "100000"}
-    crashing = worker(env, "crashing", cluster["tmp"] / "crashing.log", beat=True)
-    try:
-        # Started here, where the limits are lifted too; the worker's sweeper resumes it,
-        # as it resumes a stored run at every start of `make run`.
-        version = services.latest_version("crashing")
-        run = durable.create_run(services.resolve_graphs(version.graph), "crashing", {}, version)
-        run_id = str(run.pk)
-        (run,) = wait_finished([run_id], 120)
-    finally:
-        stop(crashing)
+    run = run_on_a_crashing_worker(cluster, CRASHING, "crashing", 120)
     assert run.status == "failed"
     assert run.error == (
         "applying start killed the worker process 3 times; the run fails instead "
@@ -94,15 +104,7 @@ def test_a_step_applying_an_action_result_that_kills_the_worker_fails_the_run(
     """The first delivery applies the result in the transaction that records it, without
     counting (engine.durable.record_and_advance); the kill leaves its dispatch to a dead
     claimer, the sweeper sends it again, and from then on every attempt is counted."""
-    flows.import_graph(User.objects.get(username="analyst"), AFTER_A_TASK, "crashing-late", True)
-    env = {**cluster["env"], "BRAID_CEL_MAX_LENGTH": "100000", "BRAID_CEL_MAX_DEPTH": "100000"}
-    crashing = worker(env, "crashing", cluster["tmp"] / "crashing.log", beat=True)
-    try:
-        version = services.latest_version("crashing-late")
-        run = durable.create_run(services.resolve_graphs(version.graph), "late", {}, version)
-        (run,) = wait_finished([str(run.pk)], 150)
-    finally:
-        stop(crashing)
+    run = run_on_a_crashing_worker(cluster, AFTER_A_TASK, "crashing-late", 150)
     key = run.pending_events.exclude(key="start").get().key
     assert key == f"{run.pk}|work|root:1|1"
     assert run.status == "failed"
