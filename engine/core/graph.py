@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -1019,7 +1020,7 @@ class _Reader:
         if not names:
             self.report(FormatCode.FIELD_VALUE, key, f"`{self.path(key)}` must not be empty.")
             return None
-        repeated = sorted({n for n in names if names.count(n) > 1})
+        repeated = sorted(n for n, seen in Counter(names).items() if seen > 1)
         if repeated:
             listed = ", ".join(f"`{n}`" for n in repeated)
             self.report(FormatCode.FIELD_VALUE, key, f"`{self.path(key)}` repeats {listed}.")

@@ -127,6 +127,15 @@ def test_a_nested_config_field_is_named_by_its_path() -> None:
     ]
 
 
+def test_repeated_names_are_each_named_once_in_order() -> None:
+    groups = ["legal", "fin", "legal", "ops", "fin"]
+    report = validate(simple(node("a", "approval", title="Pay?", groups=groups)))
+    repeated = [p for p in report.errors if p.code.value == "field.value"]
+    assert [(p.node, p.field, p.message) for p in repeated] == [
+        ("a", "groups", "`groups` repeats `fin`, `legal`.")
+    ]
+
+
 def test_a_field_of_another_node_type_is_unknown_on_this_one() -> None:
     document = simple(node("t", "task", action="noop", condition="true"))
     assert errors(document) == [("field.unknown", "t", None, "condition")]
