@@ -21,7 +21,7 @@ import uuid
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
@@ -184,6 +184,27 @@ def remember_state(run_id: str, version: int, state: RunState) -> None:
             _STATES.popitem(last=False)
 
 
+class DispatchRow(NamedTuple):
+    """An outbox row as a worker handles it: what it runs, for which run, under which key.
+
+    Plain tuples, not model instances: a fork of 1,000 writes, claims and records 1,000 of
+    them, and building a Django model costs about 20 µs.
+    """
+
+    pk: int
+    run_id: Any
+    key: str
+    command: dict[str, Any]
+
+
+class InboxRow(NamedTuple):
+    """An inbox event a step applies, as lock_and_take returns it."""
+
+    pk: int
+    key: str
+    event: dict[str, Any]
+
+
 @dataclass
 class Taken:
     """Up to `limit` new actions that steps hand to their caller to run itself, unsent.
@@ -194,7 +215,7 @@ class Taken:
     """
 
     limit: int
-    dispatches: list[Dispatch] = field(default_factory=list)
+    dispatches: list[DispatchRow] = field(default_factory=list)
 
 
 def advance(run_id: str, take: Taken | None = None, counted: bool = False) -> int:
@@ -300,8 +321,8 @@ RUN_COLUMNS = ("id", "snapshot", "snapshot_version", "step_attempts", "trace_len
 
 
 def lock_and_take(
-    run_id: str, result: tuple[Dispatch, Event] | None = None
-) -> tuple[Run | None, list[PendingEvent]]:
+    run_id: str, result: tuple[DispatchRow, Event] | None = None
+) -> tuple[Run | None, list[InboxRow]]:
     """Lock the run (skipping it when another worker holds it), mark its unapplied inbox
     events applied and return the run and the events in arrival order.
 
@@ -334,9 +355,7 @@ def lock_and_take(
         return None, []
     found = dict(zip(RUN_COLUMNS, row[:-1], strict=True))
     found["snapshot"] = json.loads(found["snapshot"])  # jsonb arrives as text in Django
-    names = ("id", "key", "event")
-    pending = [from_row(PendingEvent, {**dict(zip(names, taken, strict=True)), "run_id": row[0]})
-               for taken in json.loads(row[-1] or "[]")]  # fmt: skip
+    pending = [InboxRow(*taken) for taken in json.loads(row[-1] or "[]")]
     return from_row(Run, found), pending
 
 
@@ -389,7 +408,7 @@ def from_row[M: Model](model: type[M], found: dict[str, Any]) -> M:
     return model.from_db(connection.alias, names, [found[name] for name in names])
 
 
-def take_pending(run_id: Any) -> list[PendingEvent]:
+def take_pending(run_id: Any) -> list[InboxRow]:
     """Mark the run's unapplied inbox events applied and return them in arrival order
     (the caller holds the run's lock): one `UPDATE ... RETURNING`, not a read and a write."""
     sql = (
@@ -398,7 +417,8 @@ def take_pending(run_id: Any) -> list[PendingEvent]:
     )
     now = connection.ops.adapt_datetimefield_value(timezone.now())
     key = Run._meta.pk.get_db_prep_value(uuid.UUID(str(run_id)), connection)
-    return sorted(PendingEvent.objects.raw(sql, [now, key]), key=lambda row: row.pk)
+    rows = sorted(PendingEvent.objects.raw(sql, [now, key]), key=lambda row: row.pk)
+    return [InboxRow(row.pk, row.key, row.event) for row in rows]
 
 
 def begin_step(run_id: str) -> bool:
@@ -449,7 +469,7 @@ def take_back_attempt(run_id: str) -> None:
     Run.objects.filter(pk=run_id, step_attempts__gt=0).update(step_attempts=F("step_attempts") - 1)
 
 
-def crashed(run: Run, pending: Sequence[PendingEvent]) -> str:
+def crashed(run: Run, pending: Sequence[InboxRow]) -> str:
     """Say why a run fails after its step killed the worker process too often."""
     keys = ", ".join(row.key for row in pending[:5])
     return (
@@ -459,7 +479,7 @@ def crashed(run: Run, pending: Sequence[PendingEvent]) -> str:
     )
 
 
-def apply_events(run: Run, pending: Sequence[PendingEvent]) -> tuple[RunState, list[Command]]:
+def apply_events(run: Run, pending: Sequence[InboxRow]) -> tuple[RunState, list[Command]]:
     """Apply inbox events in order with `step`; return the state and every command.
 
     An event that cannot be read is logged and skipped. If `step` itself raises (a bug in
@@ -526,7 +546,7 @@ def commit_step(
             columns={"state": state.current_view(), "step_attempts": 0},
         )  # fmt: skip
         if connection.vendor == "postgresql":
-            inserted = send_dispatches(dispatch_rows(run, actions, room))
+            inserted = send_dispatches(run.pk, actions, room)
             look = commit_and_look(str(run.pk)) if commit else None
             dispatches = inserted()
             more = look() if look is not None else None
@@ -575,36 +595,28 @@ def commit_and_look(run_id: str) -> Callable[[], bool]:
     return found
 
 
-def dispatch_rows(run: Run, actions: Sequence[RunAction], room: int) -> list[Dispatch]:
-    """Return unsaved outbox rows for the actions; the first `room` are claimed by this
-    process (the caller runs them itself after the commit)."""
-    now, lease = timezone.now(), leases.current()
-    claimed = {"claimed_by": lease, "claimed_at": now, "published_at": now}
-    return [
-        Dispatch(run=run, key=a.key, command=a.to_json(), created_at=now,
-                 **(claimed if i < room else {}))
-        for i, a in enumerate(actions)
-    ]  # fmt: skip
-
-
-def record_dispatches(run: Run, actions: Sequence[RunAction], room: int = 0) -> list[Dispatch]:
+def record_dispatches(run: Run, actions: Sequence[RunAction], room: int = 0) -> list[DispatchRow]:
     """Write one outbox row per action key (a recomputed step adds no duplicates); return
     the open ones in id order.
 
     The first `room` are the caller's to run itself after the commit: they are written
     claimed by this process, in this step's commit, so the sweeper re-sends them if it dies.
     """
-    rows = dispatch_rows(run, actions, room)
     if connection.vendor == "postgresql":
-        inserted = send_dispatches(rows)()
-        if len(inserted) == len(rows):  # every key is new: what was written is what is open
+        inserted = send_dispatches(run.pk, actions, room)()
+        if len(inserted) == len(actions):  # every key is new: what was written is what is open
             return inserted
     else:
+        now, lease = timezone.now(), leases.current()
+        claimed = {"claimed_by": lease, "claimed_at": now, "published_at": now}
+        rows = [Dispatch(run=run, key=a.key, command=a.to_json(), created_at=now,
+                         **(claimed if i < room else {}))
+                for i, a in enumerate(actions)]  # fmt: skip
         Dispatch.objects.bulk_create(rows, ignore_conflicts=True)
-    return open_dispatches([row.key for row in rows], room)
+    return open_dispatches([a.key for a in actions], room)
 
 
-def open_dispatches(keys: Sequence[str], room: int) -> list[Dispatch]:
+def open_dispatches(keys: Sequence[str], room: int) -> list[DispatchRow]:
     """Return the open outbox rows of these keys in id order, the first `room` claimed by
     this process.
 
@@ -617,47 +629,43 @@ def open_dispatches(keys: Sequence[str], room: int) -> list[Dispatch]:
         Dispatch.objects.filter(pk__in=unclaimed).update(
             claimed_by=leases.current(), claimed_at=now, published_at=now
         )
-    return found
+    return [DispatchRow(d.pk, d.run_id, d.key, d.command) for d in found]
 
 
-def send_dispatches(rows: Sequence[Dispatch]) -> Callable[[], list[Dispatch]]:
-    """Insert outbox rows whose key is new, in one statement that returns their ids
-    (PostgreSQL); return a function that gives the inserted rows in id order.
+def send_dispatches(
+    run_id: Any, actions: Sequence[RunAction], room: int
+) -> Callable[[], list[DispatchRow]]:
+    """Insert an outbox row per action whose key is new, the first `room` claimed by this
+    process, in one statement (PostgreSQL); return a function that gives the inserted rows
+    in id order.
 
-    Nothing is read until that function is called, so in a pipeline the statements queued
-    after this one travel with it.
+    The commands go as one JSON array, taken apart by the server. Nothing is read until
+    that function is called, so in a pipeline the statements queued after this one
+    travel with it.
     """
-    if not rows:
+    if not actions:
         return list
-    table = Dispatch._meta.db_table
+    commands = [a.to_json() for a in actions]
+    claimed = "CASE WHEN u.n <= %(room)s THEN {} END"
     sql = (
-        f"INSERT INTO {table} (run_id, key, command, created_at, published_at, claimed_by, "
-        "claimed_at) SELECT u.run_id, u.key, u.command::jsonb, %s, u.published_at, "
-        "u.claimed_by, u.claimed_at FROM unnest(%s::uuid[], %s::text[], %s::text[], "
-        "%s::timestamptz[], %s::text[], %s::timestamptz[]) "
-        "AS u(run_id, key, command, published_at, claimed_by, claimed_at) "
-        "ON CONFLICT (key) DO NOTHING RETURNING id, key"
+        f"INSERT INTO {Dispatch._meta.db_table} (run_id, key, command, created_at, "
+        "published_at, claimed_by, claimed_at) "
+        "SELECT %(run)s, u.command->>'key', u.command, %(now)s, "
+        f"{claimed.format('%(now)s')}, {claimed.format('%(lease)s ELSE %(nobody)s')}, "
+        f"{claimed.format('%(now)s')} "
+        "FROM jsonb_array_elements(%(commands)s::jsonb) WITH ORDINALITY AS u(command, n) "
+        "ORDER BY u.n ON CONFLICT (key) DO NOTHING RETURNING id, key"
     )
-    params = [
-        rows[0].created_at,
-        [row.run_id for row in rows],
-        [row.key for row in rows],
-        [json.dumps(row.command) for row in rows],
-        [row.published_at for row in rows],
-        [row.claimed_by for row in rows],
-        [row.claimed_at for row in rows],
-    ]
+    params = {"run": run_id, "now": timezone.now(), "room": room, "lease": leases.current(),
+              "nobody": "", "commands": json.dumps(commands)}  # fmt: skip
     cursor = server_side_cursor()
     cursor.execute(sql, params)
 
-    def inserted() -> list[Dispatch]:
+    def inserted() -> list[DispatchRow]:
         with cursor:
             ids = dict((key, pk) for pk, key in cursor.fetchall())
-        found = [row for row in rows if row.key in ids]
-        for row in found:
-            row.pk = ids[row.key]
-            row._state.adding, row._state.db = False, connection.alias
-        return sorted(found, key=lambda row: row.pk)
+        return sorted(DispatchRow(ids[c["key"]], run_id, c["key"], c)
+                      for c in commands if c["key"] in ids)  # fmt: skip
 
     return inserted
 
@@ -777,7 +785,7 @@ def run_claimed(dispatch_ids: Sequence[int], held: set[int]) -> int:
     return count
 
 
-def claim(dispatch_ids: Sequence[int]) -> tuple[list[Dispatch], set[int]]:
+def claim(dispatch_ids: Sequence[int]) -> tuple[list[DispatchRow], set[int]]:
     """Mark open dispatches as this process's; return them in id order, and the ids of
     those another delivery had claimed (its process may have died in the step after it).
 
@@ -796,15 +804,14 @@ def claim(dispatch_ids: Sequence[int]) -> tuple[list[Dispatch], set[int]]:
                 [lease, now, list(dispatch_ids)],
             )
             rows = sorted(cursor.fetchall())
-        names = ("id", "run_id", "key", "command")
-        found = [from_row(Dispatch, dict(zip(names, (pk, run_id, key, json.loads(command)),
-                                             strict=True)))
+        found = [DispatchRow(pk, run_id, key, json.loads(command))
                  for pk, run_id, key, command, _ in rows]  # fmt: skip
         return found, {row[0] for row in rows if row[4]}
     open_ones = Dispatch.objects.filter(pk__in=dispatch_ids, completed_at=None)
-    found = list(open_ones.order_by("id"))
+    models = list(open_ones.order_by("id"))
     open_ones.update(claimed_by=lease, claimed_at=now)
-    return found, {dispatch.pk for dispatch in found if dispatch.claimed_by}
+    found = [DispatchRow(d.pk, d.run_id, d.key, d.command) for d in models]
+    return found, {dispatch.pk for dispatch in models if dispatch.claimed_by}
 
 
 class Results:
@@ -819,11 +826,11 @@ class Results:
 
     def __init__(self, flush_after_s: float) -> None:
         self.flush_after_s = flush_after_s
-        self.waiting: list[tuple[Dispatch, Event]] = []
+        self.waiting: list[tuple[DispatchRow, Event]] = []
         self.counted: set[int] = set()
         self.since = time.monotonic()
 
-    def add(self, dispatch: Dispatch, event: Event, counted: bool = False) -> None:
+    def add(self, dispatch: DispatchRow, event: Event, counted: bool = False) -> None:
         """Keep a result; flush when the oldest kept one has waited long enough.
 
         `counted`: the step that applies it counts its attempt first (see flush).
@@ -856,7 +863,7 @@ class Results:
         self.since = time.monotonic()
 
 
-def record_and_advance(dispatch: Dispatch, event: Event, take: Taken | None) -> None:
+def record_and_advance(dispatch: DispatchRow, event: Event, take: Taken | None) -> None:
     """Record one action's result and apply it in one transaction (PostgreSQL): a hop of
     a chain commits once instead of twice.
 
@@ -888,7 +895,7 @@ def record_and_advance(dispatch: Dispatch, event: Event, take: Taken | None) -> 
         advance(run_id, take)
 
 
-def record_result_and_begin_step(dispatch: Dispatch, event: Event) -> bool:
+def record_result_and_begin_step(dispatch: DispatchRow, event: Event) -> bool:
     """Record one action's result, close its dispatch and count an attempt at the run's
     next step, in one statement (PostgreSQL); return whether the attempt was counted.
 
@@ -922,7 +929,7 @@ def record_result_and_begin_step(dispatch: Dispatch, event: Event) -> bool:
         return cursor.rowcount == 1
 
 
-def record_results(results: Sequence[tuple[Dispatch, Event]]) -> list[str]:
+def record_results(results: Sequence[tuple[DispatchRow, Event]]) -> list[str]:
     """Insert action results into their runs' inboxes, close their dispatches; return runs.
 
     On PostgreSQL it is one prepared statement, which commits on its own.
