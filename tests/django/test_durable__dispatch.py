@@ -302,3 +302,46 @@ def test_a_result_recorded_with_the_lock_is_applied_only_when_the_lock_is_taken(
         other.close()
     assert PendingEvent.objects.filter(run=run, applied_at=None).count() == 0
     assert Dispatch.objects.filter(run=run, completed_at=None).count() == 0
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("holder", ["rolls back", "commits a step"])
+def test_an_attempt_taken_back_while_a_step_holds_the_run_waits_for_no_lock(
+    holder: str, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """forget_attempt skips a run whose row another step holds; the next beat takes the
+    attempt back only if that step did not commit (a commit sets the count to 0)."""
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        pytest.skip("SQLite has no row locks to skip")
+    import psycopg
+
+    run = durable.create_run(resolve_graphs(fork_of(1)), "fork", {})
+    Run.objects.filter(pk=run.pk).update(step_attempts=2)  # this worker's and the holder's
+    monkeypatch.setattr(leases, "current", lambda: "host:1:live")
+    settings = connection.settings_dict
+    other = psycopg.connect(host=settings["HOST"], port=settings["PORT"],
+                            user=settings["USER"], dbname=settings["NAME"])  # fmt: skip
+    try:
+        other.execute("SELECT 1 FROM engine_run WHERE id = %s FOR NO KEY UPDATE", [run.pk])
+        with connection.cursor() as cursor:
+            cursor.execute("SET lock_timeout = '5s'")  # waiting would raise, not hang
+        durable.forget_attempt(str(run.pk))
+        assert "taken back at the next beat" not in caplog.text  # no lock time-out
+        assert Run.objects.get(pk=run.pk).step_attempts == 2  # not waited for
+        if holder == "rolls back":
+            other.rollback()
+        else:  # the step's commit: a new snapshot version, the count reset; then
+            # another worker counts its own attempt
+            other.execute("UPDATE engine_run SET snapshot_version = snapshot_version + 1, "
+                          "step_attempts = 0 WHERE id = %s", [run.pk])  # fmt: skip
+            other.commit()
+            Run.objects.filter(pk=run.pk).update(step_attempts=1)
+        leases.beat("host:1:live")
+    finally:
+        other.close()
+        with connection.cursor() as cursor:
+            cursor.execute("SET lock_timeout = 0")
+    assert Run.objects.get(pk=run.pk).step_attempts == 1
+    assert leases.amend() == 0
