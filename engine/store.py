@@ -330,6 +330,8 @@ def commit_sql() -> str:
 
     Its text never changes, so it is prepared once per connection. Each array arrives as
     one JSON text: one `json.dumps` instead of an array of each column for each table.
+    The parts put arrive as one JSON object taken apart as `json`, not `jsonb`: each
+    value is stored as the very text `json.dumps` gave it, key order included.
     """
     nodes, parts, trace = (NodeState._meta.db_table, RunPart._meta.db_table,
                            TraceEvent._meta.db_table)  # fmt: skip
@@ -349,7 +351,7 @@ def commit_sql() -> str:
               AND key IN (SELECT jsonb_array_elements_text(%(drop)s::jsonb))
         ), put AS (
             INSERT INTO {parts} (run_id, key, value)
-            SELECT %(run)s::uuid, e->>0, e->>1 FROM jsonb_array_elements(%(put)s::jsonb) AS e
+            SELECT %(run)s::uuid, e.key, e.value::text FROM json_each(%(put)s::json) AS e
             ON CONFLICT (run_id, key) DO UPDATE SET value = excluded.value
         )
         UPDATE {Run._meta.db_table} SET status = %(status)s, snapshot = %(head)s::jsonb,
@@ -383,7 +385,7 @@ def commit_postgresql(
                 "rows": json.dumps([[r.node, r.status.value, r.status_detail, r.execution_id,
                                      r.attempt, r.result] for r in batch]),
                 "drop": json.dumps([key for key in delta.drop if key not in delta.put]),
-                "put": json.dumps([[key, json.dumps(value)] for key, value in delta.put.items()]),
+                "put": json.dumps(delta.put),
                 "status": status.value,
                 "head": json.dumps(delta.head),
                 "error": error or "",
