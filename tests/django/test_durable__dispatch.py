@@ -345,3 +345,32 @@ def test_an_attempt_taken_back_while_a_step_holds_the_run_waits_for_no_lock(
             cursor.execute("SET lock_timeout = 0")
     assert Run.objects.get(pk=run.pk).step_attempts == 1
     assert leases.amend() == 0
+
+
+@pytest.mark.django_db(transaction=True)
+def test_marking_dispatches_sent_skips_one_a_worker_is_claiming() -> None:
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        pytest.skip("SQLite has no row locks to skip")
+    import psycopg
+
+    run = durable.create_run(resolve_graphs(fork_of(3)), "fork", {})
+    rows = [Dispatch.objects.create(run=run, key=f"k{i}", command={}) for i in range(3)]
+    settings = connection.settings_dict
+    other = psycopg.connect(host=settings["HOST"], port=settings["PORT"],
+                            user=settings["USER"], dbname=settings["NAME"])  # fmt: skip
+    try:
+        other.execute("UPDATE engine_dispatch SET claimed_by = 'host:2:other' WHERE id = %s",
+                      [rows[1].pk])  # fmt: skip
+        with connection.cursor() as cursor:
+            cursor.execute("SET lock_timeout = '5s'")  # waiting would raise, not hang
+        durable.mark_published([row.pk for row in rows])
+        other.commit()
+    finally:
+        other.close()
+        with connection.cursor() as cursor:
+            cursor.execute("SET lock_timeout = 0")
+    stored = {d.key: d for d in Dispatch.objects.filter(run=run)}
+    assert [stored[k].published_at is not None for k in ("k0", "k1", "k2")] == [True, False, True]
+    assert stored["k1"].claimed_by == "host:2:other"  # claimed: never taken for unsent
