@@ -457,10 +457,12 @@ def forget_attempt(run_id: str) -> None:
     database answers. Without that, each database outage counted against every run it
     caught mid-step, and `make chaos` saw a healthy run failed as a crash loop.
 
-    A run whose row another worker's step holds is not waited for: a worker waited there
-    up to 126 ms on a fork of 1,000, its actions idle. That step's commit sets the count
-    to 0; the next beat takes this attempt back only if the run's snapshot has not moved
-    since (the step rolled back or died).
+    A run whose row another worker's step holds is not waited for here: a worker waited
+    there up to 126 ms on a fork of 1,000, its actions idle. A thread of this process
+    waits instead (leases.amend_soon), as soon as the step ends: its commit sets the count
+    to 0, so the attempt is taken back only if the run's snapshot did not move (the step
+    rolled back, or died). Left for the beat, a step that saw too many attempts and backed
+    off could still see this one when it looked again, and fail the run.
     """
     try:
         held_at = take_back_attempt(run_id)
@@ -470,7 +472,7 @@ def forget_attempt(run_id: str) -> None:
         leases.amend_later(functools.partial(take_back_attempt, run_id))
         return
     if held_at is not None:
-        leases.amend_later(functools.partial(take_back_attempt, run_id, held_at))
+        leases.amend_soon(functools.partial(take_back_attempt, run_id, held_at))
 
 
 def take_back_attempt(run_id: str, unless_moved_from: int | None = None) -> int | None:

@@ -8,13 +8,14 @@ and leaves alone those of live processes, however long their actions take.
 import datetime as dt
 import logging
 import os
+import queue
 import socket
 import threading
 import uuid
 from collections.abc import Callable
 
 from django.conf import settings
-from django.db import close_old_connections
+from django.db import close_old_connections, connections
 from django.db.models import QuerySet
 from django.utils import timezone
 
@@ -27,6 +28,9 @@ _pid: int | None = None
 _stop = threading.Event()
 _amends: list[Callable[[], object]] = []  # writes failed tasks left for the next beat
 _amends_lock = threading.Lock()  # not _lock: start_beating beats while holding that
+_soon: "queue.SimpleQueue[tuple[Callable[[], object], threading.Event]]" = queue.SimpleQueue()
+_soon_pid: int | None = None
+_soon_lock = threading.Lock()
 
 
 def start_beating() -> str:
@@ -68,6 +72,42 @@ def amend_later(fix: Callable[[], object]) -> None:
     because the database is away (the beat retries it until it succeeds)."""
     with _amends_lock:
         _amends.append(fix)
+
+
+def amend_soon(fix: Callable[[], object]) -> threading.Event:
+    """Carry out a database write now on a thread of this process, without holding up the
+    caller: one that may wait on a row lock. Returns an event set once it was tried; if it
+    failed, the next beat retries it (amend_later)."""
+    global _soon, _soon_pid
+    done = threading.Event()
+    with _soon_lock:
+        if _soon_pid != os.getpid():  # a forked worker process starts its own thread
+            _soon_pid, _soon = os.getpid(), queue.SimpleQueue()
+            threading.Thread(target=amend_soon_forever, args=(_soon,), name="braid-amend",
+                             daemon=True).start()  # fmt: skip
+        _soon.put((fix, done))
+    return done
+
+
+def amend_soon_forever(
+    fixes: "queue.SimpleQueue[tuple[Callable[[], object], threading.Event]]",
+) -> None:
+    """Carry out the writes given to amend_soon, one at a time, as they come; a second
+    without any closes the thread's database connection."""
+    while True:
+        try:
+            fix, done = fixes.get(timeout=1.0)
+        except queue.Empty:
+            connections.close_all()  # this thread's only
+            continue
+        try:
+            fix()
+        except Exception:
+            logger.warning("a write is left to the next beat", exc_info=True)
+            amend_later(fix)
+        finally:
+            close_old_connections()
+            done.set()
 
 
 def amend() -> int:

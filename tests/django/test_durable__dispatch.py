@@ -2,6 +2,7 @@
 
 import datetime as dt
 import itertools
+import threading
 
 import pytest
 from celery.signals import before_task_publish
@@ -306,11 +307,12 @@ def test_a_result_recorded_with_the_lock_is_applied_only_when_the_lock_is_taken(
 
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize("holder", ["rolls back", "commits a step"])
-def test_an_attempt_taken_back_while_a_step_holds_the_run_waits_for_no_lock(
+def test_an_attempt_taken_back_while_a_step_holds_the_run_waits_on_a_thread(
     holder: str, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    """forget_attempt skips a run whose row another step holds; the next beat takes the
-    attempt back only if that step did not commit (a commit sets the count to 0)."""
+    """forget_attempt does not wait on a run whose row another step holds; a thread takes
+    the attempt back once that step ends, unless it committed (a commit resets the count,
+    and a count made after it is another worker's)."""
     from django.db import connection
 
     if connection.vendor != "postgresql":
@@ -319,10 +321,12 @@ def test_an_attempt_taken_back_while_a_step_holds_the_run_waits_for_no_lock(
 
     run = durable.create_run(resolve_graphs(fork_of(1)), "fork", {})
     Run.objects.filter(pk=run.pk).update(step_attempts=2)  # this worker's and the holder's
-    monkeypatch.setattr(leases, "current", lambda: "host:1:live")
     settings = connection.settings_dict
     other = psycopg.connect(host=settings["HOST"], port=settings["PORT"],
                             user=settings["USER"], dbname=settings["NAME"])  # fmt: skip
+    tried: list[threading.Event] = []
+    real = leases.amend_soon
+    monkeypatch.setattr(leases, "amend_soon", lambda fix: tried.append(real(fix)))
     try:
         other.execute("SELECT 1 FROM engine_run WHERE id = %s FOR NO KEY UPDATE", [run.pk])
         with connection.cursor() as cursor:
@@ -332,18 +336,18 @@ def test_an_attempt_taken_back_while_a_step_holds_the_run_waits_for_no_lock(
         assert Run.objects.get(pk=run.pk).step_attempts == 2  # not waited for
         if holder == "rolls back":
             other.rollback()
-        else:  # the step's commit: a new snapshot version, the count reset; then
-            # another worker counts its own attempt
+            expected = 1  # the holder's own attempt is left
+        else:  # the step's commit resets the count; another worker counted since
             other.execute("UPDATE engine_run SET snapshot_version = snapshot_version + 1, "
-                          "step_attempts = 0 WHERE id = %s", [run.pk])  # fmt: skip
+                          "step_attempts = 1 WHERE id = %s", [run.pk])  # fmt: skip
             other.commit()
-            Run.objects.filter(pk=run.pk).update(step_attempts=1)
-        leases.beat("host:1:live")
+            expected = 1  # the other worker's attempt stays
+        assert len(tried) == 1 and tried[0].wait(10)
     finally:
         other.close()
         with connection.cursor() as cursor:
             cursor.execute("SET lock_timeout = 0")
-    assert Run.objects.get(pk=run.pk).step_attempts == 1
+    assert Run.objects.get(pk=run.pk).step_attempts == expected
     assert leases.amend() == 0
 
 
