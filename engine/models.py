@@ -44,6 +44,10 @@ class Run(models.Model):
     )
     label = models.CharField(max_length=300)
     graphs = models.JSONField(help_text="every graph this run executes, by key (main, slug@n)")
+    graphs_digest = models.CharField(
+        max_length=64, blank=True, default="",
+        help_text="sha256 of `graphs`: a worker decodes the graphs of runs that share it once",
+    )  # fmt: skip
     input = models.JSONField(null=True, blank=True)
     status = models.CharField(max_length=16, choices=RunStatus.choices, db_index=True)
     error = models.TextField(blank=True, default="")

@@ -7,9 +7,10 @@ the stored one, with the contract's equal-id rule. The writer never reads before
 and never learns whether a write landed.
 """
 
+import hashlib
 import json
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -398,6 +399,11 @@ def commit_postgresql(
         )  # fmt: skip
 
 
+def graphs_digest(documents: Mapping[str, Any]) -> str:
+    """Return the key under which runs with these graph documents share their decoding."""
+    return hashlib.sha256(json.dumps(documents, sort_keys=True).encode()).hexdigest()
+
+
 class DjangoStore:
     """The ExecutionStore protocol on the project's database."""
 
@@ -413,7 +419,8 @@ class DjangoStore:
         if Run.objects.filter(pk=run_id).exists():
             raise ValueError(f"run {run_id} exists")
         Run.objects.create(
-            pk=run_id, label=flow, graphs=graphs, input=input_value,
+            pk=run_id, label=flow, graphs=graphs, graphs_digest=graphs_digest(graphs),
+            input=input_value,
             status=RunStatus.RUNNING.value, flow_version=self.flow_version,
             started_by=self.started_by, runtime=self.runtime,
         )  # fmt: skip

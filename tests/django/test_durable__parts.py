@@ -12,7 +12,7 @@ from approvals.models import ApprovalRequest, ApprovalStatus
 from engine import durable, services
 from engine.core.events import Decision
 from engine.models import Run, RunPart
-from engine.store import DjangoStore
+from engine.store import DjangoStore, graphs_digest
 from tests.django.durable_driver import drain
 
 # Committed for real: a step's state enters the process's cache in its on_commit.
@@ -122,3 +122,21 @@ def test_a_run_stored_as_one_snapshot_loads_and_its_next_step_writes_parts() -> 
     assert run.snapshot["format"] == "braid.parts/1"
     assert DjangoStore().load(str(run.pk)).snapshot["frames"] == []
     assert ApprovalRequest.objects.filter(run=run, status=ApprovalStatus.OPEN).count() == 0
+
+
+def test_a_run_whose_graphs_this_process_decoded_for_another_reads_no_graph_documents() -> None:
+    first, _ = started()
+    items = {"items": [1]}
+    second = drain(durable.create_run(services.resolve_graphs(approvals_flow()), "each", items))
+    assert first.graphs_digest == second.graphs_digest == graphs_digest(first.graphs)
+    durable._GRAPHS.pop(str(second.pk), None)  # only the first run's entries are left
+    durable._STATES.clear()  # a cold step: the state is read from its parts
+    held = Run.objects.only(*durable.RUN_COLUMNS).get(pk=second.pk)  # as a step locks it
+    with CaptureQueriesContext(connection) as queries:
+        durable.load_state(held, cached=False)
+    assert not [q for q in queries if "graphs" in q["sql"]]
+    assert [q for q in queries if reads_parts(q["sql"])]
+    durable._GRAPHS.clear()  # a process that never decoded them reads them once
+    with CaptureQueriesContext(connection) as queries:
+        durable.load_state(held, cached=False)
+    assert len([q for q in queries if "graphs" in q["sql"]]) == 1
