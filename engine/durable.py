@@ -184,7 +184,10 @@ def load_state(run: Run, cached: bool = True) -> RunState:
 
 
 def remember_state(run_id: str, version: int, state: RunState) -> None:
-    """Keep a committed state for the next step of the run in this process."""
+    """Keep a committed state for the next step of the run in this process; not a
+    finished run's, which hardly any event follows."""
+    if state.status.finished:
+        return
     with _GRAPHS_LOCK:
         _STATES[run_id] = (version, state)
         _STATES.move_to_end(run_id)

@@ -152,6 +152,11 @@ class PendingEvent(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["run", "key"], name="event_key_unique")]
+        # Every step looks for a run's unapplied events. The index on `applied_at` alone
+        # keeps an entry for each event ever recorded, applied or not, until a vacuum, all
+        # under the key NULL: looking through it grew with every event of every run.
+        indexes = [models.Index(fields=["run"], condition=models.Q(applied_at__isnull=True),
+                                name="event_unapplied")]  # fmt: skip
 
     def __str__(self) -> str:
         return f"{self.run_id} {self.key}"
