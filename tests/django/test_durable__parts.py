@@ -140,3 +140,13 @@ def test_a_run_whose_graphs_this_process_decoded_for_another_reads_no_graph_docu
     with CaptureQueriesContext(connection) as queries:
         durable.load_state(held, cached=False)
     assert len([q for q in queries if "graphs" in q["sql"]]) == 1
+
+
+def test_a_worker_keeps_no_state_of_a_finished_run() -> None:
+    run, user = started()
+    assert str(run.pk) in durable._STATES  # waiting on its approvals: kept for the next step
+    for index in range(ITEMS):
+        decide(run, user, index)
+    run = drain(run)
+    assert run.status == "completed"
+    assert str(run.pk) not in durable._STATES
