@@ -131,10 +131,10 @@ def run_graphs(
     hashing them cost each worker process 6 ms per run).
     """
     with _GRAPHS_LOCK:
-        for key in (run_id, digest):
-            if key and key in _GRAPHS:
-                _GRAPHS.move_to_end(key)
-                return _GRAPHS[key]
+        found = _GRAPHS.get(run_id) or (_GRAPHS.get(digest) if digest else None)
+        if found is not None:
+            keep_graphs(found, run_id, digest)
+            return found
     if documents is None:
         documents = Run.objects.values_list("graphs", flat=True).get(pk=run_id)
     # Runs of one flow version share their documents (unless a `latest` subflow moved on
@@ -147,12 +147,18 @@ def run_graphs(
     if graphs is None:
         graphs = {key: Graph.from_json(document) for key, document in documents.items()}
     with _GRAPHS_LOCK:
-        for key in {read, run_id, digest} - {""}:
+        keep_graphs(graphs, read, run_id, digest)
+    return graphs
+
+
+def keep_graphs(graphs: Mapping[str, Graph], *keys: str) -> None:
+    """Cache a run's decoded graphs under these keys (the caller holds _GRAPHS_LOCK)."""
+    for key in keys:
+        if key:
             _GRAPHS[key] = graphs
             _GRAPHS.move_to_end(key)
-        while len(_GRAPHS) > GRAPHS_CACHED:
-            _GRAPHS.popitem(last=False)
-    return graphs
+    while len(_GRAPHS) > GRAPHS_CACHED:
+        _GRAPHS.popitem(last=False)
 
 
 _STATES: collections.OrderedDict[str, tuple[int, RunState]] = collections.OrderedDict()
