@@ -46,7 +46,7 @@ class Run(models.Model):
     graphs = models.JSONField(help_text="every graph this run executes, by key (main, slug@n)")
     graphs_digest = models.CharField(
         max_length=64, blank=True, default="",
-        help_text="sha256 of `graphs`: a worker decodes the graphs of runs that share it once",
+        help_text="sha256 of `graphs`: runs that share it share one decoding per worker",
     )  # fmt: skip
     input = models.JSONField(null=True, blank=True)
     status = models.CharField(max_length=16, choices=RunStatus.choices, db_index=True)

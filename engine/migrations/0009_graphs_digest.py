@@ -15,7 +15,7 @@ class Migration(migrations.Migration):
             field=models.CharField(
                 blank=True,
                 default="",
-                help_text="sha256 of `graphs`: a worker decodes the graphs of runs that share it once",
+                help_text="sha256 of `graphs`: runs that share it share one decoding per worker",
                 max_length=64,
             ),
         ),
