@@ -23,7 +23,7 @@ from bench.shapes import NESTED_ITEMS, Shape
 
 FULL_SIZES = (10, 100, 1_000, 10_000)
 QUICK_SIZES = (10, 100, 1_000)
-SECOND_PASS_MAX = 1_000  # sizes measured again in a second process: the targets' sizes
+SECOND_PASS_S = 10.0  # measurements whose timed runs took less are taken again
 SLACK_S = 30.0  # building a flow (validation, compilation) is untimed but takes a while
 
 
@@ -116,7 +116,7 @@ def run_series(key: str, shape: Shape, sizes: tuple[int, ...], plan: Plan) -> li
 
 
 def second_pass(first: list[Outcome], plan: Plan) -> list[Outcome]:
-    """Measure the sizes up to 1,000 again in new processes; keep the faster of the two.
+    """Measure again, in new processes, what took under 10 s; keep the faster of the two.
 
     On this shared machine a whole process now and then runs about twice as slow as the
     next one (every size alike, with a small spread), which no number of runs inside it
@@ -128,13 +128,18 @@ def second_pass(first: list[Outcome], plan: Plan) -> list[Outcome]:
         for key in plan.subjects:
             sizes = tuple(
                 n for n in shape_sizes(plan, shape)
-                if n <= SECOND_PASS_MAX and measured(best.get((key, shape, n)))
+                if quick_to_repeat(best.get((key, shape, n)))
             )  # fmt: skip
             for outcome in run_series(key, shape, sizes, plan) if sizes else ():
                 here = (key, shape, outcome.n)
                 if measured(outcome) and faster(outcome, best[here]):
                     best[here] = outcome
     return list(best.values())
+
+
+def quick_to_repeat(outcome: Outcome | None) -> bool:
+    """Whether an outcome holds timed runs that took under SECOND_PASS_S in all."""
+    return outcome is not None and measured(outcome) and sum(outcome.runs) < SECOND_PASS_S
 
 
 def measured(outcome: Outcome | None) -> bool:
