@@ -867,10 +867,13 @@ def claim(dispatch_ids: Sequence[int]) -> tuple[list[DispatchRow], set[int]]:
     if connection.vendor == "postgresql":
         table = Dispatch._meta.db_table
         with server_side_cursor() as cursor:
+            # Open or not is asked of the locked rows: beside the ids (OFFSET 0 keeps it
+            # out), a condition on completed_at let the planner walk every open dispatch.
             cursor.execute(
                 f"UPDATE {table} AS d SET claimed_by = %s, claimed_at = %s "
-                f"FROM (SELECT id, claimed_by FROM {table} WHERE id = ANY(%s::bigint[]) "
-                "AND completed_at IS NULL FOR NO KEY UPDATE) AS before WHERE d.id = before.id "
+                f"FROM (SELECT id, claimed_by, completed_at FROM {table} "
+                "WHERE id = ANY(%s::bigint[]) OFFSET 0 FOR NO KEY UPDATE) AS before "
+                "WHERE d.id = before.id AND before.completed_at IS NULL "
                 "RETURNING d.id, d.run_id, d.key, d.command, before.claimed_by",
                 [lease, now, list(dispatch_ids)],
             )

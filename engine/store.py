@@ -129,21 +129,38 @@ def write_rows_postgresql(run_id: str, batch: Sequence[NodeRow]) -> None:
         cursor.execute(fenced_unnest_sql(), params)
 
 
+# PostgreSQL matches `= ANY` of a constant array of at least 9 elements through a hash table.
+HASHED_ARRAY_MIN = 9
+
+
 class PreparedCursor(psycopg.Cursor[Any]):
-    """A cursor whose statements are prepared on the server at their first execution.
+    """A cursor whose statements are prepared on the server at their first execution,
+    unless they carry a long array.
 
-    The fenced upsert's text never changes, so each connection plans it once (raw psycopg
-    prepares a statement after five runs; Django turns that off). Behind a pooler in
-    transaction mode, set BRAID_PREPARED_WRITES=0.
+    The step's statements never change their text, so each connection plans them once (raw
+    psycopg prepares a statement after five runs; Django turns that off). Behind a pooler
+    in transaction mode, set BRAID_PREPARED_WRITES=0.
+
+    A statement given an array of 9 or more elements (a wide fork's chunk of dispatches, a
+    gather's parts to drop) is planned for its values each time instead: a plan cached
+    while a table was young stays cached as the table grows, and such plans matched a
+    chunk's ids against every open dispatch, or a gather's keys against every part of the
+    run, for each row (0.1-0.9 s per statement in a fork of 1,000 or 10,000). Planned for
+    its values, the array is a hashed set and the table's size is known. A statement runs
+    once per step or chunk, so its planning costs far less than what it writes.
     """
-
-    prepared = True  # False: this cursor's statements are planned for their values each time
 
     def execute(self, query: Any, params: Any = None, *, prepare: bool | None = None,
                 binary: bool | None = None) -> "PreparedCursor":  # fmt: skip
         if prepare is None:
-            prepare = self.prepared and settings.BRAID_PREPARED_WRITES
+            prepare = settings.BRAID_PREPARED_WRITES and not long_array(params)
         return super().execute(query, params, prepare=prepare, binary=binary)
+
+
+def long_array(params: Any) -> bool:
+    """Return whether statement parameters hold a list of HASHED_ARRAY_MIN or more values."""
+    values = params.values() if isinstance(params, Mapping) else params or ()
+    return any(isinstance(v, list) and len(v) >= HASHED_ARRAY_MIN for v in values)
 
 
 @contextmanager
@@ -195,16 +212,14 @@ def insert_trace(run_id: str, first: int, trace: Sequence[Trace]) -> None:
         )
 
 
-def server_side_cursor(prepared: bool = True) -> Any:
+def server_side_cursor() -> Any:
     """Return a cursor on Django's PostgreSQL connection that binds parameters on the server.
 
     It shares the connection and so the surrounding transaction, and goes through Django's
-    cursor wrapper, so query logging and execute wrappers still see the statement. Not
-    `prepared`, its statements are planned for the values bound each time.
+    cursor wrapper, so query logging and execute wrappers still see the statement.
     """
     connection.ensure_connection()
     raw = PreparedCursor(connection.connection)
-    raw.prepared = prepared
     if connection.queries_logged:
         return connection.make_debug_cursor(raw)
     return connection.make_cursor(raw)
@@ -338,8 +353,8 @@ def commit_sql() -> str:
     table. The parts put arrive as one JSON object taken apart as `json`, not `jsonb`: each
     value is stored as the very text `json.dumps` gave it, key order included.
 
-    The keys to drop arrive as a text array matched with `= ANY`; see commit_postgresql
-    for when the statement is planned for its values.
+    The keys to drop arrive as a text array matched with `= ANY`, which PreparedCursor
+    plans for its values when it is long.
     """
     nodes, parts, trace = (NodeState._meta.db_table, RunPart._meta.db_table,
                            TraceEvent._meta.db_table)  # fmt: skip
@@ -370,10 +385,6 @@ def commit_sql() -> str:
     """
 
 
-# PostgreSQL matches `= ANY` of a constant array of at least 9 elements through a hash table.
-HASHED_ARRAY_MIN = 9
-
-
 def commit_postgresql(
     run_id: str, status: RunStatus, delta: SnapshotDelta, rows: Sequence[WriteRow],
     trace: Sequence[Trace], first: int, error: str | None, columns: dict[str, Any],
@@ -383,16 +394,10 @@ def commit_postgresql(
     It writes what the separate statements wrote: the trace from sequence number `first`,
     the node rows through the fence (folded per node first), the parts dropped and put,
     and the run row. A part both dropped and put is put.
-
-    The statement is prepared, planned once per connection, unless it drops many parts
-    (a gather, a finished foreach): then it is planned for its values. A plan cached while
-    the parts table was young matched the keys to drop one by one against every part of
-    the run (the `IN (SELECT ...)` it had then, as a nested loop, took 0.9 s to drop 871
-    of a fork's 3,005 parts); planned for its values, the key array is a hashed set.
     """
     batch = collapse(rows)
     drop = [key for key in delta.drop if key not in delta.put]
-    with server_side_cursor(prepared=len(drop) < HASHED_ARRAY_MIN) as cursor:
+    with server_side_cursor() as cursor:
         cursor.execute(
             commit_sql(),
             {
