@@ -1,10 +1,11 @@
 """The Celery app: `celery -A braid worker` in scaled mode, an embedded thread otherwise."""
 
+import gc
 import os
 from typing import Any
 
 from celery import Celery
-from celery.signals import task_postrun, task_prerun
+from celery.signals import task_postrun, task_prerun, worker_process_init
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "braid.settings")
 
@@ -33,3 +34,17 @@ def after_task(**_: Any) -> None:
     from django.db import close_old_connections
 
     close_old_connections()
+
+
+@worker_process_init.connect
+def freeze_startup_objects(**_: Any) -> None:
+    """Keep what a worker child starts with (Django, Celery, the app: about 160,000
+    objects) out of the cyclic garbage collector's passes.
+
+    A step allocates tens of thousands of objects (a fork of 1,000: its frames, lineages
+    and commands), so collections run during it, and a full one walked every object of
+    the process: up to 110 ms more for such a step. Frozen objects are never collected,
+    which costs nothing for objects that live as long as the process. The child's copies
+    of the parent's pages are also left alone (docs/durable.md).
+    """
+    gc.freeze()
