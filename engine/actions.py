@@ -16,6 +16,7 @@ from django.conf import settings
 
 from engine import egress
 from engine.core.actions import ActionContext, ActionError, ActionRegistry
+from engine.core.values import loads_strict
 
 ACTIONS = ActionRegistry()
 MAX_SLEEP_S = 60.0
@@ -75,8 +76,8 @@ def http_request(params: dict[str, Any], context: ActionContext) -> Any:
         raise ActionError(f"{reply.url}: HTTP Error {reply.status}")
     text = reply.body.decode(errors="replace")
     try:
-        return json.loads(text)
-    except json.JSONDecodeError:
+        return loads_strict(text)
+    except ValueError:  # not JSON, or with NaN or Infinity, which could not be stored
         return text
 
 

@@ -26,6 +26,7 @@ from engine import durable, services
 from engine.core.colors import Color
 from engine.core.events import RunStatus
 from engine.core.inputs import InputRejected
+from engine.core.values import loads_strict
 from engine.models import Run, TraceEvent
 
 
@@ -222,8 +223,8 @@ def state_equals(runs: QuerySet[Run], condition: str, flow: str | None) -> Query
         where = f"flow {flow!r}" if flow else "any published flow"
         raise ValidationError({"state": f"{field!r} is not a state field of {where}"})
     try:
-        value = json.loads(text)
-    except ValueError:
+        value = loads_strict(text)
+    except ValueError:  # not JSON, or NaN or Infinity, which no stored state holds
         value = text
     if isinstance(value, (dict, list)):
         raise ValidationError({"state": "compare with a number, text, true, false or null"})

@@ -13,6 +13,7 @@ from engine import services
 from engine.core.events import Decision
 from engine.core.runtime import AmbiguousApproval, EventRefused, NoSuchApproval
 from engine.core.store import UnknownRun
+from engine.core.values import loads_strict
 from engine.models import Timer
 
 
@@ -34,8 +35,8 @@ def run_command(
 ) -> int:
     """Run a graph file or a flow slug's latest version; return the exit status."""
     try:
-        input_value = json.loads(input_text) if input_text else {}
-    except json.JSONDecodeError as error:
+        input_value = loads_strict(input_text) if input_text else {}
+    except ValueError as error:
         out.write(f"--input is not valid JSON: {error}\n")
         return 2
     try:

@@ -41,7 +41,7 @@ from engine.core.parts import restore, take_delta
 from engine.core.scheduler import Pick, step
 from engine.core.state import RunState
 from engine.core.store import ExecutionStore
-from engine.core.values import nests_deeper_than
+from engine.core.values import nests_deeper_than, not_json
 
 STORED = (Trace, WriteRow, RequestApproval, CloseApproval)  # the commands a commit stores
 
@@ -284,6 +284,8 @@ def perform(actions: ActionRegistry, command: RunAction, run_id: str,
     if nests_deeper_than(result.output, limit):  # it would be stored and walked: refuse it here
         too_deep = f"the output nests deeper than {limit} levels (BRAID_VALUE_MAX_DEPTH)"
         return ActionFailed(at=stamp(), key=command.key, error=too_deep)
+    if (problem := not_json(result.output, "the output")) is not None:  # nor could it be stored
+        return ActionFailed(at=stamp(), key=command.key, error=problem)
     return ActionCompleted(
         at=stamp(), key=command.key, output=result.output, outcome=result.outcome
     )

@@ -1,5 +1,9 @@
 """The JSON values that flow through state, inputs and action outputs."""
 
+import json
+import math
+from typing import Any
+
 type JSON = bool | int | float | str | list[JSON] | dict[str, JSON] | None
 
 
@@ -15,3 +19,44 @@ def nests_deeper_than(value: object, limit: int) -> bool:
                     return True
                 stack.append((child, depth + 1))
     return False
+
+
+def not_json(value: object, where: str = "the value") -> str | None:
+    """Return what keeps a Python value from being stored as JSON, and where; None if
+    nothing does. JSON has no NaN or infinity (PostgreSQL's jsonb refuses them), and only
+    strings as object keys; tuples, sets, dates and other objects must be converted first.
+
+    Iterative, for values of any depth.
+    """
+    stack: list[tuple[object, str]] = [(value, where)]
+    while stack:
+        item, path = stack.pop()
+        if item is None or isinstance(item, (bool, int, str)):
+            continue
+        if isinstance(item, float):
+            if not math.isfinite(item):
+                return f"{path} is {item!r}, which JSON cannot hold"
+            continue
+        if isinstance(item, list):
+            stack.extend((child, f"{path}[{i}]") for i, child in enumerate(item))
+            continue
+        if isinstance(item, dict):
+            for key, child in item.items():
+                if not isinstance(key, str):
+                    return f"{path} has the key {key!r}; JSON object keys are strings"
+                stack.append((child, f"{path}.{key}"))
+            continue
+        kind = type(item).__name__
+        return f"{path} is a {kind}; JSON holds lists, objects, strings, numbers, booleans, null"
+    return None
+
+
+def loads_strict(text: str) -> Any:
+    """Parse JSON text without Python's extensions NaN, Infinity and -Infinity, which JSON
+    does not have and PostgreSQL's jsonb refuses; raise ValueError on them."""
+    return json.loads(text, parse_constant=refuse_constant)
+
+
+def refuse_constant(name: str) -> Any:
+    """Refuse NaN, Infinity and -Infinity in a JSON text."""
+    raise ValueError(f"{name} is not a JSON number")

@@ -252,3 +252,30 @@ def test_an_action_output_nested_deeper_than_the_limit_fails_the_action() -> Non
         at="t", key="k", error="the output nests deeper than 100 levels (BRAID_VALUE_MAX_DEPTH)"
     )
     assert isinstance(events[1], ActionCompleted)
+
+
+def test_an_action_output_json_cannot_hold_fails_the_action_saying_where() -> None:
+    outputs = {
+        "nan": {"rate": [1.0, float("nan")]},
+        "infinite": float("-inf"),
+        "tuple": {"pair": (1, 2)},
+        "key": {"ok": {3: "three"}},
+        "fine": {"rate": [1.5, None, True, "x", {"n": 2}]},
+    }
+    registry = ActionRegistry()
+    for name, output in outputs.items():
+        registry.register(name)(lambda params, context, output=output: output)
+    events = {
+        name: perform(registry, RunAction(key="k", action=name, params={}, node="n",
+                                          execution_id="root:1", attempt=1), "run", lambda: "t")
+        for name in outputs
+    }  # fmt: skip
+    assert {name: getattr(event, "error", None) for name, event in events.items()} == {
+        "nan": "the output.rate[1] is nan, which JSON cannot hold",
+        "infinite": "the output is -inf, which JSON cannot hold",
+        "tuple": "the output.pair is a tuple; JSON holds lists, objects, strings, numbers, "
+        "booleans, null",
+        "key": "the output.ok has the key 3; JSON object keys are strings",
+        "fine": None,
+    }
+    assert events["fine"] == ActionCompleted(at="t", key="k", output=outputs["fine"])

@@ -27,7 +27,8 @@ CONTEXT = ActionContext("run", "call", "root:1", 1, "run/call/root:1/1")
 
 
 class Recorder(BaseHTTPRequestHandler):
-    """Answers /json, /big and /redirect?to=URL; counts each request by server and path."""
+    """Answers /json, /big, /nan and /redirect?to=URL; counts each request by server and
+    path."""
 
     hits: Counter[str] = Counter()
 
@@ -42,6 +43,9 @@ class Recorder(BaseHTTPRequestHandler):
             return
         size = 5000 if parts.path == "/big" else 0
         body = json.dumps({"host": self.headers["Host"], "pad": "x" * size}).encode()
+        if parts.path == "/nan":  # Python's json writes these; JSON has no such numbers
+            body = b'{"rate": NaN, "cap": Infinity}'
+
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(body)))
@@ -108,6 +112,14 @@ def test_an_allowed_host_is_reached_with_its_own_name_as_host(servers, hits) -> 
     assert call(f"http://127.0.0.1:{port}/json") == {"host": f"127.0.0.1:{port}", "pad": ""}
     assert call(f"http://LOCALHOST.:{port}/json")["host"] == f"localhost.:{port}"  # type: ignore[index]
     assert hits == Counter({"127.0.0.1/json": 2})
+
+
+def test_a_reply_with_nan_or_infinity_is_its_text_not_a_number_json_cannot_store(
+    servers, hits
+) -> None:  # type: ignore[no-untyped-def]
+    port, _ = servers
+    assert call(f"http://127.0.0.1:{port}/nan") == '{"rate": NaN, "cap": Infinity}'
+    assert hits == Counter({"127.0.0.1/nan": 1})
 
 
 def test_every_internal_address_form_is_refused_before_connecting(servers, hits) -> None:  # type: ignore[no-untyped-def]

@@ -117,6 +117,7 @@ def test_users_see_their_own_runs_and_admins_see_all_with_filters(demo, client_f
     # A value that is JSON compares as JSON: the number 3 is not the text "3".
     assert ids(admin, "?state=count:3") == [mine["id"]]
     assert ids(admin, '?state=count:"3"') == []
+    assert ids(admin, "?state=count:NaN") == []  # the text "NaN", not a number jsonb lacks
     assert admin.get("/api/runs/?status=nope").status_code == 400
     assert admin.get("/api/runs/?state=oops").status_code == 400
 

@@ -118,6 +118,9 @@ def test_unknown_runs_slugs_and_bad_input_get_clear_errors() -> None:
     assert braid("run", "no-such-flow") == (1, "no flow has the slug 'no-such-flow'\n")
     status, output = braid("run", "x", "--input", "{nope")
     assert status == 2 and output.startswith("--input is not valid JSON")
+    assert braid("run", "x", "--input", '{"rate": NaN}') == (
+        2, "--input is not valid JSON: NaN is not a JSON number\n"
+    )  # fmt: skip
 
 
 @pytest.mark.django_db
