@@ -374,10 +374,10 @@ def targets_section(results: Results, top: int) -> list[str]:
 
 
 METHOD = """\
-How it is measured: each (subject, shape) runs in a fresh Python process; every measurement
-whose timed runs took under 10 s runs again in a second process after all the first ones,
-and the report keeps the faster median of the two, for every subject alike (a whole process
-sometimes runs twice as slow on this shared machine). Per size: the flow
+How it is measured: each (subject, shape) runs in a fresh Python process; in `make bench`,
+every measurement whose timed runs took under 10 s runs again in a second process after all
+the first ones, and the report keeps the faster median of the two, for every subject alike
+(a whole process sometimes runs twice as slow on this shared machine). Per size: the flow
 is built and compiled untimed (Braid: generated document, `validate()`, `Graph.from_json`;
 LangGraph: `StateGraph.compile`; Spiff: BPMN parse), one warm-up run, then at least 5 timed
 runs (more for short runs), each after `gc.collect()`, each a whole run from a fresh
