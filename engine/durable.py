@@ -391,6 +391,11 @@ def lock_and_take_sql() -> str:
     One statement has one snapshot, so the lock and the mark cannot see different
     moments (two statements needed the mark to go first). An event committed after the
     snapshot is left for the look after the commit, like one recorded during the step.
+
+    `applied_at` is the server's clock read once, after the lock is taken: the steps of a
+    run then stamp their events in the order they ran, which is how the chaos oracle
+    replays them. A time taken in the worker before the statement could be older than
+    the step before it (a worker stopped for 6 s between the two, in `make chaos`).
     """
     run, inbox, dispatches = (Run._meta.db_table, PendingEvent._meta.db_table,
                               Dispatch._meta.db_table)  # fmt: skip
@@ -398,17 +403,18 @@ def lock_and_take_sql() -> str:
         WITH locked AS (
             SELECT {", ".join(RUN_COLUMNS)} FROM {run} WHERE id = %(run)s
             FOR NO KEY UPDATE SKIP LOCKED
+        ), stamp AS MATERIALIZED (
+            SELECT clock_timestamp() AS at FROM locked
         ), closed AS (
             UPDATE {dispatches} SET completed_at = %(now)s WHERE id = %(dispatch)s::bigint
         ), recorded AS (
             INSERT INTO {inbox} (run_id, key, event, created_at, applied_at)
-            SELECT %(run)s, %(key)s::text, %(event)s::jsonb, %(now)s,
-                   (SELECT %(now)s::timestamptz FROM locked)
+            SELECT %(run)s, %(key)s::text, %(event)s::jsonb, %(now)s, (SELECT at FROM stamp)
             WHERE %(key)s::text IS NOT NULL
             ON CONFLICT (run_id, key) DO NOTHING
             RETURNING id, key, event, applied_at
         ), marked AS (
-            UPDATE {inbox} SET applied_at = %(now)s
+            UPDATE {inbox} SET applied_at = (SELECT at FROM stamp)
             WHERE run_id = %(run)s AND applied_at IS NULL AND run_id IN (SELECT id FROM locked)
             RETURNING id, key, event, applied_at
         )

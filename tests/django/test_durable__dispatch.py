@@ -422,3 +422,26 @@ def test_a_wide_forks_chunk_finds_its_dispatches_by_id_not_among_all_open_ones()
         assert parameter_arrays(plan) == []
         assert examined(plan, "Update") <= 2 * 3012
     assert Dispatch.objects.filter(completed_at__isnull=False).count() == 306
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_step_stamps_its_events_after_the_step_before_whatever_its_workers_clock_says(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The chaos oracle replays a run's events in `applied_at` order. A worker stopped
+    between reading its clock and taking the run stamped its step 6 s before the step that
+    ran in between, and the oracle replayed the two in the wrong order."""
+    from django.db import connection, transaction
+
+    run = durable.create_run(resolve_graphs(fork_of(1)), "fork", {})
+    if connection.vendor != "postgresql":
+        pytest.skip("SQLite steps one at a time, stamped by the one writer")
+    durable.advance(str(run.pk))
+    first = PendingEvent.objects.get(run=run, key="start").applied_at
+    PendingEvent.objects.create(run=run, key="late", event={"kind": "start", "at": "x"})
+    stale = first - dt.timedelta(seconds=6)
+    monkeypatch.setattr(durable.timezone, "now", lambda: stale)
+    with transaction.atomic():
+        locked, pending = durable.lock_and_take(str(run.pk))
+    assert locked is not None and [event.key for event in pending] == ["late"]
+    assert PendingEvent.objects.get(run=run, key="late").applied_at > first
