@@ -44,7 +44,7 @@ def freeze_startup_objects(**_: Any) -> None:
     A step allocates tens of thousands of objects (a fork of 1,000: its frames, lineages
     and commands), so collections run during it, and a full one walked every object of
     the process: up to 110 ms more for such a step. Frozen objects are never collected,
-    which costs nothing for objects that live as long as the process. The child's copies
-    of the parent's pages are also left alone (docs/durable.md).
+    which costs nothing for objects that live as long as the process (docs/durable.md,
+    "Measured").
     """
     gc.freeze()

@@ -21,6 +21,7 @@ from functools import cached_property
 from typing import ClassVar, Final, TypeGuard
 
 from engine.core.values import JSON as JsonValue
+from engine.core.values import not_json
 
 FORMAT: Final = "braid.graph/1"
 
@@ -813,15 +814,7 @@ def copy_object(value: JsonObject) -> JsonObject:
 
 def is_json(value: object) -> TypeGuard[JsonValue]:
     """Return whether a Python value is plain JSON (finite floats, string keys)."""
-    if value is None or isinstance(value, (bool, int, str)):
-        return True
-    if isinstance(value, float):
-        return math.isfinite(value)
-    if isinstance(value, list):
-        return all(is_json(item) for item in value)
-    if isinstance(value, dict):
-        return all(isinstance(k, str) and is_json(v) for k, v in value.items())
-    return False
+    return not_json(value) is None
 
 
 # ---------------------------------------------------------------------------------------------

@@ -53,8 +53,17 @@ def not_json(value: object, where: str = "the value") -> str | None:
 
 def loads_strict(text: str) -> Any:
     """Parse JSON text without Python's extensions NaN, Infinity and -Infinity, which JSON
-    does not have and PostgreSQL's jsonb refuses; raise ValueError on them."""
-    return json.loads(text, parse_constant=refuse_constant)
+    does not have and PostgreSQL's jsonb refuses, nor a number past a float's range (1e999
+    parses as infinity); raise ValueError on them."""
+    return json.loads(text, parse_constant=refuse_constant, parse_float=finite_float)
+
+
+def finite_float(text: str) -> float:
+    """Parse a JSON number with a fraction or exponent; refuse one past a float's range."""
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"the number {text[:40]} is out of range")
+    return value
 
 
 def refuse_constant(name: str) -> Any:

@@ -121,6 +121,9 @@ def test_unknown_runs_slugs_and_bad_input_get_clear_errors() -> None:
     assert braid("run", "x", "--input", '{"rate": NaN}') == (
         2, "--input is not valid JSON: NaN is not a JSON number\n"
     )  # fmt: skip
+    assert braid("run", "x", "--input", '{"rate": 1e999}') == (
+        2, "--input is not valid JSON: the number 1e999 is out of range\n"
+    )  # fmt: skip
 
 
 @pytest.mark.django_db
