@@ -57,6 +57,7 @@ from engine.core.parts import restore, take_delta
 from engine.core.runtime import parse_time, perform
 from engine.core.scheduler import abort, step
 from engine.core.state import MAIN, RunState
+from engine.core.values import dumps
 from engine.faults import crash_point, duplicate_now
 from engine.models import Dispatch, PendingEvent, Run, RunPart, Runtime, Timer
 from engine.store import (
@@ -365,7 +366,7 @@ def lock_and_take(
                 "now": timezone.now(),
                 "dispatch": dispatch.pk if dispatch is not None else None,
                 "key": event.key if event is not None else None,  # type: ignore[attr-defined]
-                "event": json.dumps(event.to_json()) if event is not None else None,
+                "event": dumps(event.to_json()) if event is not None else None,
             },
         )
         row = cursor.fetchone()
@@ -714,7 +715,7 @@ def send_dispatches(
         "ORDER BY u.n ON CONFLICT (key) DO NOTHING RETURNING id, key"
     )
     params = {"run": run_id, "now": timezone.now(), "room": room, "lease": leases.current(),
-              "nobody": "", "commands": json.dumps(commands)}  # fmt: skip
+              "nobody": "", "commands": dumps(commands)}  # fmt: skip
     cursor = server_side_cursor()
     cursor.execute(sql, params)
 
@@ -1002,7 +1003,7 @@ def record_result_and_begin_step(dispatch: DispatchRow, event: Event) -> bool:
     """
     now, run_id = timezone.now(), dispatch.run_id
     key = event.key  # type: ignore[attr-defined]
-    params = [run_id, key, json.dumps(event.to_json()), now, now, dispatch.pk, run_id, run_id,
+    params = [run_id, key, dumps(event.to_json()), now, now, dispatch.pk, run_id, run_id,
               run_id]  # fmt: skip
     with server_side_cursor() as cursor:  # one statement: it commits on its own
         cursor.execute(sql, params)
@@ -1026,7 +1027,7 @@ def record_results(results: Sequence[tuple[DispatchRow, Event]]) -> list[str]:
                 [now, [d.pk for d, _ in results], now,
                  [d.run_id for d, _ in results],
                  [e.key for _, e in results],  # type: ignore[attr-defined]
-                 [json.dumps(e.to_json()) for _, e in results]],
+                 [dumps(e.to_json()) for _, e in results]],
             )  # fmt: skip
         return sorted({str(d.run_id) for d, _ in results})
     with transaction.atomic():

@@ -29,6 +29,7 @@ from engine.core.parts import SnapshotDelta, assemble, is_head
 from engine.core.rows import NodeRow, apply_write
 from engine.core.runtime import parse_time
 from engine.core.store import ApprovalCommand, StoredRun, UnknownRun
+from engine.core.values import dumps
 from engine.models import NodeState, Run, RunPart, Runtime, TraceEvent
 from engine.models import RowStatus as RowChoices
 
@@ -108,7 +109,7 @@ def write_rows(run_id: str, rows: Sequence[WriteRow]) -> None:
                 value
                 for row in chunk
                 for value in (key, row.node, row.status.value, row.status_detail,
-                              row.execution_id, json.dumps(row.result), row.attempt, now)
+                              row.execution_id, dumps(row.result), row.attempt, now)
             ]  # fmt: skip
             cursor.execute(fenced_upsert_sql(len(chunk)), params)
 
@@ -122,7 +123,7 @@ def write_rows_postgresql(run_id: str, batch: Sequence[NodeRow]) -> None:
         [row.status.value for row in batch],
         [row.status_detail for row in batch],
         [row.execution_id for row in batch],
-        [json.dumps(row.result) for row in batch],
+        [dumps(row.result) for row in batch],
         [row.attempt for row in batch],
     ]
     with server_side_cursor() as cursor:
@@ -207,7 +208,7 @@ def insert_trace(run_id: str, first: int, trace: Sequence[Trace]) -> None:
                 [t.execution_id for t in trace],
                 [t.node or "" for t in trace],
                 [t.at for t in trace],
-                [json.dumps(t.detail) for t in trace],
+                [dumps(t.detail) for t in trace],
             ],
         )
 
@@ -281,7 +282,7 @@ def write_parts(run_id: str, delta: SnapshotDelta) -> None:
     if not delta.drop and not delta.put:
         return
     keys = list(delta.put)
-    values = [json.dumps(value) for value in delta.put.values()]
+    values = [dumps(value) for value in delta.put.values()]
     table = RunPart._meta.db_table
     if connection.vendor == "postgresql":
         with server_side_cursor() as cursor:
@@ -349,9 +350,9 @@ def commit_sql() -> str:
     the run row, from JSON arrays, the keys to drop and the run's columns, in one statement.
 
     Its text never changes, so it is prepared once per connection. Each array of rows
-    arrives as one JSON text: one `json.dumps` instead of an array of each column for each
+    arrives as one JSON text: one `dumps` instead of an array of each column for each
     table. The parts put arrive as one JSON object taken apart as `json`, not `jsonb`: each
-    value is stored as the very text `json.dumps` gave it, key order included.
+    value is stored as the very text `dumps` gave it, key order included.
 
     The keys to drop arrive as a text array matched with `= ANY`, which PreparedCursor
     plans for its values when it is long.
@@ -403,19 +404,19 @@ def commit_postgresql(
             {
                 "run": run_id,
                 "first": first,
-                "trace": json.dumps([[t.event, t.execution_id, t.node or "", t.at, t.detail]
-                                     for t in trace]),
-                "rows": json.dumps([[r.node, r.status.value, r.status_detail, r.execution_id,
-                                     r.attempt, r.result] for r in batch]),
+                "trace": dumps([[t.event, t.execution_id, t.node or "", t.at, t.detail]
+                                for t in trace]),
+                "rows": dumps([[r.node, r.status.value, r.status_detail, r.execution_id,
+                               r.attempt, r.result] for r in batch]),
                 "drop": drop,
-                "put": json.dumps(delta.put),
+                "put": dumps(delta.put),
                 "status": status.value,
-                "head": json.dumps(delta.head),
+                "head": dumps(delta.head),
                 "error": error or "",
                 "length": first + len(trace),
                 "now": timezone.now(),
                 "has_state": "state" in columns,
-                "state": json.dumps(columns.get("state")),
+                "state": dumps(columns.get("state")),
                 "attempts": columns.get("step_attempts"),
             },
         )  # fmt: skip

@@ -30,6 +30,8 @@ FORMAT = "braid.parts/1"
 GONE: Any = object()  # what a tracked dict holds for a key removed since the last delta
 SPLIT = ("items", "done", "failed")  # a foreach barrier's parts of their own
 ENTRIES = ("done", "failed")  # append-only: item number -> lineage or error
+SPLIT_PLACEHOLDERS = dict.fromkeys(SPLIT)
+NOTHING_STORED: tuple[None, int] = (None, 0)
 
 
 class WriteTrackedDict[K, V](dict[K, V]):
@@ -103,7 +105,7 @@ class TrackedDict[K, V](WriteTrackedDict[K, V]):
         return dict.get(self, key, default)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # not frozen: a frozen dataclass's init costs 3x, once per step
 class SnapshotDelta:
     """What a commit writes of a run's state: its head, parts put and parts dropped.
 
@@ -129,6 +131,7 @@ class Persisted:
     writes: dict[int, int] = field(default_factory=dict)  # lineage -> writes stored
     items: dict[int, list[JSON]] = field(default_factory=dict)  # frame -> items stored
     entries: dict[tuple[int, str], tuple[dict[str, JSON], int]] = field(default_factory=dict)
+    split: set[int] = field(default_factory=set)  # foreach frames: their items and entries
 
 
 def head_of(state: RunState) -> dict[str, Any]:
@@ -144,9 +147,12 @@ def head_of(state: RunState) -> dict[str, Any]:
 def frame_part(frame: Frame) -> dict[str, Any]:
     """Return a frame's part: the frame without a foreach barrier's items, done and failed."""
     barrier = frame.barrier
-    if barrier.get("kind") == "foreach":
+    if barrier and barrier.get("kind") == "foreach":
         # Placeholders: assembling puts the parts back under the keys the barrier had.
-        barrier = {k: None if k in SPLIT else v for k, v in barrier.items()}
+        barrier = {**barrier, **SPLIT_PLACEHOLDERS}
+        for name in SPLIT:
+            if name not in frame.barrier:
+                del barrier[name]
     return {
         "id": frame.id, "scope": frame.scope, "lineage": frame.lineage, "node": frame.node,
         "execution_id": frame.execution_id, "context": frame.context,
@@ -166,8 +172,11 @@ def take_delta(state: RunState) -> SnapshotDelta:
     drop: list[str] = []
     frame_changes(state, put, drop)
     lineage_changes(state, put, drop)
-    gather_changes(state, put, drop)
+    if state.gathers or state.gathers.touched:
+        gather_changes(state, put, drop)
     for kind, values in (("wait", state.waits), ("live", state.live)):
+        if not values.touched:
+            continue
         for key in values.touched:
             value = dict.get(values, key, GONE)
             if value is GONE:
@@ -175,11 +184,12 @@ def take_delta(state: RunState) -> SnapshotDelta:
             else:
                 put[f"{kind}:{key}"] = value
         values.touched.clear()
-    for scope_id in state.scopes.touched:
-        scope = dict.__getitem__(state.scopes, scope_id)
-        put[f"scope:{scope_id}"] = scope.to_json()
-        put[f"fields:{scope_id}"] = dict(state.lineages.fields[scope_id])
-    state.scopes.touched.clear()
+    if state.scopes.touched:
+        for scope_id in state.scopes.touched:
+            scope = dict.__getitem__(state.scopes, scope_id)
+            put[f"scope:{scope_id}"] = scope.to_json()
+            put[f"fields:{scope_id}"] = dict(state.lineages.fields[scope_id])
+        state.scopes.touched.clear()
     return SnapshotDelta(head_of(state), put, [] if replace else drop, replace)
 
 
@@ -210,19 +220,22 @@ def tracked(state: RunState) -> list[WriteTrackedDict[Any, Any]]:
 def frame_changes(state: RunState, put: dict[str, JSON], drop: list[str]) -> None:
     """Put the frames looked up or changed, with their new foreach entries; drop the gone."""
     persisted = state.persisted
-    for frame_id in state.frames.touched:
-        frame = dict.get(state.frames, frame_id)
+    split = persisted.split
+    frames = state.frames
+    for frame_id in frames.touched:
+        frame = dict.get(frames, frame_id)
         if frame is None:
-            if has_split(persisted, frame_id):
-                drop_split(persisted, frame_id, drop, items=True)
+            if frame_id in split:
+                drop_split(persisted, frame_id, drop)
             drop.append(f"frame:{frame_id}")
             continue
         put[f"frame:{frame_id}"] = frame_part(frame)
         barrier = frame.barrier
-        if barrier.get("kind") != "foreach":
-            if has_split(persisted, frame_id):
-                drop_split(persisted, frame_id, drop, items=True)
+        if not barrier or barrier.get("kind") != "foreach":
+            if frame_id in split:
+                drop_split(persisted, frame_id, drop)
             continue
+        split.add(frame_id)
         items = barrier.get("items")
         if items is not None and persisted.items.get(frame_id) is not items:
             put[f"items:{frame_id}"] = items
@@ -230,7 +243,7 @@ def frame_changes(state: RunState, put: dict[str, JSON], drop: list[str]) -> Non
         for name in ENTRIES:
             if name in barrier:
                 entry_changes(persisted, frame_id, name, barrier[name], put, drop)
-    state.frames.touched.clear()
+    frames.touched.clear()
 
 
 def entry_changes(
@@ -242,7 +255,7 @@ def entry_changes(
     The new entries are the last ones: they are read from the end, so a step costs the
     entries it added, not the thousands before them.
     """
-    stored, count = persisted.entries.get((frame_id, name), (None, 0))
+    stored, count = persisted.entries.get((frame_id, name), NOTHING_STORED)
     if stored is entries and len(entries) == count:
         return  # nothing added (the `failed` entries, most steps)
     if stored is not entries or len(entries) < count:
@@ -260,22 +273,13 @@ def entry_changes(
     persisted.entries[(frame_id, name)] = (entries, len(entries))
 
 
-def has_split(persisted: Persisted, frame_id: int) -> bool:
-    """Return whether the store holds foreach items or entries of the frame."""
-    entries = persisted.entries
-    return (
-        frame_id in persisted.items
-        or (frame_id, "done") in entries
-        or (frame_id, "failed") in entries
-    )
-
-
-def drop_split(persisted: Persisted, frame_id: int, drop: list[str], items: bool) -> None:
+def drop_split(persisted: Persisted, frame_id: int, drop: list[str]) -> None:
     """Drop a frame's stored foreach items and entries."""
-    if items and persisted.items.pop(frame_id, None) is not None:
+    persisted.split.discard(frame_id)
+    if persisted.items.pop(frame_id, None) is not None:
         drop.append(f"items:{frame_id}")
     for name in ENTRIES:
-        stored, count = persisted.entries.pop((frame_id, name), (None, 0))
+        stored, count = persisted.entries.pop((frame_id, name), NOTHING_STORED)
         if stored is not None:
             drop.extend(f"{name}:{frame_id}/{k}" for k in itertools.islice(stored, count))
 
@@ -296,7 +300,8 @@ def lineage_changes(state: RunState, put: dict[str, JSON], drop: list[str]) -> N
             "id": lineage.id, "scope": lineage.scope, "parent": lineage.parent,
             "depth": lineage.depth, "base": lineage.base, "abandoned": lineage.abandoned,
         }  # fmt: skip
-    for lineage_id in itertools.chain(lineages.touched, lineages.written - lineages.touched):
+    written = lineages.written - lineages.touched if lineages.written else ()
+    for lineage_id in itertools.chain(lineages.touched, written):
         lineage = lineages.all.get(lineage_id)
         if lineage is None:
             continue
@@ -406,6 +411,7 @@ def mark_stored(state: RunState) -> None:
     persisted = Persisted(full=False)
     for frame in state.frames.values():
         if frame.barrier.get("kind") == "foreach":
+            persisted.split.add(frame.id)
             if "items" in frame.barrier:
                 persisted.items[frame.id] = frame.barrier["items"]
             for name in ENTRIES:

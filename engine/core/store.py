@@ -16,11 +16,9 @@ from typing import Any, Protocol
 from engine.core.events import CloseApproval, RequestApproval, RunStatus, Trace, WriteRow
 from engine.core.parts import SnapshotDelta, assemble, is_head
 from engine.core.rows import NodeRow, apply_write
+from engine.core.values import dumps
 
 ApprovalCommand = RequestApproval | CloseApproval
-# json.dumps without its check for circular references (a fifth of encoding a step's delta):
-# a snapshot holds JSON values only, and nesting is bounded (BRAID_VALUE_MAX_DEPTH).
-ENCODER = json.JSONEncoder(check_circular=False)
 
 
 class UnknownRun(KeyError):
@@ -167,7 +165,7 @@ class DeltaLog:
             entry, whole = {"head": snapshot, "put": {}, "drop": []}, True
         if whole:
             self.texts.clear()
-        self.texts.append(ENCODER.encode(entry))
+        self.texts.append(dumps(entry))
 
     def replay(self) -> tuple[dict[str, Any], dict[str, Any]]:
         """Return the last head (or whole snapshot) and the parts stored; compact the log."""
@@ -180,7 +178,7 @@ class DeltaLog:
             parts.update(entry["put"])
             head = entry["head"]
         if len(self.texts) > 1:
-            self.texts = [json.dumps({"head": head, "put": parts, "drop": []})]
+            self.texts = [dumps({"head": head, "put": parts, "drop": []})]
         return head, parts
 
 
@@ -193,14 +191,14 @@ def apply_parts(parts: dict[str, str], snapshot: dict[str, Any] | SnapshotDelta)
     """
     if not isinstance(snapshot, SnapshotDelta):
         parts.clear()
-        return json.dumps(snapshot)
+        return dumps(snapshot)
     if snapshot.replace:
         parts.clear()
     for key in snapshot.drop:
         parts.pop(key, None)
     for key, value in snapshot.put.items():
-        parts[key] = json.dumps(value)
-    return json.dumps(snapshot.head)
+        parts[key] = dumps(value)
+    return dumps(snapshot.head)
 
 
 def write_rows(rows: dict[str, NodeRow], writes: Iterable[WriteRow]) -> None:
