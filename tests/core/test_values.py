@@ -12,7 +12,7 @@ from engine.core.values import dumps, loads_strict, not_json
     "value",
     [
         {"frame:1": {"id": 1, "state": "blocked", "barrier": {"kind": "foreach", "items": None}}},
-        [1, -2, 2.5, 1e16, 1e-7, 0.1 + 0.2, True, False, None, "", "é 漢 🙂", "\u0000\n\t\"\\"],
+        [1, -2, 2.5, 1e16, 1e-7, 0.1 + 0.2, True, False, None, "", "é 漢 🙂", '\u0000\n\t"\\'],
         {"nested": [[[{"a": [1, {"b": None}]}]]]},
         9_223_372_036_854_775_807,
     ],
