@@ -73,7 +73,7 @@ class Plan:
 
 
 FULL = Plan(walk_repeats=5, tree_repeats=15, latency_chains=6, chain_length=20,
-            background_runs=40, batch_runs=100, batches=3, publish_rounds=8, hot_runs=40,
+            background_runs=40, batch_runs=100, batches=3, publish_rounds=16, hot_runs=40,
             hot_rounds=20)  # fmt: skip
 QUICK = Plan(walk_repeats=3, tree_repeats=5, latency_chains=2, chain_length=10,
              background_runs=16, batch_runs=24, batches=2, publish_rounds=2, hot_runs=16,
