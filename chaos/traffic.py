@@ -80,15 +80,20 @@ class Traffic:
             self.start(run)
 
     def start(self, run: workload.PlannedRun) -> None:
-        """Start one run through the API; retry while the API or the database is down."""
+        """Start one run through the API; retry while the API or the database is down.
+
+        Every try sends the run's Idempotency-Key, so a retry after an answer lost to a
+        fault gets the run the first try started (200) instead of starting another.
+        """
         from chaos.driver import quietly
 
         body_sent = {"flow": run.slug, "input": run.input}
+        key = {"Idempotency-Key": f"chaos-run-{run.number}"}
         for attempt in range(600):
             status, body = quietly(
-                lambda: self.starter.post_json("/api/runs/", body_sent), (0, None)
+                lambda: self.starter.post_json("/api/runs/", body_sent, key), (0, None)
             )
-            if status == 201 and isinstance(body, dict):
+            if status in (200, 201) and isinstance(body, dict):
                 self.numbers[str(body["id"])] = run.number
                 return
             self.start_retries += 1

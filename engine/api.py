@@ -1,10 +1,12 @@
 """REST API for runs: start, list with filters, detail, tree (rows + colors), trace, cancel."""
 
 import datetime as dt
+import hashlib
 import json
 import re
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.db import IntegrityError
 from django.db.models import Q, QuerySet
 from django.db.models.fields.json import KeyTransform
 from django.http import HttpResponse
@@ -69,6 +71,37 @@ class StartSerializer(serializers.Serializer):
         if holds_nul(value):
             raise serializers.ValidationError(NUL_REFUSED)
         return value
+
+
+IDEMPOTENCY_KEY = re.compile(r"[\x21-\x7e]{1,255}")
+IDEMPOTENCY_PARAMETER = OpenApiParameter(
+    "Idempotency-Key", str, OpenApiParameter.HEADER,
+    description="1 to 255 visible ASCII characters, unique per start: a start retried with "
+    "the same key and body answers 200 with the run it started (and the header "
+    "`Idempotent-Replayed: true`) instead of starting another; with another body, 422.",
+)  # fmt: skip
+
+
+def start_digest(data: dict[str, object]) -> str:
+    """Return the digest of a start request as validated: flow, version and input."""
+    request = {"flow": data["flow"], "version": data.get("version"), "input": data["input"]}
+    text = json.dumps(request, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def replayed(user: object, key: str, digest: str) -> Response | None:
+    """Answer a start whose Idempotency-Key the user sent before: the run it started, or
+    422 when the key came with another request; None if the key is new."""
+    run = Run.objects.filter(started_by=user, idempotency_key=key).first()
+    if run is None:
+        return None
+    if run.idempotency_digest != digest:
+        detail = (f"this Idempotency-Key started run {run.pk} with a different request; "
+                  "send a new key to start another run")  # fmt: skip
+        return Response({"code": "run.idempotency_conflict", "detail": detail}, status=422)
+    response = Response(RunSerializer(run).data, status=status.HTTP_200_OK)
+    response["Idempotent-Replayed"] = "true"
+    return response
 
 
 class CancelSerializer(serializers.Serializer):
@@ -276,17 +309,27 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
 
     @extend_schema(
         request=StartSerializer,
-        responses={201: RunSerializer},
+        parameters=[IDEMPOTENCY_PARAMETER],
+        responses={201: RunSerializer, 200: RunSerializer, 422: OpenApiResponse(RefusalSerializer)},
     )
     def create(self, request: Request) -> Response:
         """Start a run of a flow's published version (the latest unless one is named).
 
         An input that does not match the flow's `input` schema is refused before anything is
         stored: 400 `{"code": "run.input", "detail": sentence, "fields": {path: reason}}`.
+        With an `Idempotency-Key` header, a retry of the same start answers the run it
+        started (200) rather than starting another.
         """
+        key = request.headers.get("Idempotency-Key", "")
+        if "Idempotency-Key" in request.headers and not IDEMPOTENCY_KEY.fullmatch(key):
+            detail = "an Idempotency-Key is 1 to 255 visible ASCII characters"
+            return Response({"code": "run.idempotency_key", "detail": detail}, status=400)
         form = StartSerializer(data=request.data)
         form.is_valid(raise_exception=True)
         data = form.validated_data
+        digest = start_digest(data) if key else ""
+        if key and (answer := replayed(request.user, key, digest)) is not None:
+            return answer
         try:
             version = services.latest_version(data["flow"], data.get("version"))
             graphs = services.resolve_graphs(version.graph)
@@ -294,10 +337,16 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
             return Response({"code": "run.refused", "detail": str(refused)}, status=400)
         label = f"{version.flow.slug} v{version.number}"
         try:
-            run = durable.create_run(graphs, label, data["input"], version, request.user)
+            run = durable.create_run(graphs, label, data["input"], version, request.user,
+                                     (key, digest))  # fmt: skip
         except InputRejected as rejected:
             body = {"code": "run.input", "detail": str(rejected), "fields": rejected.fields}
             return Response(body, status=400)
+        except IntegrityError:
+            # The same key, sent again while the first start was being stored: its run.
+            if key and (answer := replayed(request.user, key, digest)) is not None:
+                return answer
+            raise
         return Response(RunSerializer(run).data, status=status.HTTP_201_CREATED)
 
     @extend_schema(responses=TreeSerializer)

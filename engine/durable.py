@@ -80,15 +80,18 @@ def now_text() -> str:
 def create_run(
     graphs: dict[str, Graph], label: str, input_value: Any,
     flow_version: FlowVersion | None = None, started_by: AbstractBaseUser | None = None,
+    idempotency: tuple[str, str] = ("", ""),
 ) -> Run:  # fmt: skip
     """Store a new run with its Start event; a worker advances it after the commit.
 
     An input that does not match the flow's `input` schema raises InputRejected first.
+    With `idempotency` (a key and the request's digest), a run the same user started with
+    the same key raises IntegrityError and nothing is stored.
     """
     check_input(graphs[MAIN].input, input_value)
     run_id = str(uuid.uuid4())
     with transaction.atomic():
-        DjangoStore(flow_version, started_by, Runtime.DURABLE).create(
+        DjangoStore(flow_version, started_by, Runtime.DURABLE, idempotency).create(
             run_id, label, input_value, {key: g.to_json() for key, g in graphs.items()}
         )
         submit(run_id, "start", Start(at=now_text(), input=input_value))

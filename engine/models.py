@@ -69,11 +69,26 @@ class Run(models.Model):
     started_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True
     )
+    idempotency_key = models.CharField(
+        max_length=255, blank=True, default="",
+        help_text="the Idempotency-Key its start came with: one key, one run",
+    )  # fmt: skip
+    idempotency_digest = models.CharField(
+        max_length=64, blank=True, default="",
+        help_text="sha256 of the start request the key came with (engine.api.start_digest)",
+    )  # fmt: skip
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
         ordering = ["-created_at"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["started_by", "idempotency_key"],
+                condition=~models.Q(idempotency_key=""),
+                name="run_idempotency_key",
+            )
+        ]
 
     def __str__(self) -> str:
         return f"{self.label} ({self.id})"

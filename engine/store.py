@@ -432,11 +432,12 @@ class DjangoStore:
 
     def __init__(
         self, flow_version: Any = None, started_by: Any = None,
-        runtime: Runtime = Runtime.IN_PROCESS,
+        runtime: Runtime = Runtime.IN_PROCESS, idempotency: tuple[str, str] = ("", ""),
     ) -> None:  # fmt: skip
         self.flow_version = flow_version
         self.started_by = started_by
         self.runtime = runtime
+        self.idempotency = idempotency  # the start's Idempotency-Key and request digest
 
     def create(self, run_id: str, flow: str, input_value: Any, graphs: dict[str, Any]) -> None:
         if Run.objects.filter(pk=run_id).exists():
@@ -446,6 +447,7 @@ class DjangoStore:
             input=input_value,
             status=RunStatus.RUNNING.value, flow_version=self.flow_version,
             started_by=self.started_by, runtime=self.runtime,
+            idempotency_key=self.idempotency[0], idempotency_digest=self.idempotency[1],
         )  # fmt: skip
 
     # No savepoint inside a caller's transaction: a failed commit fails the whole step.

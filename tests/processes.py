@@ -111,13 +111,16 @@ class Browserless:
             self.base_url + "/login/", data=data, headers={"Referer": self.base_url + "/login/"}
         )
 
-    def post_json(self, path: str, body: object) -> tuple[int, object]:
-        """POST JSON with the session's CSRF token; return the status and decoded body."""
+    def post_json(
+        self, path: str, body: object, headers: dict[str, str] | None = None
+    ) -> tuple[int, object]:
+        """POST JSON with the session's CSRF token (and `headers`); return the status and
+        decoded body."""
         token = next((c.value for c in self.cookies if c.name == "csrftoken"), "")
         request = urllib.request.Request(
             self.base_url + path, data=json.dumps(body).encode(), method="POST",
             headers={"Content-Type": "application/json", "X-CSRFToken": token,
-                     "Referer": self.base_url + "/"},
+                     "Referer": self.base_url + "/", **(headers or {})},
         )  # fmt: skip
         try:
             with self.opener.open(request, timeout=15) as response:

@@ -178,6 +178,43 @@ def test_the_start_form_puts_a_json_error_beside_the_input(page: Page, braid_ser
     shoot(page, "start-fields-1280")
 
 
+def test_a_start_tried_again_after_its_answer_was_lost_opens_the_run_it_started(
+    page: Page, braid_server: str
+) -> None:
+    log_in(page, braid_server, "admin", "braid-admin")
+    runs_url = f"{braid_server}/api/runs/?flow=b-and-d-or-e"
+    before = page.request.get(runs_url).json()["count"]
+    page.goto(f"{braid_server}/runs/?start=b-and-d-or-e")
+    form = page.get_by_role("form", name="Start a run")
+    form.get_by_label("Input (JSON)").fill('{"urgent": true}')
+    keys: list[str | None] = []
+
+    def lose_the_answer(route) -> None:  # type: ignore[no-untyped-def]
+        keys.append(route.request.header_value("idempotency-key"))
+        route.fetch()  # the server starts the run...
+        route.abort()  # ...and the browser never hears of it
+
+    page.route("**/api/runs/", lose_the_answer, times=1)
+    form.get_by_role("button", name="Start run").click()
+    expect(form.get_by_role("alert")).to_have_text(
+        "The server could not be reached. Start it again: if the first try reached the server, "
+        "you get that run."
+    )
+    listed = page.request.get(runs_url).json()
+    assert listed["count"] == before + 1
+    started = listed["results"][0]["id"]  # newest first
+    shoot(page, "start-lost-answer-1280")
+    with page.expect_response("**/api/runs/") as answered:
+        form.get_by_role("button", name="Start run").click()
+    page.wait_for_url(RUN_URL, timeout=10_000)
+    again = answered.value
+    assert (again.status, again.headers["idempotent-replayed"]) == (200, "true")
+    assert again.request.header_value("idempotency-key") == keys[0]
+    assert re.fullmatch(r"[0-9a-f]{32}", keys[0] or "")
+    assert page.url.rstrip("/").rsplit("/", 1)[1] == started
+    assert page.request.get(runs_url).json()["count"] == before + 1
+
+
 def test_the_runs_page_lists_filters_and_fits_a_phone(page: Page, braid_server: str) -> None:
     log_in(page, braid_server, "admin", "braid-admin")
     run_id = start_from_the_runs_page(page, braid_server, "b-and-d-or-e", "{}")

@@ -44,6 +44,7 @@ def test_fifty_runs_under_faults_lose_nothing_and_match_the_oracle(tmp_path: Pat
         "oracle mismatches": 0,
         "row regressions seen live": 0,
         "row regressions in the trace": 0,
+        "runs started twice": 0,
     }, report
     assert summary["drained"], report
     injected = summary["fault_counts"]

@@ -1,7 +1,10 @@
-/** Start a run of a published flow: pick the flow, edit its input as JSON, POST /api/runs/. */
+/** Start a run of a published flow: pick the flow, edit its input as JSON, POST /api/runs/.
+ *
+ * Each start is sent with an Idempotency-Key that changes only when the flow or the input
+ * does: trying again after an answer was lost opens the run the first try started. */
 
 import { type FormEvent, useId, useState } from "react";
-import { postJson } from "./api";
+import { idempotencyKey, postJson } from "./api";
 import { inputTemplate, parseInput } from "./inputTemplate";
 import { type StartErrors, startErrors } from "./startErrors";
 
@@ -25,13 +28,20 @@ export function StartRunForm({ flows, initialFlow, onClose }: StartRunFormProps)
   const [text, setText] = useState(() => inputTemplate(start?.input));
   const [errors, setErrors] = useState<StartErrors>({});
   const [busy, setBusy] = useState(false);
+  const [key, setKey] = useState(idempotencyKey);
   const id = useId();
   const chosen = flows.find((flow) => flow.slug === slug);
 
   function choose(next: string) {
     setSlug(next);
     setText(inputTemplate(flows.find((flow) => flow.slug === next)?.input));
+    setKey(idempotencyKey());
     setErrors({});
+  }
+
+  function edit(next: string) {
+    setText(next);
+    setKey(idempotencyKey());
   }
 
   async function submit(event: FormEvent) {
@@ -44,7 +54,8 @@ export function StartRunForm({ flows, initialFlow, onClose }: StartRunFormProps)
     setBusy(true);
     setErrors({});
     try {
-      const run = (await postJson("/api/runs/", { flow: slug, input: parsed.value })) as { id: string };
+      const body = { flow: slug, input: parsed.value };
+      const run = (await postJson("/api/runs/", body, { "Idempotency-Key": key })) as { id: string };
       window.location.assign(`/runs/${run.id}/`);
     } catch (error) {
       setErrors(startErrors(error));
@@ -98,7 +109,7 @@ export function StartRunForm({ flows, initialFlow, onClose }: StartRunFormProps)
         value={text}
         rows={Math.min(16, Math.max(5, text.split("\n").length + 1))}
         spellCheck={false}
-        onChange={(event) => setText(event.target.value)}
+        onChange={(event) => edit(event.target.value)}
         aria-invalid={errors.input !== undefined}
         aria-describedby={`${id}-hint${errors.input === undefined ? "" : ` ${id}-input-error`}`}
       />

@@ -32,8 +32,13 @@ export function errorText(status: number, body: unknown): string {
   return status === 0 ? "The server could not be reached." : `The server answered ${status}.`;
 }
 
-async function send(method: string, url: string, body?: unknown): Promise<unknown> {
-  const headers: Record<string, string> = { Accept: "application/json" };
+async function send(
+  method: string,
+  url: string,
+  body?: unknown,
+  extra: Record<string, string> = {},
+): Promise<unknown> {
+  const headers: Record<string, string> = { Accept: "application/json", ...extra };
   if (method !== "GET") {
     headers["Content-Type"] = "application/json";
     headers["X-CSRFToken"] = csrfToken();
@@ -61,7 +66,18 @@ async function send(method: string, url: string, body?: unknown): Promise<unknow
 }
 
 export const getJson = (url: string): Promise<unknown> => send("GET", url);
-export const postJson = (url: string, body: unknown): Promise<unknown> => send("POST", url, body);
+export const postJson = (
+  url: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+): Promise<unknown> => send("POST", url, body, headers);
+
+/** Return a new Idempotency-Key: 32 random hex digits (getRandomValues also works over
+ * plain http, where crypto.randomUUID does not exist). */
+export function idempotencyKey(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  return Array.from(bytes, (byte) => byte.toString(16).padStart(2, "0")).join("");
+}
 
 /** The websocket URL for a path on this page's host (ws: or wss: to match the page). */
 export function socketUrl(path: string): string {

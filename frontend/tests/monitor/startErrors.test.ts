@@ -24,3 +24,9 @@ test("serializer errors go beside their form field, a refusal's detail to the fo
   });
   expect(startErrors(new Error("offline"))).toEqual({ form: "Error: offline" });
 });
+
+test("a start that got no answer says trying again is safe", () => {
+  expect(startErrors(new ApiError(0, null))).toEqual({
+    form: "The server could not be reached. Start it again: if the first try reached the server, you get that run.",
+  });
+});
