@@ -1,6 +1,5 @@
 """Basic auth hashes a client's password once, and stops trusting that check when it should."""
 
-import base64
 from collections.abc import Iterator
 
 import pytest
@@ -9,14 +8,9 @@ from django.contrib.auth.models import User
 from django.test import Client
 
 from braid import lockout
+from tests.django.test_security__defaults import basic
 
 pytestmark = pytest.mark.django_db
-
-
-def basic(username: str, password: str) -> dict[str, str]:
-    """Return the header of a Basic-auth API call."""
-    token = base64.b64encode(f"{username}:{password}".encode()).decode()
-    return {"HTTP_AUTHORIZATION": f"Basic {token}"}
 
 
 @pytest.fixture
