@@ -92,8 +92,9 @@ VERIFIED = VerifiedCredentials(VERIFIED_TTL_S, size=1024)
 
 
 class ThrottledBasicAuthentication(BasicAuthentication):
-    """DRF's Basic auth, telling a locked-out caller so (429) instead of "invalid password",
-    and hashing a password once per VERIFIED_TTL_S per process (VerifiedCredentials).
+    """DRF's Basic auth, telling a locked-out caller so (403 `auth.locked_out`) instead of
+    "invalid password", and hashing a password once per VERIFIED_TTL_S per process
+    (VerifiedCredentials).
 
     django-axes marks the Django request it was given; DRF hands `authenticate` its own
     request wrapper, so the mark is read back here.
