@@ -77,7 +77,7 @@ function CountsBar({ counts, live }: { counts: Counts; live: Live }) {
   const total = RUN_STATUSES.reduce((sum, status) => sum + (counts[status] ?? 0), 0);
   return (
     <div className="counts" aria-label="Runs by status" role="group">
-      <span className="counts__total">{total} runs</span>
+      <span className="counts__total">{total === 1 ? "1 run" : `${total} runs`}</span>
       {RUN_STATUSES.map((status) => (
         <span key={status} className="counts__item" data-status={status}>
           <StatusPill status={status} /> <strong>{counts[status] ?? 0}</strong>
