@@ -11,6 +11,7 @@ between commit and publish is re-sent by the sweeper.
 import collections
 import dataclasses
 import datetime as dt
+import enum
 import functools
 import json
 import logging
@@ -297,9 +298,8 @@ def advance_once(
     kills its worker counts once per redelivery, and is seen twice).
     """
     for sighting in (1, 2):
-        if not counted and not begin_step(run_id):
-            held = Run.objects.filter(pk=run_id).exists() and has_pending(run_id)
-            return (None if held else 0), None
+        if not counted and (begun := begin_step(run_id)) is not Begun.COUNTED:
+            return (None if begun is Begun.HELD else 0), None
         counted = False
         try:
             applied, more = step_locked(run_id, take, crowded_ok=sighting == 2)
@@ -449,31 +449,47 @@ def take_pending(run_id: Any) -> list[InboxRow]:
     return [InboxRow(row.pk, row.key, row.event) for row in rows]
 
 
-def begin_step(run_id: str) -> bool:
+class Begun(enum.Enum):
+    """What begin_step found."""
+
+    COUNTED = "counted"  # the attempt is counted: step now
+    HELD = "held"  # another worker holds the run, and events wait: it applies them
+    IDLE = "idle"  # nothing is pending (or the run is gone)
+
+
+def begin_step(run_id: str) -> Begun:
     """Count one more attempt at the run's next step, committed before the step's work.
 
     A step whose evaluation kills its worker process rolls back, its message is delivered
     again, and the sweeper resumes it at every start: without this count a run holding
     such a node would crash a worker (or the whole `make run` server) forever. The step's
-    own commit sets the count back to 0. Returns False when another worker holds the run
-    (PostgreSQL skips it, as the step's lock does) or it has nothing pending.
+    own commit sets the count back to 0. Nothing is counted when another worker holds the
+    run (PostgreSQL skips it, as the step's lock does) or it has nothing pending.
+
+    On PostgreSQL one statement counts and, when it did not, says why: a fork of 1,000
+    finds its run held by another worker's step at most flushes of its results, and two
+    more queries there cost each of them a round trip and the ORM's query building.
     """
-    skip_locked = (
-        " AND id IN (SELECT id FROM engine_run WHERE id = %s FOR NO KEY UPDATE SKIP LOCKED)"
-        if connection.vendor == "postgresql"
-        else ""
-    )
     key = Run._meta.pk.get_db_prep_value(uuid.UUID(str(run_id)), connection)
-    sql = (
-        "UPDATE engine_run SET step_attempts = step_attempts + 1 WHERE id = %s"
-        + skip_locked
-        + " AND EXISTS (SELECT 1 FROM engine_pendingevent"
-        " WHERE run_id = %s AND applied_at IS NULL)"
-    )
-    params = [key, key, key] if skip_locked else [key, key]
+    pending = ("EXISTS (SELECT 1 FROM engine_pendingevent "
+               "WHERE run_id = %s AND applied_at IS NULL)")  # fmt: skip
     with connection.cursor() as cursor:  # one statement: it commits on its own
-        cursor.execute(sql, params)
-        return cursor.rowcount == 1
+        if connection.vendor != "postgresql":
+            cursor.execute("UPDATE engine_run SET step_attempts = step_attempts + 1 "
+                           f"WHERE id = %s AND {pending}", [key, key])  # fmt: skip
+            return Begun.COUNTED if cursor.rowcount == 1 else Begun.IDLE
+        cursor.execute(
+            f"WITH pending AS (SELECT {pending} AS waiting), "
+            "free AS (SELECT id FROM engine_run WHERE id = %s FOR NO KEY UPDATE SKIP LOCKED), "
+            "counted AS (UPDATE engine_run SET step_attempts = step_attempts + 1 "
+            "WHERE id IN (SELECT id FROM free) AND (SELECT waiting FROM pending) RETURNING id) "
+            "SELECT EXISTS (SELECT 1 FROM counted), (SELECT waiting FROM pending)",
+            [key, key],
+        )
+        counted, waiting = cursor.fetchone()
+    # An inbox row's run exists (the foreign key), so events waiting on a run that was
+    # not counted mean that another worker holds it.
+    return Begun.COUNTED if counted else Begun.HELD if waiting else Begun.IDLE
 
 
 def forget_attempt(run_id: str) -> None:
