@@ -5,7 +5,7 @@ import os
 from typing import Any
 
 from celery import Celery
-from celery.signals import task_postrun, task_prerun, worker_process_init
+from celery.signals import task_postrun, task_prerun, worker_init, worker_process_init
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "braid.settings")
 
@@ -34,6 +34,21 @@ def after_task(**_: Any) -> None:
     from django.db import close_old_connections
 
     close_old_connections()
+
+
+@worker_init.connect
+def note_capacity(sender: Any, **_: Any) -> None:
+    """Tell the leases which worker this is and how many tasks it runs at once, before a
+    prefork worker forks its pool (its processes inherit it); engine.durable sizes the
+    chunks of a wide fan-out by it."""
+    from engine import leases
+
+    concurrency = sender.concurrency
+    if getattr(sender, "autoscale", None):  # --autoscale=MAX,MIN
+        concurrency = max(int(n) for n in sender.autoscale)
+    if not isinstance(concurrency, int):  # "auto" is resolved after this signal
+        concurrency = os.cpu_count() or 1
+    leases.set_capacity(sender.hostname, concurrency)
 
 
 @worker_process_init.connect

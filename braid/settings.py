@@ -323,8 +323,13 @@ if BRAID_PREPARED_WRITES and DATABASES["default"]["ENGINE"] == "django.db.backen
     DATABASES["default"].setdefault("OPTIONS", {}).setdefault("prepare_threshold", 2**31 - 1)
 # A step's actions leave as at most this many messages: one each for a narrow fan-out,
 # contiguous chunks for a wide one (a broker round trip per action dominated a fork of
-# 1,000). Keep it above the total worker concurrency so no slot idles.
+# 1,000)...
 BRAID_DISPATCH_STREAMS = int(os.environ.get("BRAID_DISPATCH_STREAMS", "32"))
+# ...and at most this many per task slot of the live workers (their leases say how many):
+# enough that no slot idles while another works through a slow chunk, few enough that a
+# chunk's claim, results and step are paid rarely (a fork of 1,000 on two workers of two
+# processes: 32 chunks took 444 ms, 8 took 347-365 ms). 0 turns the limit off.
+BRAID_STREAMS_PER_SLOT = int(os.environ.get("BRAID_STREAMS_PER_SLOT", "2"))
 # A chunk's results are recorded together, at least this often, in one transaction.
 BRAID_RESULT_FLUSH_S = float(os.environ.get("BRAID_RESULT_FLUSH_S", "0.05"))
 # An action task out of work runs the next action of its run itself, without a message,

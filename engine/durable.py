@@ -774,18 +774,30 @@ def schedule_soon(run_id: str, timers: list[Timer]) -> None:
 
 
 def publish(dispatch_ids: Sequence[int]) -> None:
-    """Send the dispatches as at most BRAID_DISPATCH_STREAMS messages; note when they left.
+    """Send the dispatches as at most stream_count messages; note when they left.
 
     A narrow fan-out sends one message per action, so each runs in parallel; a wide one
-    sends contiguous chunks, so a fork of 1,000 costs dozens of messages, not 1,000.
+    sends contiguous chunks, so a fork of 1,000 costs a few messages per worker slot, not
+    1,000.
     """
     from engine import tasks
 
-    for chunk in streams(list(dispatch_ids), settings.BRAID_DISPATCH_STREAMS):
+    for chunk in streams(list(dispatch_ids), stream_count(len(dispatch_ids))):
         tasks.run_actions.delay(chunk)
         if duplicate_now():
             tasks.run_actions.delay(chunk)
     mark_published(dispatch_ids)
+
+
+def stream_count(actions: int) -> int:
+    """How many messages a step's actions leave as: BRAID_DISPATCH_STREAMS, and at most
+    BRAID_STREAMS_PER_SLOT per task slot of the live workers (all of them while no lease
+    beats: a worker that has not run a task yet is not counted)."""
+    limit = settings.BRAID_DISPATCH_STREAMS
+    if actions <= 1 or settings.BRAID_STREAMS_PER_SLOT <= 0:
+        return limit
+    slots = leases.live_slots()
+    return min(limit, settings.BRAID_STREAMS_PER_SLOT * slots) if slots else limit
 
 
 def mark_published(dispatch_ids: Sequence[int]) -> None:

@@ -11,6 +11,7 @@ import os
 import queue
 import socket
 import threading
+import time
 import uuid
 from collections.abc import Callable
 
@@ -31,6 +32,8 @@ _amends_lock = threading.Lock()  # not _lock: start_beating beats while holding 
 _soon: "queue.SimpleQueue[tuple[Callable[[], object], threading.Event]]" = queue.SimpleQueue()
 _soon_pid: int | None = None
 _soon_lock = threading.Lock()
+_capacity: tuple[str, int] = ("", 1)  # this process's Celery worker, and its concurrency
+_slots_cache: tuple[float, int] = (-1e9, 0)  # (when read, live slots), per process
 
 
 def start_beating() -> str:
@@ -61,10 +64,51 @@ def current() -> str:
     return _name if _pid == os.getpid() else ""
 
 
+def set_capacity(worker: str, slots: int) -> None:
+    """Note the Celery worker this process runs tasks for, and how many tasks that worker
+    runs at once; every lease of the process says so from its next beat on.
+
+    Set by the worker_init signal, before a prefork worker forks its pool processes, so
+    that each of them inherits it.
+    """
+    global _capacity
+    _capacity = (worker, max(1, slots))
+
+
 def beat(name: str) -> None:
     """Say that the process is alive now, then carry out the amends left to the beat."""
-    WorkerLease.objects.update_or_create(name=name, defaults={"beat_at": timezone.now()})
+    worker, slots = _capacity
+    WorkerLease.objects.update_or_create(
+        name=name, defaults={"beat_at": timezone.now(), "worker": worker, "slots": slots}
+    )
     amend()
+
+
+def live_slots(fresh: bool = False) -> int:
+    """Return how many tasks the live workers run at once, 0 when none beats; read at
+    most once per BRAID_LEASE_BEAT_S per process, unless `fresh`.
+
+    A worker counts once, with its concurrency, as soon as any one of its processes beats
+    (a prefork pool process beats from its first task on). A lease that names no worker
+    counts as one slot.
+    """
+    global _slots_cache
+    read_at, slots = _slots_cache
+    if not fresh and time.monotonic() - read_at < settings.BRAID_LEASE_BEAT_S:
+        return slots
+    since = timezone.now() - dt.timedelta(seconds=settings.BRAID_LEASE_DEAD_S)
+    workers: dict[str, int] = {}
+    unnamed = 0
+    for worker, count in WorkerLease.objects.filter(beat_at__gte=since).values_list(
+        "worker", "slots"
+    ):
+        if worker:
+            workers[worker] = max(workers.get(worker, 0), count)
+        else:
+            unnamed += count
+    slots = sum(workers.values()) + unnamed
+    _slots_cache = (time.monotonic(), slots)
+    return slots
 
 
 def amend_later(fix: Callable[[], object]) -> None:

@@ -204,6 +204,12 @@ class WorkerLease(models.Model):
 
     name = models.CharField(max_length=300, primary_key=True, help_text="host:pid")
     beat_at = models.DateTimeField(db_index=True)
+    worker = models.CharField(
+        max_length=300, blank=True, default="", help_text="the Celery worker it belongs to"
+    )
+    slots = models.PositiveIntegerField(
+        default=1, help_text="how many tasks that worker runs at once (its concurrency)"
+    )
 
     def __str__(self) -> str:
         return f"{self.name} at {self.beat_at}"

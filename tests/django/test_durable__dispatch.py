@@ -62,6 +62,7 @@ def published() -> list[tuple[str, object]]:
 @pytest.mark.django_db(transaction=True)
 def test_a_fork_of_100_sends_its_actions_as_32_messages_and_completes(published, settings) -> None:  # type: ignore[no-untyped-def]
     settings.BRAID_DISPATCH_STREAMS = 32
+    settings.BRAID_STREAMS_PER_SLOT = 0  # no limit by the live workers' slots
     run = durable.create_run(resolve_graphs(fork_of(100)), "fork", {})
     durable.advance(str(run.pk))
     chunks = [args[0] for name, args in published if name == "braid.run_actions"]
@@ -73,6 +74,94 @@ def test_a_fork_of_100_sends_its_actions_as_32_messages_and_completes(published,
         assert tasks.run_actions(chunk) == len(chunk)
     run = drain(run)
     assert (run.status, run.state) == ("completed", {"hits": 100})
+
+
+def beating(name: str, worker: str, slots: int, seconds_ago: float = 0) -> None:
+    at = timezone.now() - dt.timedelta(seconds=seconds_ago)
+    WorkerLease.objects.create(name=name, beat_at=at, worker=worker, slots=slots)
+
+
+@pytest.mark.django_db
+def test_live_slots_count_each_live_worker_once_with_its_concurrency(settings) -> None:  # type: ignore[no-untyped-def]
+    assert leases.live_slots(fresh=True) == 0
+    beating("h:1:a", "one@h", 4)
+    beating("h:2:b", "one@h", 4)  # a second process of the same worker
+    beating("h:3:c", "two@h", 2)
+    beating("h:4:d", "", 1)  # a lease from before leases named their worker
+    beating("h:5:e", "three@h", 8, seconds_ago=settings.BRAID_LEASE_DEAD_S + 5)  # dead
+    assert leases.live_slots(fresh=True) == 4 + 2 + 1
+    WorkerLease.objects.all().delete()
+    assert leases.live_slots() == 7  # read again only after a beat interval
+    assert leases.live_slots(fresh=True) == 0
+
+
+@pytest.mark.django_db
+def test_a_wide_fan_out_leaves_as_two_messages_per_live_slot_at_most(settings) -> None:  # type: ignore[no-untyped-def]
+    settings.BRAID_DISPATCH_STREAMS, settings.BRAID_STREAMS_PER_SLOT = 32, 2
+    leases.live_slots(fresh=True)
+    assert durable.stream_count(1000) == 32  # no lease beats: the setting alone
+    beating("h:1:a", "one@h", 2)
+    beating("h:2:b", "two@h", 2)
+    leases.live_slots(fresh=True)
+    assert (durable.stream_count(1000), durable.stream_count(5)) == (8, 8)
+    assert durable.stream_count(1) == 32  # one action: no count is read
+    beating("h:3:c", "three@h", 16)
+    leases.live_slots(fresh=True)
+    assert durable.stream_count(1000) == 32
+    settings.BRAID_STREAMS_PER_SLOT = 0
+    beating("h:4:d", "", 1)
+    assert durable.stream_count(1000) == 32
+    WorkerLease.objects.all().delete()
+    leases.live_slots(fresh=True)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_fork_of_100_on_two_workers_of_two_slots_is_8_messages(published, settings) -> None:  # type: ignore[no-untyped-def]
+    settings.BRAID_DISPATCH_STREAMS, settings.BRAID_STREAMS_PER_SLOT = 32, 2
+    beating("h:1:a", "one@h", 2)
+    beating("h:2:b", "two@h", 2)
+    leases.live_slots(fresh=True)
+    try:
+        run = durable.create_run(resolve_graphs(fork_of(100)), "fork", {})
+        durable.advance(str(run.pk))
+    finally:
+        WorkerLease.objects.all().delete()
+        leases.live_slots(fresh=True)
+    chunks = [args[0] for name, args in published if name == "braid.run_actions"]
+    assert [len(c) for c in chunks] == [13] * 4 + [12] * 4
+    for chunk in chunks:
+        assert tasks.run_actions(chunk) == len(chunk)
+    run = drain(run)
+    assert (run.status, run.state) == ("completed", {"hits": 100})
+
+
+def test_the_worker_init_signal_notes_the_workers_name_and_concurrency() -> None:
+    from braid.celery import note_capacity
+
+    class Worker:
+        hostname, concurrency, autoscale = "one@h", 3, None
+
+    before = leases._capacity
+    try:
+        note_capacity(Worker())
+        assert leases._capacity == ("one@h", 3)
+        Worker.autoscale = (10, 2)  # type: ignore[assignment]
+        note_capacity(Worker())
+        assert leases._capacity == ("one@h", 10)
+    finally:
+        leases._capacity = before
+
+
+@pytest.mark.django_db
+def test_a_lease_says_which_worker_it_belongs_to_and_its_slots() -> None:
+    before = leases._capacity
+    try:
+        leases.set_capacity("one@h", 4)
+        leases.beat("h:9:z")
+    finally:
+        leases._capacity = before
+    lease = WorkerLease.objects.get(name="h:9:z")
+    assert (lease.worker, lease.slots) == ("one@h", 4)
 
 
 @pytest.mark.django_db
