@@ -15,8 +15,9 @@ export const SAFE_TO_RETRY = "Start it again: if the first try reached the serve
 /** Read a refusal of POST /api/runs/ (or any other error) into the form's places. */
 export function startErrors(error: unknown): StartErrors {
   if (!(error instanceof ApiError)) return { form: String(error) };
-  // The start may have reached the server: its Idempotency-Key makes a second try safe.
-  if (error.status === 0) return { form: `${error.message} ${SAFE_TO_RETRY}` };
+  // The start may have reached the server (no answer), or been created before the server
+  // or a proxy in front of it failed (5xx): its Idempotency-Key makes a second try safe.
+  if (error.status === 0 || error.status >= 500) return { form: `${error.message} ${SAFE_TO_RETRY}` };
   const body = error.body;
   if (typeof body === "object" && body !== null) {
     const record = body as Record<string, unknown>;

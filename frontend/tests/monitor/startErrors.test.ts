@@ -30,3 +30,13 @@ test("a start that got no answer says trying again is safe", () => {
     form: "The server could not be reached. Start it again: if the first try reached the server, you get that run.",
   });
 });
+
+test("a start the server or a proxy failed on says trying again is safe, with what it said", () => {
+  expect(startErrors(new ApiError(502, "<html>Bad Gateway</html>"))).toEqual({
+    form: "The server answered 502. Start it again: if the first try reached the server, you get that run.",
+  });
+  expect(startErrors(new ApiError(500, { detail: "A server error occurred." }))).toEqual({
+    form: "A server error occurred. Start it again: if the first try reached the server, you get that run.",
+  });
+  expect(startErrors(new ApiError(429, { detail: "Slow down." }))).toEqual({ form: "Slow down." });
+});
