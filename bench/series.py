@@ -7,6 +7,7 @@ Usage: python -m bench.series SUBJECT SHAPE SIZES BUDGET_S TARGET_S  (SIZES like
 
 from __future__ import annotations
 
+import gc
 import json
 import sys
 import traceback
@@ -73,6 +74,14 @@ def main(argv: list[str]) -> int:
     subject, shape = SUBJECTS[key], Shape(shape_name)
     budgets = (float(budget_text), float(target_text))
     points: list[tuple[int, float]] = []
+    # As a Braid worker process does at start (braid/celery.py): the objects this process
+    # began with (three engines' modules, about 46,000) leave the garbage collector's
+    # passes. Otherwise each full collection a large run triggers walks them all: three
+    # per fork of 10,000 took 114 ms of its 450 (47 ms frozen), none at 1,000, which made
+    # the last-step exponents measure the host process as much as the engine. Every
+    # subject, peers included, runs so.
+    gc.collect()
+    gc.freeze()
     for n in (int(size) for size in sizes_text.split(",")):
         emit({"event": "start", "n": n})
         try:
