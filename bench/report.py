@@ -381,7 +381,9 @@ the first ones, and the report keeps the faster median of the two, for every sub
 is built and compiled untimed (Braid: generated document, `validate()`, `Graph.from_json`;
 LangGraph: `StateGraph.compile`; Spiff: BPMN parse), one warm-up run, then at least 5 timed
 runs (more for short runs), each after `gc.collect()`, each a whole run from a fresh
-store/thread to completion. A work node is one no-op call: a Braid `task` with the `noop`
+store/thread to completion. Each series process first freezes the objects it started with
+(`gc.freeze()`, as a Braid worker process does), so that a large run's full collections do
+not walk three engines' modules. A work node is one no-op call: a Braid `task` with the `noop`
 action (or a `set` node evaluating `['x']` into an `append` field), a LangGraph node, a BPMN
 script task running `pass`. Braid's fork gathers through `slots` b1..bN; LangGraph fans out
 with `Send` into an `operator.add` field (its foreach is `Send` with `max_concurrency` 64, its
