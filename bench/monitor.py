@@ -240,26 +240,25 @@ def list_socket(base: str, session: str) -> Iterator[list[int]]:
     """Keep a runs-list socket open, counting the messages it receives."""
     received = [0]
     stop = threading.Event()
-    socket = connect(base, "/ws/runs/", session)
+    with connect(base, "/ws/runs/", session) as socket:
 
-    def read() -> None:
-        while not stop.is_set():
-            try:
-                socket.recv(timeout=0.2)
-                received[0] += 1
-            except TimeoutError:
-                continue
-            except Exception:
-                return
+        def read() -> None:
+            while not stop.is_set():
+                try:
+                    socket.recv(timeout=0.2)
+                    received[0] += 1
+                except TimeoutError:
+                    continue
+                except Exception:
+                    return
 
-    reader = threading.Thread(target=read, daemon=True)
-    reader.start()
-    try:
-        yield received
-    finally:
-        stop.set()
-        reader.join(timeout=2)
-        socket.close()
+        reader = threading.Thread(target=read, daemon=True)
+        reader.start()
+        try:
+            yield received
+        finally:
+            stop.set()
+            reader.join(timeout=2)
 
 
 def batch_rate(plan: Plan) -> float:
