@@ -478,11 +478,15 @@ def begin_step(run_id: str) -> Begun:
             cursor.execute("UPDATE engine_run SET step_attempts = step_attempts + 1 "
                            f"WHERE id = %s AND {pending}", [key, key])  # fmt: skip
             return Begun.COUNTED if cursor.rowcount == 1 else Begun.IDLE
+        # The row is locked only when something is pending: a worker that takes the lock
+        # steps, so another that finds it taken may leave its event to that step's look
+        # after its commit.
         cursor.execute(
             f"WITH pending AS (SELECT {pending} AS waiting), "
-            "free AS (SELECT id FROM engine_run WHERE id = %s FOR NO KEY UPDATE SKIP LOCKED), "
+            "free AS (SELECT id FROM engine_run WHERE id = %s AND (SELECT waiting FROM pending) "
+            "FOR NO KEY UPDATE SKIP LOCKED), "
             "counted AS (UPDATE engine_run SET step_attempts = step_attempts + 1 "
-            "WHERE id IN (SELECT id FROM free) AND (SELECT waiting FROM pending) RETURNING id) "
+            "WHERE id IN (SELECT id FROM free) RETURNING id) "
             "SELECT EXISTS (SELECT 1 FROM counted), (SELECT waiting FROM pending)",
             [key, key],
         )
