@@ -43,12 +43,22 @@ def note_capacity(sender: Any, **_: Any) -> None:
     chunks of a wide fan-out by it."""
     from engine import leases
 
-    concurrency = sender.concurrency
-    if getattr(sender, "autoscale", None):  # --autoscale=MAX,MIN
-        concurrency = max(int(n) for n in sender.autoscale)
-    if not isinstance(concurrency, int):  # "auto" is resolved after this signal
-        concurrency = os.cpu_count() or 1
-    leases.set_capacity(sender.hostname, concurrency)
+    leases.set_capacity(sender.hostname, worker_slots(sender))
+
+
+def worker_slots(worker: Any) -> int:
+    """How many tasks a worker runs at once: its concurrency, or its --autoscale maximum
+    (the option is parsed after worker_init, so it may still be the text "MAX,MIN")."""
+    autoscale = getattr(worker, "autoscale", None) or getattr(worker, "options", {}).get(
+        "autoscale"
+    )
+    if isinstance(autoscale, str):
+        autoscale = [int(n) for n in autoscale.split(",") if n.strip()]
+    if autoscale:
+        return max(int(n) for n in autoscale)
+    concurrency = worker.concurrency
+    # "auto" is resolved after this signal, to the CPU count.
+    return concurrency if isinstance(concurrency, int) else os.cpu_count() or 1
 
 
 @worker_process_init.connect

@@ -2,6 +2,7 @@
 
 import datetime as dt
 import itertools
+import os
 import threading
 
 import pytest
@@ -140,14 +141,21 @@ def test_the_worker_init_signal_notes_the_workers_name_and_concurrency() -> None
 
     class Worker:
         hostname, concurrency, autoscale = "one@h", 3, None
+        options: dict[str, object] = {}
 
     before = leases._capacity
     try:
         note_capacity(Worker())
         assert leases._capacity == ("one@h", 3)
+        Worker.options = {"autoscale": "12,2"}  # as the command line gives it
+        note_capacity(Worker())
+        assert leases._capacity == ("one@h", 12)
         Worker.autoscale = (10, 2)  # type: ignore[assignment]
         note_capacity(Worker())
         assert leases._capacity == ("one@h", 10)
+        Worker.autoscale, Worker.options, Worker.concurrency = None, {}, "auto"  # type: ignore[assignment]
+        note_capacity(Worker())
+        assert leases._capacity == ("one@h", os.cpu_count() or 1)
     finally:
         leases._capacity = before
 
