@@ -116,6 +116,17 @@ def test_a_wide_fan_out_leaves_as_two_messages_per_live_slot_at_most(settings) -
     leases.live_slots(fresh=True)
 
 
+def test_chunks_follow_the_setting_when_the_leases_cannot_be_read(settings, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from django.db import OperationalError
+
+    def unreachable(fresh: bool = False) -> int:
+        raise OperationalError("the database is away")
+
+    settings.BRAID_DISPATCH_STREAMS, settings.BRAID_STREAMS_PER_SLOT = 32, 2
+    monkeypatch.setattr(leases, "live_slots", unreachable)
+    assert durable.stream_count(1000) == 32
+
+
 @pytest.mark.django_db(transaction=True)
 def test_a_fork_of_100_on_two_workers_of_two_slots_is_8_messages(published, settings) -> None:  # type: ignore[no-untyped-def]
     settings.BRAID_DISPATCH_STREAMS, settings.BRAID_STREAMS_PER_SLOT = 32, 2
