@@ -220,6 +220,11 @@ class Lineages:
                 else:
                     del self.children[lineage.parent]
 
+    def clear_views(self) -> None:
+        """Forget every cached view; each is recomputed from the writes when next read."""
+        self._views.clear()
+        self._owned.clear()
+
     def to_json(self) -> list[dict[str, object]]:
         """Return every lineage as JSON, in id order."""
         return [self.all[i].to_json() for i in sorted(self.all)]
@@ -228,8 +233,7 @@ class Lineages:
         """Load lineages from to_json(); views are recomputed on demand."""
         for item in data:
             self._add(Lineage.from_json(item))
-        self._views.clear()
-        self._owned.clear()
+        self.clear_views()
 
 
 def touched(per_input: Sequence[Sequence[tuple[str, JSON]]]) -> list[str]:

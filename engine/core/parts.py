@@ -15,6 +15,7 @@ the other 899.
 
 from __future__ import annotations
 
+import collections
 import itertools
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -424,5 +425,252 @@ def mark_stored(state: RunState) -> None:
         values.touched.clear()
     state.lineages.touched.clear()
     state.lineages.written.clear()
+    for barrier in state.gathers.values():
+        barrier.touched.clear()
+
+
+def catch_up(state: RunState, head: Mapping[str, Any], changed: Mapping[str, JSON]) -> None:
+    """Bring a state the store held at an older version up to the store's, in place.
+
+    `changed` maps every key put or dropped since that version to the part stored now, or
+    to GONE where none is; every other part is as the state holds it. Afterwards the state
+    is what `restore` of the head and all the parts would give (the derived lineage views
+    are dropped and recomputed on demand, as after `restore`), and the next delta is the
+    next step's change. A step that catches up costs the parts that changed, not the run.
+
+    The state must be one whose parts are stored (`persisted.full` false): a state this
+    process committed, or one restored from parts.
+    """
+    from engine.core.events import RunStatus
+
+    assert not state.persisted.full, "only a state whose parts are stored can catch up"
+    by_kind: dict[str, dict[str, JSON]] = {}
+    for part, value in changed.items():
+        kind, _, key = part.partition(":")
+        by_kind.setdefault(kind, {})[key] = value
+    state.status = RunStatus(head["status"])
+    state.ready = collections.deque(head["ready"])
+    state.working = head["working"]
+    state.next_frame = head["next_frame"]
+    state.next_scope = head["next_scope"]
+    state.now = head["now"]
+    state.result = head["result"]
+    state.error = head["error"]
+    state.started = head["started"]
+    catch_up_scopes(state, by_kind.get("scope", {}), by_kind.get("fields", {}))
+    catch_up_lineages(state, by_kind.get("lineage", {}), by_kind.get("write", {}))
+    catch_up_frames(state, by_kind)
+    catch_up_gathers(state, by_kind.get("gather", {}), by_kind.get("token", {}))
+    for kind, counts in (("wait", state.waits), ("live", state.live)):
+        for key, value in by_kind.get(kind, {}).items():
+            if value is GONE:
+                dict.pop(counts, key, None)
+            else:
+                dict.__setitem__(counts, key, value)  # type: ignore[misc]
+    for values in tracked(state):
+        values.touched.clear()
+
+
+def catch_up_scopes(state: RunState, scopes: dict[str, JSON], fields: dict[str, JSON]) -> None:
+    """Patch the scopes and their fields' reducers."""
+    from engine.core.state import Scope
+
+    for key, value in scopes.items():
+        if value is GONE:
+            dict.pop(state.scopes, int(key), None)
+        else:
+            dict.__setitem__(state.scopes, int(key), Scope(**value))  # type: ignore[arg-type]
+    for key, value in fields.items():
+        if value is GONE:
+            state.lineages.fields.pop(int(key), None)
+        else:
+            state.lineages.fields[int(key)] = value  # type: ignore[assignment]
+
+
+def catch_up_lineages(state: RunState, headers: dict[str, JSON], writes: dict[str, JSON]) -> None:
+    """Patch lineage headers and writes; drop every cached view, as `restore` leaves none."""
+    from engine.core.lineages import Lineage
+
+    lineages = state.lineages
+    stored = state.persisted.writes
+    for key, value in headers.items():
+        lineage_id = int(key)
+        old = lineages.all.pop(lineage_id, None)
+        if old is not None:
+            lineage_left(lineages, old)
+        if value is GONE:
+            stored.pop(lineage_id, None)
+            continue
+        new = Lineage.from_json({**value, "writes": []})  # type: ignore[dict-item]
+        new.writes = old.writes if old is not None else []
+        lineages.all[lineage_id] = new
+        if new.parent is not None:
+            lineages.children[new.parent] = lineages.children.get(new.parent, 0) + 1
+    by_lineage: dict[int, dict[int, JSON]] = {}
+    for key, value in writes.items():
+        writer, _, index = key.partition("/")
+        by_lineage.setdefault(int(writer), {})[int(index)] = value
+    for lineage_id, changes in by_lineage.items():
+        lineage = lineages.all.get(lineage_id)
+        if lineage is None:
+            continue  # released: its writes went with it
+        lineage.writes = patched_writes(lineage.writes, changes)
+    for changed_id in itertools.chain(map(int, headers), by_lineage):
+        kept = lineages.all.get(changed_id)
+        if kept is not None:
+            stored[changed_id] = len(kept.writes)
+    lineages.next_id = max(lineages.all, default=0) + 1  # as `restore` counts it
+    lineages.clear_views()
+    lineages.touched.clear()
+    lineages.written.clear()
+
+
+def lineage_left(lineages: Any, lineage: Any) -> None:
+    """Take a lineage that is no more out of its parent's count of children."""
+    if lineage.parent is None:
+        return
+    left = lineages.children.get(lineage.parent, 0) - 1
+    if left > 0:
+        lineages.children[lineage.parent] = left
+    else:
+        lineages.children.pop(lineage.parent, None)
+
+
+def patched_writes(
+    writes: list[tuple[str, JSON]], changes: dict[int, JSON]
+) -> list[tuple[str, JSON]]:
+    """Return a lineage's writes with the changed indices put or dropped, in index order.
+
+    Writes only grow, so the changes are nearly always new writes after the last one: they
+    are appended. Otherwise (a lineage released and its id used again) the list is rebuilt
+    as the store holds it.
+    """
+    first = len(writes)
+    if GONE not in changes.values() and sorted(changes) == list(range(first, first + len(changes))):
+        return writes + [write_of(changes[i]) for i in range(first, first + len(changes))]
+    present: dict[int, tuple[str, JSON]] = dict(enumerate(writes))
+    for index, value in changes.items():
+        if value is GONE:
+            present.pop(index, None)
+        else:
+            present[index] = write_of(value)
+    return [present[i] for i in sorted(present)]
+
+
+def write_of(value: JSON) -> tuple[str, JSON]:
+    """Return a stored write as the lineage holds it."""
+    assert isinstance(value, list)
+    name, written = value
+    return str(name), written
+
+
+def catch_up_frames(state: RunState, by_kind: dict[str, dict[str, JSON]]) -> None:
+    """Patch the frames, a foreach's items and entries, the activation index and the marks."""
+    from engine.core.scheduler import vars_members
+    from engine.core.state import Frame
+
+    parts = by_kind.get("frame", {})
+    items = by_kind.get("items", {})
+    entries: dict[tuple[str, int], dict[str, JSON]] = {}
+    for name in ENTRIES:
+        for key, value in by_kind.get(name, {}).items():
+            owner, _, number = key.partition("/")
+            entries.setdefault((name, int(owner)), {})[number] = value
+    affected = {int(k) for k in itertools.chain(parts, items)} | {o for _, o in entries}
+    members = vars_members(state)
+    frames = state.frames
+    for frame_id in sorted(affected):
+        old = dict.get(frames, frame_id)
+        part = parts.get(str(frame_id), old)
+        if part is GONE or part is None:
+            if old is not None:
+                dict.pop(frames, frame_id)
+                if members is not None:
+                    members.remove(old)
+            forget_split(state.persisted, frame_id)
+            continue
+        new = old if part is old else Frame.from_json(part)  # type: ignore[arg-type]
+        if new.barrier.get("kind") == "foreach":
+            old_barrier = old.barrier if old is not None else {}
+            if "items" in new.barrier:
+                found = items.get(str(frame_id), old_barrier.get("items"))
+                new.barrier["items"] = [] if found is GONE or found is None else found
+            for name in ENTRIES:
+                if name in new.barrier:
+                    before = old_barrier.get(name)
+                    new.barrier[name] = patched_entries(
+                        before if isinstance(before, dict) else {}, entries.get((name, frame_id))
+                    )
+        if new is not old:
+            dict.__setitem__(frames, frame_id, new)
+            if members is not None:
+                members.replace(state, old, new)
+        forget_split(state.persisted, frame_id)
+        mark_split(state.persisted, new)
+
+
+def patched_entries(entries: dict[str, JSON], changes: dict[str, JSON] | None) -> dict[str, JSON]:
+    """Return a foreach's done or failed entries with the changed ones put or dropped."""
+    if not changes:
+        return entries
+    patched = dict(entries)
+    for number in sorted(changes, key=int):
+        value = changes[number]
+        if value is GONE:
+            patched.pop(number, None)
+        else:
+            patched[number] = value
+    return patched
+
+
+def forget_split(persisted: Persisted, frame_id: int) -> None:
+    """Forget what the store held of a frame's foreach parts."""
+    persisted.split.discard(frame_id)
+    persisted.items.pop(frame_id, None)
+    for name in ENTRIES:
+        persisted.entries.pop((frame_id, name), None)
+
+
+def mark_split(persisted: Persisted, frame: Frame) -> None:
+    """Record that the store holds a foreach frame's items and entries as they are."""
+    if frame.barrier.get("kind") != "foreach":
+        return
+    persisted.split.add(frame.id)
+    if "items" in frame.barrier:
+        persisted.items[frame.id] = frame.barrier["items"]
+    for name in ENTRIES:
+        if name in frame.barrier:
+            entries = frame.barrier[name]
+            persisted.entries[(frame.id, name)] = (entries, len(entries))
+
+
+def catch_up_gathers(state: RunState, gathers: dict[str, JSON], tokens: dict[str, JSON]) -> None:
+    """Patch the gather barriers' slots and their parked tokens."""
+    from engine.core.gathers import GatherBarrier, Token
+
+    for key, value in gathers.items():
+        old = dict.get(state.gathers, key)
+        if value is GONE:
+            dict.pop(state.gathers, key, None)
+            continue
+        barrier = GatherBarrier(value)  # type: ignore[arg-type]
+        if old is not None:
+            barrier.buckets = old.buckets
+        dict.__setitem__(state.gathers, key, barrier)
+    for key, value in tokens.items():
+        gather, context, slot = key.split("|")
+        found = dict.get(state.gathers, gather)
+        if found is None:
+            continue  # gone with its gather
+        barrier = found
+        if value is GONE:
+            bucket = barrier.buckets.get(context)
+            if bucket is not None:
+                bucket.pop(slot, None)
+                if not bucket:
+                    del barrier.buckets[context]
+        else:
+            bucket = barrier.buckets.setdefault(context, {})
+            bucket[slot] = Token.from_json(value)  # type: ignore[arg-type]
     for barrier in state.gathers.values():
         barrier.touched.clear()

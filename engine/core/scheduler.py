@@ -1166,6 +1166,21 @@ class Members:
                 del self.frames[frame.activation]
         self.owned.pop(frame.id, None)
 
+    def replace(self, state: RunState, old: Frame | None, new: Frame) -> None:
+        """Put a frame object in place of an older one of the same id (a run caught up)."""
+        if old is None:
+            self.add(state, new)
+            return
+        group = self.frames.get(old.activation)
+        if old.activation == new.activation and group is not None:
+            group[new.id] = new
+            return
+        owned = self.owned.get(old.id)  # its nested activations stay its own
+        self.remove(old)
+        if owned is not None:
+            self.owned[old.id] = owned
+        self.add(state, new)
+
     def layout(self) -> tuple[dict[str, list[int]], dict[int, list[str]]]:
         """Return the frame ids per activation and the live activations under each frame."""
         frames = {name: sorted(group) for name, group in sorted(self.frames.items())}
@@ -1197,6 +1212,12 @@ def parent_frame(state: RunState, activation: str) -> int | None:
     if activation.startswith("s"):
         return state.scopes[int(activation[1:])].caller
     return int(activation[1:].split(":", 1)[0])
+
+
+def vars_members(state: RunState) -> Members | None:
+    """Return the activation index kept on a state, if one was built."""
+    cached: Members | None = vars(state).get("_members")
+    return cached
 
 
 def members(state: RunState) -> Members:
