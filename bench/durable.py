@@ -781,6 +781,84 @@ def decisions_goal(part: dict[str, Any]) -> str:
     )
 
 
+def measure_workers(plan: Plan) -> dict[str, Any]:
+    """The same foreach of N approvals, its decisions landing on three workers in turn.
+
+    Each worker process keeps its own cached states (`engine.durable._STATES`, swapped
+    here), so every step finds its state two versions old and catches up from the parts
+    the two steps before it changed. Every tenth decision lands on a worker that holds
+    nothing of the run (its cache emptied): that step reads every part, as any step of a
+    stale cache did before catching up was built.
+    """
+    import collections
+
+    from approvals.models import ApprovalRequest, ApprovalStatus
+    from engine import durable, services
+    from engine.core.events import Decision
+    from engine.models import Run
+
+    n, user = plan.decisions, decider()
+    run_id = start_run(resolved(approvals_doc(n)), f"approvals-{n}", {"items": list(range(n))})
+    durable.advance(run_id)
+    open_ids = ApprovalRequest.objects.filter(run_id=run_id, status=ApprovalStatus.OPEN)
+    eids = list(open_ids.order_by("id").values_list("execution_id", flat=True))
+    workers = [collections.OrderedDict[str, Any]() for _ in range(3)]
+    workers[0].update(durable._STATES)  # the process that opened them holds the run
+    kept, caught_up = durable._STATES, durable.caught_up
+    counted = {"caught": 0}
+
+    def counting(*args: Any) -> bool:
+        done = caught_up(*args)
+        counted["caught"] += done
+        return done
+
+    warm: list[tuple[int, float]] = []
+    cold: list[tuple[int, float]] = []
+    durable.caught_up = counting
+    try:
+        for index, eid in enumerate(eids):
+            durable._STATES = workers[index % 3]
+            empty = index % 10 == 9
+            if empty:
+                durable._STATES.clear()
+            begun = time.perf_counter()
+            services.decide(run_id, "ask", user, Decision.APPROVE, execution_id=eid)
+            durable.advance(run_id)
+            elapsed = (time.perf_counter() - begun) * 1e3
+            (cold if empty else warm).append((index, elapsed))
+    finally:
+        durable._STATES, durable.caught_up = kept, caught_up
+    status = Run.objects.get(pk=run_id).status
+    if status != "completed":
+        raise BenchError(f"the run of {n} approvals on three workers ended {status}")
+    tenth = max(1, n // 10)
+
+    def median_of(times: list[tuple[int, float]], last: bool) -> float:
+        picked = [t for i, t in times if (i >= n - tenth if last else i < tenth)]
+        return statistics.median(picked) if picked else float("nan")
+
+    return {"n": n, "tenth": tenth, "caught": counted["caught"], "steps": len(eids),
+            "warm_first": median_of(warm, False), "warm_last": median_of(warm, True),
+            "cold_first": median_of(cold, False), "cold_last": median_of(cold, True),
+            "warm_median": statistics.median(t for _, t in warm),
+            "cold_median": statistics.median(t for _, t in cold)}  # fmt: skip
+
+
+def workers_table(part: dict[str, Any]) -> list[str]:
+    """Return the table of the decisions on three workers."""
+    tenth = part["tenth"]
+    return [
+        f"| approvals | steps that caught up | caught up: median, first {tenth} → last {tenth} "
+        f"| read every part: median, first {tenth} → last {tenth} | read every part ÷ caught "
+        "up |",
+        "|---|---|---|---|---|",
+        f"| {part['n']:,} | {part['caught']:,} of {part['steps']:,} | "
+        f"{part['warm_median']:.1f} ms, {part['warm_first']:.1f} → {part['warm_last']:.1f} ms | "
+        f"{part['cold_median']:.1f} ms, {part['cold_first']:.1f} → {part['cold_last']:.1f} ms | "
+        f"{part['cold_median'] / part['warm_median']:.2f}x |",
+    ]
+
+
 # ---------------------------------------------------------------- snapshots (in-process)
 
 
@@ -1439,7 +1517,8 @@ def worker_env(database: str, var_dir: str) -> dict[str, str]:
 
 
 SECTIONS = (
-    "round_trips", "snapshots", "limit", "decisions", "throughput", "latency", "fork", "peer",
+    "round_trips", "snapshots", "limit", "decisions", "workers", "throughput", "latency",
+    "fork", "peer",
 )  # fmt: skip
 
 
@@ -1453,12 +1532,13 @@ def run_everything(results: Results, procs: Processes, only: set[str]) -> None:
         "snapshots": lambda: measure_snapshots(plan),
         "limit": lambda: measure_limit(plan, database),
         "decisions": lambda: measure_decisions(plan),
+        "workers": lambda: measure_workers(plan),
         "throughput": lambda: measure_throughput(plan, database),
         "latency": lambda: measure_latency(plan, database),
         "fork": lambda: measure_fork(plan, database),
         "peer": lambda: measure_peer(plan),
     }
-    for name in ("round_trips", "snapshots", "limit", "decisions"):
+    for name in ("round_trips", "snapshots", "limit", "decisions", "workers"):
         if name in only:
             section(results, name, measures[name])
     flush_redis()  # the in-process runs published messages nobody needs
@@ -1851,6 +1931,7 @@ def render(results: Results) -> str:
         ("limit", "The physical limit: fenced status writes on PostgreSQL", limit_table),
         ("snapshots", "The snapshot against the number of frames", snapshot_table),
         ("decisions", "A foreach of approvals decided one by one", decisions_table),
+        ("workers", "The same decisions landing on three workers in turn", workers_table),
     ]
     for key, title, table in parts:
         out += ["", f"## {title}", ""]
@@ -1868,6 +1949,16 @@ def render(results: Results) -> str:
 
 
 METHODS: dict[str, list[str]] = {
+    "workers": [
+        "",
+        "In this process, like the decisions above, on a second run of the same size: decision "
+        "k is applied by worker k mod 3, each with its own cache of states "
+        "(`engine.durable._STATES`), so each step finds the state it holds two versions old "
+        "and catches it up from the parts the two steps before it changed "
+        "(`engine.core.parts.catch_up`). Every tenth decision goes to a worker whose cache "
+        "was emptied, which reads every part of the run, as every stale step did before. "
+        "Both columns are medians of the decision and its step, timed together.",
+    ],
     "decisions": [
         "",
         "In this process, before any worker runs: a durable run of a foreach over N items "

@@ -133,6 +133,29 @@ class RunPart(models.Model):
         return self.key
 
 
+class PartChange(models.Model):
+    """The keys of the parts one step put or dropped, under the version its commit made.
+
+    A worker whose cached state of a run is some versions old reads the parts these rows
+    name instead of every part (engine.core.parts.catch_up). Only a step's own commit
+    writes one, so a version without its row (a retry, a whole snapshot) sends the worker
+    to a full load; a run keeps the rows of its last CHANGES_KEPT versions.
+    """
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="part_changes",
+                            db_index=False)  # fmt: skip
+    version = models.PositiveBigIntegerField()
+    keys = models.TextField(help_text="a JSON array of the part keys put or dropped")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["run", "version"], name="part_change_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.run_id}@{self.version}"
+
+
 class TraceEvent(models.Model):
     """One append-only trace event of a run."""
 

@@ -25,12 +25,12 @@ from approvals.models import ApprovalRequest, ApprovalStatus
 from engine.core.events import CloseApproval, RequestApproval, RunStatus, Trace, WriteRow
 from engine.core.events import RowStatus as CoreRowStatus
 from engine.core.expressions import format_timestamp
-from engine.core.parts import SnapshotDelta, assemble, is_head
+from engine.core.parts import GONE, SnapshotDelta, assemble, is_head
 from engine.core.rows import NodeRow, apply_write
 from engine.core.runtime import parse_time
 from engine.core.store import ApprovalCommand, StoredRun, UnknownRun
 from engine.core.values import dumps
-from engine.models import NodeState, Run, RunPart, Runtime, TraceEvent
+from engine.models import NodeState, PartChange, Run, RunPart, Runtime, TraceEvent
 from engine.models import RowStatus as RowChoices
 
 TERMINAL = (RowChoices.COMPLETED.value, RowChoices.FAILED.value)
@@ -349,6 +349,9 @@ def commit_sql() -> str:
     """Return the statement that writes a step on PostgreSQL: trace, node rows, parts and
     the run row, from JSON arrays, the keys to drop and the run's columns, in one statement.
 
+    With a `version` (the one this commit makes) it also records the keys the step put or
+    dropped under it, and deletes the run's change rows up to `horizon` (changes_kept).
+
     Its text never changes, so it is prepared once per connection. Each array of rows
     arrives as one JSON text: one `dumps` instead of an array of each column for each
     table. The parts put arrive as one JSON object taken apart as `json`, not `jsonb`: each
@@ -359,6 +362,7 @@ def commit_sql() -> str:
     """
     nodes, parts, trace = (NodeState._meta.db_table, RunPart._meta.db_table,
                            TraceEvent._meta.db_table)  # fmt: skip
+    changes = PartChange._meta.db_table
     return f"""
         WITH traced AS (
             INSERT INTO {trace} (run_id, seq, event, execution_id, node, at, detail)
@@ -376,6 +380,12 @@ def commit_sql() -> str:
             INSERT INTO {parts} (run_id, key, value)
             SELECT %(run)s::uuid, e.key, e.value::text FROM json_each(%(put)s::json) AS e
             ON CONFLICT (run_id, key) DO UPDATE SET value = excluded.value
+        ), changed AS (
+            INSERT INTO {changes} (run_id, version, keys)
+            SELECT %(run)s::uuid, %(version)s::bigint, %(keys)s::text
+            WHERE %(version)s::bigint IS NOT NULL
+        ), pruned AS (
+            DELETE FROM {changes} WHERE run_id = %(run)s::uuid AND version <= %(horizon)s::bigint
         )
         UPDATE {Run._meta.db_table} SET status = %(status)s, snapshot = %(head)s::jsonb,
             error = %(error)s, trace_length = %(length)s, updated_at = %(now)s,
@@ -389,6 +399,7 @@ def commit_sql() -> str:
 def commit_postgresql(
     run_id: str, status: RunStatus, delta: SnapshotDelta, rows: Sequence[WriteRow],
     trace: Sequence[Trace], first: int, error: str | None, columns: dict[str, Any],
+    version: int | None = None,
 ) -> None:  # fmt: skip
     """Write a step as one statement (commit_sql), reading nothing back.
 
@@ -398,6 +409,7 @@ def commit_postgresql(
     """
     batch = collapse(rows)
     drop = [key for key in delta.drop if key not in delta.put]
+    logged, horizon = changes_kept(version, status)
     with server_side_cursor() as cursor:
         cursor.execute(
             commit_sql(),
@@ -418,8 +430,88 @@ def commit_postgresql(
                 "has_state": "state" in columns,
                 "state": dumps(columns.get("state")),
                 "attempts": columns.get("step_attempts"),
+                "version": logged,
+                "keys": dumps([*delta.put, *drop]) if logged is not None else "",
+                "horizon": horizon,
             },
         )  # fmt: skip
+
+
+# How many versions of a run's part changes are kept: a worker whose cached state is older
+# than that reads every part. Pruned every CHANGES_PRUNED versions, and wholly at the end.
+CHANGES_KEPT = 64
+CHANGES_PRUNED = 16
+
+
+def changes_kept(version: int | None, status: RunStatus) -> tuple[int | None, int]:
+    """Return the version to record a step's part changes under (None: record none) and
+    the version up to which the run's older change rows are deleted (-1: none)."""
+    if version is None:
+        return None, -1
+    if status.finished:  # no step follows that could catch up: keep nothing
+        return None, version
+    if version % CHANGES_PRUNED == 0:
+        return version, version - CHANGES_KEPT
+    return version, -1
+
+
+def record_changes(run_id: str, delta: SnapshotDelta, status: RunStatus, version: int) -> None:
+    """Record a step's part changes (and prune old ones) with the ORM, as commit_sql does."""
+    logged, horizon = changes_kept(version, status)
+    if horizon >= 0:
+        PartChange.objects.filter(run_id=run_id, version__lte=horizon).delete()
+    if logged is not None:
+        keys = [*delta.put, *(key for key in delta.drop if key not in delta.put)]
+        PartChange.objects.create(run_id=run_id, version=logged, keys=dumps(keys))
+
+
+def changed_parts(run_id: str, since: int, now: int) -> dict[str, Any] | None:
+    """Return the parts put or dropped after version `since` up to `now`, as stored now
+    (GONE for a part no longer stored), or None when a version in between left no record
+    of its changes (a retry, a whole snapshot, or pruned): then only a full load will do.
+
+    The caller holds the run's lock, so `now` is the stored version. On PostgreSQL it is
+    one statement: the change rows, their keys, and those parts as one JSON text.
+    """
+    if connection.vendor != "postgresql":
+        logs = list(PartChange.objects.filter(run_id=run_id, version__gt=since)
+                    .values_list("keys", flat=True))  # fmt: skip
+        if len(logs) != now - since:
+            return None
+        keys = {key for text in logs for key in json.loads(text)}
+        found: dict[str, Any] = dict.fromkeys(keys, GONE)
+        ordered = sorted(keys)
+        for start in range(0, len(ordered), ROWS_PER_STATEMENT):
+            chunk = ordered[start : start + ROWS_PER_STATEMENT]
+            for key, value in RunPart.objects.filter(run_id=run_id, key__in=chunk).values_list(
+                "key", "value"
+            ):
+                found[key] = json.loads(value)
+        return found
+    changes, parts = PartChange._meta.db_table, RunPart._meta.db_table
+    run = Run._meta.pk.get_db_prep_value(uuid.UUID(str(run_id)), connection)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"""
+            WITH log AS (
+                SELECT keys FROM {changes} WHERE run_id = %(run)s AND version > %(since)s
+            ), touched AS (
+                SELECT DISTINCT k.key FROM log, json_array_elements_text(log.keys::json) AS k(key)
+            )
+            SELECT (SELECT count(*) FROM log), (SELECT json_agg(key)::text FROM touched),
+                   (SELECT '{{' || string_agg(to_json(p.key)::text || ':' || p.value, ',') || '}}'
+                    FROM {parts} p
+                    WHERE p.run_id = %(run)s AND p.key = ANY(ARRAY(SELECT key FROM touched)))
+            """,
+            {"run": run, "since": since},
+        )
+        count, keys, values = cursor.fetchone()
+    if count != now - since:
+        return None
+    found = dict.fromkeys(json.loads(keys) if keys else (), GONE)
+    if values:
+        found.update(json.loads(values))
+    return found
 
 
 def graphs_digest(documents: Mapping[str, Any]) -> str:
@@ -456,10 +548,12 @@ class DjangoStore:
         self, run_id: str, status: RunStatus, snapshot: dict[str, Any] | SnapshotDelta,
         rows: Sequence[WriteRow], trace: Sequence[Trace], error: str | None = None,
         approvals: Sequence[ApprovalCommand] = (), *, trace_length: int | None = None,
-        columns: dict[str, Any] | None = None,
+        columns: dict[str, Any] | None = None, version: int | None = None,
     ) -> None:  # fmt: skip
         """Save one step. A caller that holds the run's lock passes the `trace_length` it
-        read with it (saving a read), and `columns` of the run to set in the same UPDATE."""
+        read with it (saving a read), `columns` of the run to set in the same UPDATE, and
+        the `version` this commit makes, under which a delta's part keys are recorded for
+        workers whose cached state is older (changed_parts)."""
         if trace_length is None:
             locked = Run.objects.select_for_update(no_key=True).only("trace_length")
             trace_length = locked.get(pk=run_id).trace_length
@@ -469,7 +563,8 @@ class DjangoStore:
                 and not snapshot.replace and set(columns) <= STEP_COLUMNS):  # fmt: skip
             if approvals:
                 record_approvals(run_id, approvals)
-            commit_postgresql(run_id, status, snapshot, rows, trace, first, error, columns)
+            commit_postgresql(run_id, status, snapshot, rows, trace, first, error, columns,
+                              version)  # fmt: skip
             return
         insert_trace(run_id, first, trace)
         write_rows(run_id, rows)
@@ -486,6 +581,8 @@ class DjangoStore:
             trace_length=first + len(trace), updated_at=timezone.now(),
             snapshot_version=F("snapshot_version") + 1, **columns,
         )  # fmt: skip
+        if version is not None and isinstance(snapshot, SnapshotDelta) and not snapshot.replace:
+            record_changes(run_id, snapshot, status, version)
 
     def load(self, run_id: str) -> StoredRun:
         try:

@@ -1,8 +1,14 @@
 """Drive durable runs in the test process: the tasks' own code, called directly."""
 
+import collections
+import json
+import random
+from typing import Any
+
 from django.utils import timezone
 
 from engine import durable, tasks
+from engine.core.state import RunState
 from engine.models import Dispatch, PendingEvent, Run, Timer
 from engine.store import DjangoStore
 
@@ -42,3 +48,41 @@ def fire_next_timer(run: Run, repeat_deliveries: int) -> bool:
     for _ in range(repeat_deliveries):
         tasks.fire_timer(str(run.pk), timer.key)
     return True
+
+
+class Processes(collections.OrderedDict[str, tuple[int, RunState]]):
+    """Stands in for `durable._STATES`: the cached states of several worker processes.
+
+    Each step takes its run's state out of the cache of a process drawn at random and puts
+    the state it committed back into that process's cache, as when the step's events land
+    on that process. A process whose state is older catches up (or reads every part). After
+    every commit the state kept is compared with the one stored.
+    """
+
+    def __init__(self, count: int, rng: random.Random | None = None) -> None:
+        super().__init__()
+        self.caches = [collections.OrderedDict[str, tuple[int, RunState]]() for _ in range(count)]
+        self.rng = rng
+        self.current = self.caches[0]
+        self.turns = 0
+
+    def pop(self, key: str, *default: Any) -> Any:  # type: ignore[override]
+        """Take a run's state out of the next process's cache: drawn at random, or in turn."""
+        if self.rng is None:
+            self.current = self.caches[self.turns % len(self.caches)]
+        else:
+            self.current = self.rng.choice(self.caches)
+        self.turns += 1
+        return self.current.pop(key, *default)
+
+    def __setitem__(self, key: str, value: tuple[int, RunState]) -> None:
+        stored = DjangoStore().load(key).snapshot
+        kept = json.loads(json.dumps(value[1].to_json()))
+        assert {**kept, "stored": None} == {**json.loads(json.dumps(stored)), "stored": None}
+        self.current[key] = value
+
+    def move_to_end(self, key: str, last: bool = True) -> None:
+        self.current.move_to_end(key, last)
+
+    def __len__(self) -> int:
+        return len(self.current)

@@ -1,5 +1,6 @@
 """Incremental persistence on the database: parts per step, the state cache, old runs."""
 
+import json
 from typing import Any
 
 import pytest
@@ -10,10 +11,12 @@ from django.test.utils import CaptureQueriesContext
 
 from approvals.models import ApprovalRequest, ApprovalStatus
 from engine import durable, services
-from engine.core.events import Decision
-from engine.models import Run, RunPart
-from engine.store import DjangoStore, graphs_digest
-from tests.django.durable_driver import drain
+from engine.core.events import Decision, RunStatus
+from engine.core.parts import GONE, SnapshotDelta
+from engine.core.state import RunState
+from engine.models import PartChange, Run, RunPart
+from engine.store import DjangoStore, changed_parts, graphs_digest
+from tests.django.durable_driver import Processes, drain
 from tests.django.plans import examined, executed_plans, parameter_arrays
 
 # Committed for real: a step's state enters the process's cache in its on_commit.
@@ -92,21 +95,136 @@ def test_a_decision_writes_only_the_parts_it_changed() -> None:
     assert Run.objects.get(pk=run.pk).snapshot["format"] == "braid.parts/1"
 
 
-def test_a_state_another_worker_moved_on_from_is_read_again() -> None:
-    run, user = started()
-    stale = durable._STATES[str(run.pk)]
-    decide(run, user, 0)
+class Loads:
+    """Counts the full loads (every part read) and the catch-ups of the steps it watches."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.full = 0
+        self.caught: list[set[str]] = []
+        full, changed = durable.stored_snapshot, durable.changed_parts
+
+        def counted_full(*args: Any) -> Any:
+            self.full += 1
+            return full(*args)
+
+        def counted_changed(*args: Any) -> Any:
+            found = changed(*args)
+            if found is not None:
+                self.caught.append(set(found))
+            return found
+
+        monkeypatch.setattr(durable, "stored_snapshot", counted_full)
+        monkeypatch.setattr(durable, "changed_parts", counted_changed)
+
+
+def decided_elsewhere(run: Run, user: User, index: int) -> tuple[int, RunState]:
+    """Decide an item and apply it as another worker would; return the state this process
+    held before, with its version (put back in its cache, as a worker would keep it)."""
+    version, stale = durable._STATES[str(run.pk)]
+    decide(run, user, index)
     durable._STATES.clear()  # another worker applies the decision
     assert durable.advance(str(run.pk)) == 1
-    durable._STATES[str(run.pk)] = stale  # this process still holds the state before it
+    durable._STATES[str(run.pk)] = (version, stale)  # this process still holds the old state
+    return version, stale
+
+
+def as_stored(run: Run) -> dict[str, Any]:
+    """Return the run's whole state as its parts hold it, in JSON."""
+    return json.loads(json.dumps(DjangoStore().load(str(run.pk)).snapshot))
+
+
+def test_a_state_another_worker_moved_on_from_is_caught_up_from_the_parts_it_changed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    run, user = started()
+    version, _ = decided_elsewhere(run, user, 0)
+    elsewhere = PartChange.objects.get(run=run, version=version + 1)
     decide(run, user, 1)
-    with CaptureQueriesContext(connection) as queries:
-        assert durable.advance(str(run.pk)) == 1
-    assert [q for q in queries if reads_parts(q["sql"])]
+    loads = Loads(monkeypatch)
+    assert durable.advance(str(run.pk)) == 1
+    # Only the parts the other worker's step changed were read: the foreach, item 1's frame,
+    # wait and live count (gone), its done entry and its write, and item 2's frame.
+    item = f"{run.pk}|ask|root:1:each:1|approval"
+    assert (loads.full, loads.caught) == (0, [set(json.loads(elsewhere.keys))])
+    assert loads.caught[0] == {"frame:1", "frame:2", f"wait:{item}", "live:f1:1", "done:1/1",
+                               "write:2/0"}  # fmt: skip
+    version, state = durable._STATES[str(run.pk)]
+    assert version == Run.objects.get(pk=run.pk).snapshot_version
+    assert json.loads(json.dumps({**state.to_json(), "stored": None})) == {
+        **as_stored(run), "stored": None,
+    }  # fmt: skip
     for index in range(2, ITEMS):
         decide(run, user, index)
     run = drain(run)
     assert (run.status, run.state) == ("completed", {"seen": list(range(10, 10 + ITEMS))})
+
+
+def test_decisions_landing_on_three_workers_in_turn_read_only_what_changed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    run, user = started()
+    processes = Processes(3)
+    processes.caches[0][str(run.pk)] = durable._STATES[str(run.pk)]  # the one that started it
+    monkeypatch.setattr(durable, "_STATES", processes)
+    loads = Loads(monkeypatch)
+    for index in range(ITEMS):
+        decide(run, user, index)
+        assert durable.advance(str(run.pk)) == 1
+    assert Run.objects.get(pk=run.pk).state == {"seen": list(range(10, 10 + ITEMS))}
+    # Workers 2 and 3 read the run once each; every step after caught up with what the two
+    # decisions before it changed: the foreach's frame, and each item's frame, wait, live
+    # count, done entry and write.
+    assert loads.full == 2
+    assert [len(keys) for keys in loads.caught] == [11, 11, 11]
+
+
+def test_a_state_further_behind_than_the_changes_kept_is_read_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    run, user = started()
+    version, _ = decided_elsewhere(run, user, 0)
+    PartChange.objects.filter(run=run, version=version + 1).delete()  # as if pruned
+    decide(run, user, 1)
+    loads = Loads(monkeypatch)
+    assert durable.advance(str(run.pk)) == 1
+    assert (loads.full, loads.caught) == (1, [])
+    for index in range(2, ITEMS):
+        decide(run, user, index)
+    run = drain(run)
+    assert (run.status, run.state) == ("completed", {"seen": list(range(10, 10 + ITEMS))})
+
+
+def test_a_retry_records_no_changes_so_a_state_from_before_it_is_read_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    run, user = started()
+    version, _ = durable._STATES[str(run.pk)]
+    # As `retry` does: a whole snapshot written, one version more, and no change row.
+    DjangoStore().commit(str(run.pk), RunStatus.WAITING, DjangoStore().load(str(run.pk)).snapshot,
+                         [], [])  # fmt: skip
+    assert Run.objects.get(pk=run.pk).snapshot_version == version + 1
+    assert not PartChange.objects.filter(run=run, version=version + 1).exists()
+    decide(run, user, 0)
+    loads = Loads(monkeypatch)
+    assert durable.advance(str(run.pk)) == 1
+    assert (loads.full, loads.caught) == (1, [])
+
+
+def test_a_run_keeps_the_changes_of_its_last_versions_and_none_once_finished() -> None:
+    run_id = "5b7a43d1-7c55-4c8e-9d0e-2f9e0c1d4a61"
+    DjangoStore().create(run_id, "parts", None, {})
+    for version in range(1, 101):
+        delta = SnapshotDelta({}, {f"p{version}": version}, [f"p{version - 1}"])
+        DjangoStore().commit(run_id, RunStatus.RUNNING, delta, [], [], version=version)
+    kept = list(PartChange.objects.filter(run_id=run_id).values_list("version", flat=True))
+    # Pruned at versions 80 and 96 down to the last CHANGES_KEPT: 33 to 100.
+    assert sorted(kept) == list(range(33, 101))
+    assert json.loads(PartChange.objects.get(run_id=run_id, version=100).keys) == ["p100", "p99"]
+    assert changed_parts(run_id, 97, 100) == {"p98": GONE, "p99": GONE, "p100": 100, "p97": GONE}
+    assert changed_parts(run_id, 20, 100) is None  # versions 21 to 32 left no record
+    done = SnapshotDelta({}, {}, ["p100"])
+    DjangoStore().commit(run_id, RunStatus.COMPLETED, done, [], [], version=101)
+    assert not PartChange.objects.filter(run_id=run_id).exists()
 
 
 def test_a_run_stored_as_one_snapshot_loads_and_its_next_step_writes_parts() -> None:
@@ -159,9 +277,6 @@ def test_a_step_dropping_many_parts_touches_each_part_once() -> None:
     3,005 parts. The plan executed must read each part at most twice."""
     if connection.vendor != "postgresql":
         pytest.skip("the one-statement step write is PostgreSQL's")
-    from engine.core.events import RunStatus
-    from engine.core.parts import SnapshotDelta
-
     run_id = "9f0e6a52-3c1d-4a57-9a55-5a1f0c3d2b10"
     DjangoStore().create(run_id, "parts", None, {})
 
