@@ -411,14 +411,7 @@ def mark_stored(state: RunState) -> None:
     """Record that the store holds exactly this state's parts: the next delta is the change."""
     persisted = Persisted(full=False)
     for frame in state.frames.values():
-        if frame.barrier.get("kind") == "foreach":
-            persisted.split.add(frame.id)
-            if "items" in frame.barrier:
-                persisted.items[frame.id] = frame.barrier["items"]
-            for name in ENTRIES:
-                if name in frame.barrier:
-                    entries = frame.barrier[name]
-                    persisted.entries[(frame.id, name)] = (entries, len(entries))
+        mark_split(persisted, frame)
     persisted.writes = {i: len(lineage.writes) for i, lineage in state.lineages.all.items()}
     state.persisted = persisted
     for values in tracked(state):
