@@ -645,16 +645,12 @@ def round_trip_case(
     label: str, doc: dict[str, Any], input_value: Any, version: Any = None
 ) -> dict[str, Any]:
     """Create and drive one run; return its counts per node step."""
-    from engine.models import Run
-
     graphs = resolved(doc)
     create = QueryCount()
     with counting(create):
         run_id = start_run(graphs, label, input_value, version)
     driven = drive(run_id)
-    status = Run.objects.get(pk=run_id).status
-    if status != "completed":
-        raise BenchError(f"{label} ended {status}")
+    ended_completed(run_id, label)
     counts = run_counts([run_id])
     return {"label": label, "create": create, "counts": counts, **driven}
 
@@ -712,18 +708,15 @@ def decider() -> Any:
     return user
 
 
-def measure_decisions(plan: Plan) -> dict[str, Any]:
-    """A foreach of N approvals, decided one by one through the service function.
+def opened_approvals(n: int) -> tuple[str, list[str], float]:
+    """Start a foreach of N approvals and take its first step, which opens all of them.
 
-    Each decision is `engine.services.decide` (the API's and the CLI's path) and then the
-    step a worker would take, `engine.durable.advance`, timed together in this process.
+    Return the run's id, the execution ids of its open approvals in the order they
+    opened, and the seconds the start and the first step took.
     """
     from approvals.models import ApprovalRequest, ApprovalStatus
-    from engine import durable, services
-    from engine.core.events import Decision
-    from engine.models import Run
+    from engine import durable
 
-    n, user = plan.decisions, decider()
     started = time.perf_counter()
     run_id = start_run(resolved(approvals_doc(n)), f"approvals-{n}", {"items": list(range(n))})
     durable.advance(run_id)
@@ -732,15 +725,36 @@ def measure_decisions(plan: Plan) -> dict[str, Any]:
     eids = list(open_ids.order_by("id").values_list("execution_id", flat=True))
     if len(eids) != n:
         raise BenchError(f"{len(eids)} approvals opened, not {n}")
+    return run_id, eids, opened_s
+
+
+def ended_completed(run_id: str, what: str) -> None:
+    """Raise BenchError unless the run named by `what` has completed."""
+    from engine.models import Run
+
+    status = Run.objects.get(pk=run_id).status
+    if status != "completed":
+        raise BenchError(f"{what} ended {status}")
+
+
+def measure_decisions(plan: Plan) -> dict[str, Any]:
+    """A foreach of N approvals, decided one by one through the service function.
+
+    Each decision is `engine.services.decide` (the API's and the CLI's path) and then the
+    step a worker would take, `engine.durable.advance`, timed together in this process.
+    """
+    from engine import durable, services
+    from engine.core.events import Decision
+
+    n, user = plan.decisions, decider()
+    run_id, eids, opened_s = opened_approvals(n)
     times = []
     for eid in eids:
         begun = time.perf_counter()
         services.decide(run_id, "ask", user, Decision.APPROVE, execution_id=eid)
         durable.advance(run_id)
         times.append((time.perf_counter() - begun) * 1e3)
-    status = Run.objects.get(pk=run_id).status
-    if status != "completed":
-        raise BenchError(f"the run of {n} approvals ended {status}")
+    ended_completed(run_id, f"the run of {n} approvals")
     tenth = max(1, n // 10)
     first, last = sum(times[:tenth]), sum(times[-tenth:])
     # The goal is the issue's: the cost (sum) of the last tenth against the first. The
@@ -792,16 +806,11 @@ def measure_workers(plan: Plan) -> dict[str, Any]:
     """
     import collections
 
-    from approvals.models import ApprovalRequest, ApprovalStatus
     from engine import durable, services
     from engine.core.events import Decision
-    from engine.models import Run
 
     n, user = plan.decisions, decider()
-    run_id = start_run(resolved(approvals_doc(n)), f"approvals-{n}", {"items": list(range(n))})
-    durable.advance(run_id)
-    open_ids = ApprovalRequest.objects.filter(run_id=run_id, status=ApprovalStatus.OPEN)
-    eids = list(open_ids.order_by("id").values_list("execution_id", flat=True))
+    run_id, eids, _ = opened_approvals(n)
     workers = [collections.OrderedDict[str, Any]() for _ in range(3)]
     workers[0].update(durable._STATES)  # the process that opened them holds the run
     kept, caught_up = durable._STATES, durable.caught_up
@@ -828,9 +837,7 @@ def measure_workers(plan: Plan) -> dict[str, Any]:
             (cold if empty else warm).append((index, elapsed))
     finally:
         durable._STATES, durable.caught_up = kept, caught_up
-    status = Run.objects.get(pk=run_id).status
-    if status != "completed":
-        raise BenchError(f"the run of {n} approvals on three workers ended {status}")
+    ended_completed(run_id, f"the run of {n} approvals on three workers")
     tenth = max(1, n // 10)
 
     def median_of(times: list[tuple[int, float]], last: bool) -> float:
