@@ -4,9 +4,11 @@ The engine's hot path only marks the run dirty (a set insert under a lock). A pu
 thread per process sends one "changed" message per dirty run every FLUSH_S seconds to the
 run's group, so a burst of 10,000 foreach steps costs the channel layer a handful of
 messages, and only to groups a socket joined (joined_groups). The runs list's group gets
-one message naming every run changed since the last one, at most every LIST_FLUSH_S: a
-list is live at half a second, and a message per flush per worker process cost the
-serving process more than the runs did (bench/MONITOR.md). The inbox's notices
+one message naming every run changed since the last one, at most once per LIST_FLUSH_S
+slot of the wall clock: a list is live within a second, and each message costs a serving
+process about 2.4 ms of CPU to receive, more than the runs did when every process sent
+one per flush (bench/MONITOR.md). Sharing the slots, the processes of a busy machine tell
+the list together, so a serving process refreshes the list once per slot. The inbox's notices
 (approvals/live.py) go the same way. The consumers (monitor/consumers.py) compute what
 to send: the engine never builds a browser's message.
 
@@ -19,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import os
 import threading
 import time
@@ -31,7 +34,7 @@ from django.conf import settings
 from django.db import transaction
 
 FLUSH_S = 0.05
-LIST_FLUSH_S = 0.5
+LIST_FLUSH_S = 1.0
 RUNS_GROUP = "runs"
 logger = logging.getLogger(__name__)
 
@@ -48,7 +51,7 @@ class Publisher:
         self.lock = threading.Lock()
         self.dirty: set[str] = set()
         self.listed: set[str] = set()  # changed runs the runs list has not been told of
-        self.listed_at = 0.0  # when the runs list was last told (time.monotonic())
+        self.listed_slot = -1  # the LIST_FLUSH_S slot of the wall clock it was last told in
         self.notices: set[tuple[str, str]] = set()  # (group, message type), e.g. the inbox's
         self.wake = threading.Event()
         self.pid = 0
@@ -74,14 +77,16 @@ class Publisher:
         self.wake.set()
 
     def take(self, now: float) -> list[tuple[str, dict[str, Any]]]:
-        """Return and forget what is to be sent at `now`, as (group, message) pairs."""
+        """Return and forget what is to be sent at `now` (time.time()), as (group, message)
+        pairs: the runs list is told once per slot of LIST_FLUSH_S seconds at most."""
+        slot = math.floor(now / LIST_FLUSH_S)
         with self.lock:
             runs, self.dirty = sorted(self.dirty), set()
             notices, self.notices = sorted(self.notices), set()
             self.listed.update(runs)
             listed: list[str] = []
-            if self.listed and now - self.listed_at >= LIST_FLUSH_S:
-                listed, self.listed, self.listed_at = sorted(self.listed), set(), now
+            if self.listed and slot != self.listed_slot:
+                listed, self.listed, self.listed_slot = sorted(self.listed), set(), slot
         messages: list[tuple[str, dict[str, Any]]] = [
             (run_group(r), {"type": "run.changed", "run": r}) for r in runs
         ]
@@ -90,9 +95,14 @@ class Publisher:
         return messages + [(group, {"type": kind}) for group, kind in notices]
 
     def list_due_in(self, now: float) -> float | None:
-        """Return the seconds until the runs list's held changes are due; None if none."""
+        """Return the seconds until the runs list's held changes are due (the start of the
+        next slot when this slot has been told already); None if none are held."""
         with self.lock:
-            return max(0.0, self.listed_at + LIST_FLUSH_S - now) if self.listed else None
+            if not self.listed:
+                return None
+            if math.floor(now / LIST_FLUSH_S) != self.listed_slot:
+                return 0.0
+            return max(0.0, (self.listed_slot + 1) * LIST_FLUSH_S - now)
 
     def loop(self) -> None:
         """Flush forever: wait for a change (or for the runs list's held changes to be due),
@@ -103,11 +113,11 @@ class Publisher:
         """
         sending = asyncio.new_event_loop()
         while True:
-            self.wake.wait(self.list_due_in(time.monotonic()))
+            self.wake.wait(self.list_due_in(time.time()))
             self.wake.clear()
             time.sleep(FLUSH_S)
             try:
-                sending.run_until_complete(self.send(self.take(time.monotonic())))
+                sending.run_until_complete(self.send(self.take(time.time())))
             except Exception:  # a lost notice only delays a browser; the next change resyncs
                 logger.exception("publishing run changes failed")
 

@@ -25,7 +25,7 @@ from django.db.models import Count
 from braid import sockets
 from braid.permissions import Act, allows
 from engine import live, services
-from engine.api import RunSerializer, listed, visible_runs
+from engine.api import listed, rows, visible_runs
 from engine.models import Run
 
 COALESCE_S = 0.1
@@ -172,9 +172,12 @@ class RunsConsumer(LiveConsumer):
         grouped = visible_runs(Run.objects.all(), self.user).order_by().values("status")
         return {row["status"]: row["n"] for row in grouped.annotate(n=Count("pk"))}
 
-    def rows(self, run_ids: list[str]) -> list[dict[str, Any]]:
+    def changed(self, run_ids: list[str]) -> tuple[list[dict[str, Any]], dict[str, int]]:
+        """Return the rows of the changed runs the user may read and, if any, the counts:
+        one trip to the database thread for both."""
         runs = visible_runs(Run.objects.filter(pk__in=run_ids), self.user)
-        return list(RunSerializer(listed(runs).order_by("-created_at"), many=True).data)
+        shown = rows(listed(runs).order_by("-created_at"))
+        return shown, self.counts() if shown else {}
 
     async def send_snapshot(self) -> None:
         counts = await database_sync_to_async(self.counts)()
@@ -186,9 +189,8 @@ class RunsConsumer(LiveConsumer):
 
     async def send_changes(self) -> None:
         run_ids, self.changed_runs = sorted(self.changed_runs), set()
-        rows = await database_sync_to_async(self.rows)(run_ids)
-        if not rows:
+        shown, counts = await database_sync_to_async(self.changed)(run_ids)
+        if not shown:
             return  # none of the changed runs is one this user may read
-        counts = await database_sync_to_async(self.counts)()
         await self.send_message({"type": "counts", "counts": counts})
-        await self.send_message({"type": "runs", "runs": rows})
+        await self.send_message({"type": "runs", "runs": shown})

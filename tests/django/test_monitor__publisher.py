@@ -1,5 +1,6 @@
 """The publisher's cadence: each changed run's group at every flush, the runs list's group
-at most every LIST_FLUSH_S, with every run changed since it was last told."""
+at most once per LIST_FLUSH_S slot of the wall clock, with every run changed since it was
+last told."""
 
 import asyncio
 
@@ -46,6 +47,28 @@ def test_a_change_after_a_quiet_spell_reaches_the_runs_list_at_the_next_flush() 
         (run_group(B), {"type": "run.changed", "run": B}),
         (live.RUNS_GROUP, {"type": "runs.changed", "runs": [B]}),
     ]
+
+
+def test_processes_that_told_the_list_at_different_times_tell_it_again_together() -> None:
+    first, second = Publisher(), Publisher()  # two worker processes
+    changed(first, A)
+    changed(second, B)
+    assert first.take(100.0)[-1] == (live.RUNS_GROUP, {"type": "runs.changed", "runs": [A]})
+    assert second.take(100.0 + LIST_FLUSH_S * 0.6)[-1] == (
+        live.RUNS_GROUP, {"type": "runs.changed", "runs": [B]},
+    )  # fmt: skip
+    changed(first, C)
+    changed(second, C)
+    now = 100.0 + LIST_FLUSH_S * 0.7
+    assert [m for _, m in first.take(now) + second.take(now)] == [
+        {"type": "run.changed", "run": C}, {"type": "run.changed", "run": C},
+    ]  # fmt: skip
+    # Both hold C for the start of the next slot, not for LIST_FLUSH_S after their last.
+    assert first.list_due_in(now) == pytest.approx(LIST_FLUSH_S * 0.3)
+    assert second.list_due_in(now) == pytest.approx(LIST_FLUSH_S * 0.3)
+    boundary = 100.0 + LIST_FLUSH_S
+    told = {"type": "runs.changed", "runs": [C]}
+    assert first.take(boundary) == second.take(boundary) == [(live.RUNS_GROUP, told)]
 
 
 @pytest.mark.redis

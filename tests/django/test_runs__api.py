@@ -142,6 +142,28 @@ def test_the_list_reads_no_graph_snapshot_or_flow_document(demo, client_for) -> 
 
 
 @pytest.mark.django_db
+def test_the_list_shows_each_run_as_the_run_serializer_does(demo, client_for) -> None:  # type: ignore[no-untyped-def]
+    from engine.api import RunSerializer
+
+    admin = client_for("admin")
+    done = start(admin, "b-and-d-or-e", {"urgent": True})
+    drain(Run.objects.get(pk=done["id"]))
+    start(client_for("analyst"), "staged-gathers", {"note": "ünïcode"})
+    # A run with no flow version and no starter (as `braid run` stores one), failed.
+    Run.objects.create(label="bare", graphs={}, input=None, status="failed", error="boom",
+                       state={"n": [1, {"a": None}]})  # fmt: skip
+    listed = admin.get("/api/runs/").json()["results"]
+    serialized = RunSerializer(Run.objects.order_by("-created_at"), many=True).data
+    assert listed == json.loads(json.dumps(serialized))
+    assert [(r["flow"], r["version"], r["started_by"], r["status"]) for r in listed] == [
+        (None, None, None, "failed"),
+        ("staged-gathers", 1, "analyst", "running"),
+        ("b-and-d-or-e", 1, "admin", "completed"),
+    ]
+    assert listed[0]["created_at"].endswith("Z")
+
+
+@pytest.mark.django_db
 def test_only_admins_cancel_and_a_cancelled_run_stops_waiting(demo, client_for) -> None:  # type: ignore[no-untyped-def]
     analyst, admin = client_for("analyst"), client_for("admin")
     body = start(analyst, "invoice-sign-off", {"invoice": {"id": "1", "amount": 2, "vendor": "V"}})
