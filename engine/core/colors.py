@@ -7,10 +7,15 @@ same total order, so they agree on every node (a property test holds them to it)
 
 Descend from `start` carrying the live execution id. A node whose row belongs to that
 execution shows its status; decisions paint whole subgraphs: the outcome an IF/switch or
-approval did not take is skipped, a race loser's branch is cancelled, downstream of a
-failure is skipped, an older iteration's row under a live loop is pending, and anything
-not reached is pending (skipped once the run finished; a row still running or waiting
-in a finished run was cancelled). Skipped, cancelled and pending are never stored.
+approval did not take is skipped, downstream of a failure is skipped, an older
+iteration's row under a live loop is pending, and anything not reached is pending
+(skipped once the run finished). Skipped, cancelled and pending are never stored.
+
+A color never contradicts what happened: where an activation ended early (a cancel, a
+failure, a race lost, a loop at its limit), the nodes inside it keep the truth of their
+rows. Completed and failed rows show that, a row left running or waiting is cancelled,
+and a node with no row is skipped; foreach and loop bodies included (Arrival.loose,
+Arrival.cut).
 
 Every color carries a reason a person can read, naming the node that decided it. The
 derivation table is docs/monitor-states.md.
@@ -20,7 +25,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 
 from engine.core import graph as g
@@ -68,7 +73,8 @@ class Arrival:
     execution_id: ExecutionId | None
     paint: Color | None
     why: str = ""  # the reason of a paint, naming the node that decided it
-    loose: str = ""  # inside a foreach body, the foreach: any item's row counts as live
+    loose: str = ""  # inside a body, its foreach or loop: any row under execution_id counts
+    cut: str = ""  # why the activation ended early (a race lost): rows keep their truth
 
     @property
     def order(self) -> tuple[int, str, str, str]:
@@ -216,26 +222,32 @@ class Walk:
             return self.unreached(arrival)
         if not self.belongs(row, arrival, isinstance(node, g.GatherNode)):
             return self.older(row, arrival)
-        if self.finished and row.status in (RowStatus.RUNNING, RowStatus.WAITING):
-            return Verdict(Color.CANCELLED, self.cut_short(row))
+        if row.status in (RowStatus.RUNNING, RowStatus.WAITING):
+            if arrival.cut:
+                doing = "running" if row.status is RowStatus.RUNNING else "waiting"
+                return Verdict(Color.CANCELLED, f"cancelled: {arrival.cut} while this was {doing}")
+            if self.finished:
+                return Verdict(Color.CANCELLED, self.cut_short(row))
         return Verdict(Color(row.status.value), live_reason(node, row))
 
     def unreached(self, arrival: Arrival) -> Verdict:
         """Return the verdict of a node the live path reaches but no row records."""
+        if arrival.cut:
+            return Verdict(Color.SKIPPED, f"skipped: {arrival.cut} before this started")
         if self.finished:
             if arrival.loose:
-                return Verdict(Color.SKIPPED, f"skipped: no item of foreach `{arrival.loose}` "
-                                              "reached it")  # fmt: skip
+                return Verdict(Color.SKIPPED, f"skipped: no {arrival.loose} reached it")
             return Verdict(Color.SKIPPED, "skipped: the run finished without reaching it")
         if arrival.loose:
-            return Verdict(Color.PENDING, f"pending: no item of foreach `{arrival.loose}` "
-                                          "has reached it yet")  # fmt: skip
+            return Verdict(Color.PENDING, f"pending: no {arrival.loose} has reached it yet")
         return Verdict(Color.PENDING, "pending: not reached yet")
 
     def older(self, row: NodeRow, arrival: Arrival) -> Verdict:
         """Return the verdict of a node whose row another execution wrote (an older one)."""
         assert arrival.execution_id is not None
         live = arrival.execution_id
+        if arrival.cut:
+            return Verdict(Color.SKIPPED, f"skipped: {arrival.cut} before this started")
         if self.finished:
             return Verdict(Color.SKIPPED, "skipped: the run finished without reaching it in "
                                           f"execution {live}")  # fmt: skip
@@ -280,39 +292,62 @@ class Walk:
     ) -> list[tuple[str, Arrival]]:
         """Return where the walk goes next, and how, from a colored node."""
         edges = forward(graph)[node.id]
+        if arrival.paint is None and isinstance(node, g.ForeachNode | g.LoopNode):
+            return self.owner_successors(prefix, node, arrival, verdict, edges)
+        if arrival.paint is None and arrival.loose:
+            # Inside a body every item and iteration writes the same nodes: no one item's
+            # decision or failure paints the others' paths, so each node shows its own row.
+            return [(e.target, arrival) for e in edges]
         paint = downstream_paint(node, arrival, verdict)
-        if (
-            paint is not None
-            and arrival.paint is None
-            and isinstance(node, g.ForeachNode | g.LoopNode)
-        ):
-            # A failure inside the body failed the owner: the body keeps its own colors (the
-            # failed node failed, siblings cut short cancelled); only its exits are skipped.
-            row = self.rows.get(prefix + node.id)
-            if row is not None and verdict.color is Color.FAILED:
-                owner = ExecutionId.parse(row.execution_id)
-                body = (g.Outcome.ITEM.value, g.Outcome.BODY.value)
-                return [
-                    (e.target, self.body_arrival(node, owner, row.result) if e.follows in body
-                     else paint)
-                    for e in edges
-                ]  # fmt: skip
         if paint is not None:
             return [(e.target, paint) for e in edges]
-        if arrival.loose:
-            # Inside a foreach body every item writes the same nodes: no item's decision
-            # paints the others' paths, so each node shows the row the latest item left.
-            return [(e.target, arrival) for e in edges]
         row = self.rows.get(prefix + node.id)
         eid = ExecutionId.parse(row.execution_id) if row else arrival.execution_id
         assert eid is not None
         if verdict.color is Color.COMPLETED and not isinstance(node, DECIDING):
-            onward = arrival if eid == arrival.execution_id else Arrival(eid, None)
+            onward = arrival if eid == arrival.execution_id else replace(arrival, execution_id=eid)
             return [(e.target, onward) for e in edges]  # the fast path: most nodes
         decided = row.result if row is not None else None
         return [
-            (e.target, self.edge_arrival(node, e, arrival, eid, verdict, decided)) for e in edges
+            (e.target, within(self.edge_arrival(node, e, arrival, eid, verdict, decided), arrival))
+            for e in edges
         ]
+
+    def owner_successors(
+        self,
+        prefix: str,
+        node: g.ForeachNode | g.LoopNode,
+        arrival: Arrival,
+        verdict: Verdict,
+        edges: list[g.Edge],
+    ) -> list[tuple[str, Arrival]]:
+        """Return the arrivals leaving a foreach or loop the walk reached live.
+
+        The body keeps the truth of its rows whatever became of its owner: a body cut short
+        by a cancel, a failure or a loop at its limit shows what each node did (completed,
+        failed, cancelled where it was running or waiting, skipped where nothing reached
+        it). Only a live loop's body is seen through its current iteration, where a row of
+        an older iteration is pending. The exits follow the owner's own color.
+        """
+        row = self.rows.get(prefix + node.id)
+        body_outcomes = (g.Outcome.ITEM.value, g.Outcome.BODY.value)
+        paint = downstream_paint(node, arrival, verdict)
+        if (
+            row is None
+            or not self.belongs(row, arrival)
+            or verdict.color in PAINTS - {Color.CANCELLED}
+        ):
+            fallback = paint or painted(Color.PENDING, verdict.reason, arrival.execution_id)
+            return [(e.target, fallback) for e in edges]
+        body = self.body_arrival(node, arrival, row, verdict)
+        if paint is not None:
+            leave = paint
+        elif verdict.color is Color.COMPLETED:
+            leave = replace(arrival, execution_id=ExecutionId.parse(row.execution_id))
+        else:
+            doing = f"pending: `{node.id}` is {verdict.color.value}"
+            leave = painted(Color.PENDING, doing, arrival.execution_id)
+        return [(e.target, body if e.follows in body_outcomes else leave) for e in edges]
 
     def edge_arrival(
         self, node: g.Node, edge: g.Edge, arrival: Arrival, eid: ExecutionId, verdict: Verdict,
@@ -322,15 +357,10 @@ class Walk:
         if isinstance(node, g.ForkNode) and edge.branch is not None:
             return Arrival(eid.branch(node.id, edge.branch), None)
         if isinstance(node, g.RaceNode) and edge.branch is not None:
+            branch = eid.branch(node.id, edge.branch)
             if decided is None or edge.branch == decided:
-                return Arrival(eid.branch(node.id, edge.branch), None)
-            return painted(Color.CANCELLED, f"cancelled: race `{node.id}` was won by "
-                                            f"`{decided}`")  # fmt: skip
-        if isinstance(node, g.ForeachNode | g.LoopNode) and edge.follows in (
-            g.Outcome.ITEM.value,
-            g.Outcome.BODY.value,
-        ):
-            return self.body_arrival(node, eid, decided)
+                return Arrival(branch, None)
+            return Arrival(branch, None, cut=f"race `{node.id}` was won by `{decided}`")
         if verdict.color is not Color.COMPLETED:
             return painted(Color.PENDING, f"pending: `{node.id}` is {verdict.color.value}", eid)
         if isinstance(node, g.IfNode | g.SwitchNode | g.ApprovalNode | g.RaceNode):
@@ -342,18 +372,25 @@ class Walk:
         return Arrival(eid, None)
 
     def body_arrival(
-        self, node: g.ForeachNode | g.LoopNode, eid: ExecutionId, decided: object
+        self, node: g.ForeachNode | g.LoopNode, arrival: Arrival, row: NodeRow, verdict: Verdict
     ) -> Arrival:
-        """Enter a foreach body (any item's rows) or the live loop iteration's body."""
+        """Return how the walk enters a foreach's or loop's body from the owner's row."""
+        owner = ExecutionId.parse(row.execution_id)
+        # Nested in another body, any row under the outer body's execution counts.
+        scope = arrival.execution_id if arrival.loose and arrival.execution_id else owner
         if isinstance(node, g.ForeachNode):
-            return Arrival(eid, None, loose=node.id)
-        for key in ("iteration", "iterations"):
-            number = decided.get(key) if isinstance(decided, dict) else None
-            if isinstance(number, int) and number > 0:
-                return Arrival(eid.iteration(node.id, number), None)
-        if self.finished:
+            return Arrival(scope, None, loose=f"item of foreach `{node.id}`", cut=arrival.cut)
+        loose = f"iteration of loop `{node.id}`"
+        result = row.result if isinstance(row.result, dict) else {}
+        if verdict.color is Color.COMPLETED and result.get("iterations") == 0:
             return painted(Color.SKIPPED, f"skipped: loop `{node.id}` ran no iteration")
-        return painted(Color.PENDING, f"pending: loop `{node.id}` has not started an iteration")
+        number = result.get("iteration")
+        if verdict.color is Color.RUNNING and not arrival.loose and isinstance(number, int):
+            if number > 0:
+                return Arrival(owner.iteration(node.id, number), None, loose=loose)
+            return painted(Color.PENDING, f"pending: loop `{node.id}` has not started an "
+                                          "iteration")  # fmt: skip
+        return Arrival(scope, None, loose=loose, cut=arrival.cut)
 
     def subflow_entry(
         self, prefix: str, node: g.SubflowNode, arrival: Arrival, verdict: Verdict
@@ -363,7 +400,9 @@ class Walk:
         if arrival.paint is not None or row is None or not self.belongs(row, arrival):
             return painted(verdict.color, f"{verdict.color.value}: subflow `{node.id}` is "
                                           f"{verdict.color.value} ({verdict.reason})")  # fmt: skip
-        return Arrival(ExecutionId.parse(row.execution_id).subflow(node.id), None)
+        if arrival.loose:
+            return arrival  # a body's subflow: each child node shows its own row, as above
+        return replace(arrival, execution_id=ExecutionId.parse(row.execution_id).subflow(node.id))
 
 
 class Climb:
@@ -548,6 +587,13 @@ def live_reason(node: g.Node, row: NodeRow) -> str:
     return f"running: its action is in flight{attempt}"
 
 
+def within(onward: Arrival, arrival: Arrival) -> Arrival:
+    """Return an onward live arrival inside the cut activation its node was reached in."""
+    if onward.paint is None and arrival.cut and not onward.cut:
+        return replace(onward, cut=arrival.cut)
+    return onward
+
+
 def downstream_paint(node: g.Node, arrival: Arrival, verdict: Verdict) -> Arrival | None:
     """Return the paint a node passes on to everything after it, or None when it ran live.
 
@@ -556,6 +602,8 @@ def downstream_paint(node: g.Node, arrival: Arrival, verdict: Verdict) -> Arriva
     """
     if arrival.paint is not None:
         return arrival
+    if arrival.cut and verdict.color in (Color.CANCELLED, Color.SKIPPED):
+        return painted(Color.SKIPPED, f"skipped: {arrival.cut} before this started")
     if verdict.color is Color.FAILED:
         return painted(Color.SKIPPED, f"skipped: upstream `{node.id}` failed")
     if verdict.color is Color.CANCELLED:

@@ -30,7 +30,7 @@ def test_the_branch_an_if_did_not_take_is_skipped_and_the_rest_completed() -> No
     }
 
 
-def test_a_race_loser_is_cancelled_and_the_exit_it_did_not_take_skipped() -> None:
+def test_a_race_losers_waiting_node_is_cancelled_and_what_never_started_skipped() -> None:
     driver = Driver(
         json.loads((DEMO / "approval-or-timeout.json").read_text()), {"item": "x", "hours": 1}
     )
@@ -42,8 +42,8 @@ def test_a_race_loser_is_cancelled_and_the_exit_it_did_not_take_skipped() -> Non
         "start": "completed",
         "deadline": "completed",
         "approve": "cancelled",
-        "approved": "cancelled",
-        "rejected": "cancelled",
+        "approved": "skipped",
+        "rejected": "skipped",
         "timer": "completed",
         "decided": "skipped",
         "escalate": "completed",
