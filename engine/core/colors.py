@@ -112,13 +112,18 @@ def explain(
     rows: Mapping[str, NodeRow],
     status: RunStatus,
     ended: str = "",
+    focus: ExecutionId | None = None,
+    cut: str = "",
 ) -> dict[str, Verdict]:
     """Walk root → leaves: return every node path's color and reason.
 
     `ended` is the run's error text when it failed or was cancelled ("cancelled by admin:
-    …"); it explains the rows a finished run left running or waiting.
+    …"); it explains the rows a finished run left running or waiting. With a `focus`
+    (an item or iteration: engine/core/executions.py), the walk enters that execution of
+    its foreach or loop exactly instead of the whole body; `cut` says why that execution
+    ended early while the run went on.
     """
-    walk = Walk(graphs, rows, status, ended)
+    walk = Walk(graphs, rows, status, ended, focus, cut)
     walk.scope("main", "", Arrival(ExecutionId.root(), None))
     return walk.result
 
@@ -147,12 +152,16 @@ class Walk:
         rows: Mapping[str, NodeRow],
         status: RunStatus,
         ended: str = "",
+        focus: ExecutionId | None = None,
+        cut: str = "",
     ) -> None:
         self.graphs = graphs
         self.rows = rows
         self.status = status
         self.finished = status.finished
         self.ended = ended
+        self.focus = focus
+        self.cut = cut
         self.result: dict[str, Verdict] = {}
 
     # ------------------------------------------------------------------ root → leaves
@@ -376,6 +385,10 @@ class Walk:
     ) -> Arrival:
         """Return how the walk enters a foreach's or loop's body from the owner's row."""
         owner = ExecutionId.parse(row.execution_id)
+        focused = self.focused(node, owner)
+        if focused is not None:
+            cut = self.cut if focused == self.focus else arrival.cut
+            return Arrival(focused, None, cut=cut)
         # Nested in another body, any row under the outer body's execution counts.
         scope = arrival.execution_id if arrival.loose and arrival.execution_id else owner
         if isinstance(node, g.ForeachNode):
@@ -391,6 +404,17 @@ class Walk:
             return painted(Color.PENDING, f"pending: loop `{node.id}` has not started an "
                                           "iteration")  # fmt: skip
         return Arrival(scope, None, loose=loose, cut=arrival.cut)
+
+    def focused(self, node: g.Node, owner: ExecutionId) -> ExecutionId | None:
+        """Return the item or iteration of `node` the focus lies in, if it lies in one."""
+        focus = self.focus
+        depth = len(owner.segments)
+        if focus is None or len(focus.segments) <= depth or not owner.is_prefix_of(focus):
+            return None
+        segment = focus.segments[depth]
+        if segment.name != node.id:
+            return None
+        return ExecutionId(focus.segments[: depth + 1])
 
     def subflow_entry(
         self, prefix: str, node: g.SubflowNode, arrival: Arrival, verdict: Verdict

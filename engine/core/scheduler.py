@@ -9,7 +9,6 @@ nothing a flow does makes `step` raise. See docs/engine.md for the model.
 from __future__ import annotations
 
 import datetime as dt
-import json
 import zlib
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -58,7 +57,7 @@ from engine.core.inputs import InputRejected, check_input
 from engine.core.lineages import LineageError
 from engine.core.reducers import MergeConflict, WriteRejected
 from engine.core.state import MAIN, Frame, FrameState, RunState, Scope, subflow_key
-from engine.core.values import JSON, nests_deeper_than
+from engine.core.values import JSON, nests_deeper_than, summary
 
 Pick = Callable[[Sequence[int]], int]
 
@@ -115,16 +114,6 @@ def shift_time(at: str, seconds: float) -> str:
     """Return the RFC 3339 time `seconds` after `at`."""
     moment = dt.datetime.fromisoformat(at.replace("Z", "+00:00"))
     return format_timestamp(moment + dt.timedelta(seconds=seconds))
-
-
-def summary(value: JSON, limit: int = 200) -> JSON:
-    """Return a value short enough for a node row's result."""
-    if value is None or isinstance(value, bool | int | float):
-        return value
-    text = (
-        value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True)
-    )
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def summaries(values: dict[str, JSON]) -> dict[str, JSON]:

@@ -91,3 +91,13 @@ def finite_float(text: str) -> float:
 def refuse_constant(name: str) -> Any:
     """Refuse NaN, Infinity and -Infinity in a JSON text."""
     raise ValueError(f"{name} is not a JSON number")
+
+
+def summary(value: JSON, limit: int = 200) -> JSON:
+    """Return a value short enough for a node row's result."""
+    if value is None or isinstance(value, bool | int | float):
+        return value
+    text = (
+        value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True)
+    )
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -1,0 +1,345 @@
+"""A run's executions and its per-execution views, from its trace (CONTRACT §3, §4).
+
+Node rows keep only the newest write of each node path, so an earlier item, iteration or
+branch is seen again through the trace. Three things come from it here, and the browser
+infers none of them itself:
+
+- `trace_rows` replays the trace into rows as the fenced write would have kept them,
+  optionally only the writes inside one execution and around it (its ancestors). Over the
+  whole trace they equal the stored rows in status and execution id, and in the result of
+  every node whose result the walk reads (a test holds them equal on generated runs).
+- `executions` is the execution tree: the root, and every foreach item, loop iteration,
+  fork or race branch and subflow call, each with a status read off the events that open,
+  finish, fail or cancel it.
+- `explain_execution` colors the graph for one execution: the same walk as the aggregate
+  view (engine/core/colors.py) over that execution's rows, entering the chosen item or
+  iteration exactly, so its decisions paint the paths it did not take.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+
+from engine.core import graph as g
+from engine.core.colors import Color, Verdict, explain
+from engine.core.events import RowStatus, RunStatus, Trace, WriteRow
+from engine.core.execution_ids import ExecutionId
+from engine.core.rows import NodeRow, apply_write
+from engine.core.values import JSON, summary
+
+
+class ExecutionKind(StrEnum):
+    """What opened an execution."""
+
+    ROOT = "root"
+    ITEM = "item"
+    ITERATION = "iteration"
+    BRANCH = "branch"
+    SUBFLOW = "subflow"
+
+
+OPENING = {
+    "item.started": ExecutionKind.ITEM,
+    "iteration.started": ExecutionKind.ITERATION,
+    "branch.started": ExecutionKind.BRANCH,
+    "subflow.started": ExecutionKind.SUBFLOW,
+}
+LIVE = (Color.RUNNING, Color.WAITING)
+
+
+@dataclass(frozen=True, slots=True)
+class Execution:
+    """One execution of the tree, as the monitor shows it."""
+
+    id: str
+    parent: str | None
+    kind: ExecutionKind
+    owner: str  # the node path that opened it (`lines`, `pay/split`), or "" for the root
+    label: str  # the item's or iteration's number, the branch's name, the subflow node's id
+    status: Color
+    reason: str
+    first_at: str
+    last_at: str
+
+    def to_json(self) -> dict[str, JSON]:
+        """Return the execution as the API and the sockets send it."""
+        return {
+            "id": self.id, "parent": self.parent, "kind": self.kind.value, "owner": self.owner,
+            "label": self.label, "status": self.status.value, "reason": self.reason,
+            "first_at": self.first_at, "last_at": self.last_at,
+        }  # fmt: skip
+
+
+# ---------------------------------------------------------------------- rows from the trace
+
+
+def parent_text(execution_id: str) -> str:
+    """Return the execution one segment up (the root's own id for the root)."""
+    head, _, _ = execution_id.rpartition(":")
+    above, _, _ = head.rpartition(":")
+    return above or execution_id
+
+
+def within(execution_id: str, scope: str) -> bool:
+    """Return whether an execution is `scope` or inside it."""
+    return execution_id == scope or execution_id.startswith(scope + ":")
+
+
+def relevant(execution_id: str, focus: str | None) -> bool:
+    """Return whether a write in `execution_id` counts in the view of `focus` (None: all):
+    the focus itself, what runs inside it, and the executions around it."""
+    return focus is None or within(execution_id, focus) or within(focus, execution_id)
+
+
+class Replay:
+    """Replays trace events into the row writes they stand for."""
+
+    def __init__(self, focus: str | None) -> None:
+        self.focus = focus
+        self.rows: dict[str, NodeRow] = {}
+        self.attempts: dict[tuple[str, str], int] = {}
+        self.iterations: dict[tuple[str, str], int] = {}
+        self.winners: dict[tuple[str, str], str] = {}
+
+    def write(self, path: str, status: RowStatus, execution_id: str, result: JSON = None) -> None:
+        """Apply one fenced write, if the focus sees it."""
+        if relevant(execution_id, self.focus):
+            attempt = self.attempts.get((path, execution_id), 1)
+            apply_write(self.rows, WriteRow(path, status, execution_id, result, attempt))
+
+    def apply(self, event: Trace) -> None:
+        """Apply the row writes one trace event stands for."""
+        path, eid, kind, detail = event.node, event.execution_id, event.event, event.detail
+        if path is None:
+            return
+        if kind in OPENING:
+            self.opened(kind, path, eid, detail)
+        elif kind == "node.completed":
+            self.write(path, RowStatus.COMPLETED, eid, self.completed_result(path, eid, detail))
+        elif kind in ("node.failed", "action.failed"):
+            # An action's failure writes its own error first; the node's, with equal ids
+            # and attempt, then leaves the failed row as it is (the fence).
+            self.write(path, RowStatus.FAILED, eid, summary(detail.get("error")))
+        elif kind == "paused":
+            self.write(path, RowStatus.WAITING, eid)
+        elif kind == "action.dispatched":
+            attempt = detail.get("attempt")
+            self.attempts[(path, eid)] = attempt if isinstance(attempt, int) else 1
+            self.write(path, RowStatus.RUNNING, eid)
+        elif kind == "action.redriven":
+            attempt = detail.get("attempt")
+            self.attempts[(path, eid)] = attempt if isinstance(attempt, int) else 1
+        elif kind == "resumed":
+            self.write(path, RowStatus.RUNNING, eid)
+        elif kind == "race.won":
+            self.winners[(path, eid)] = str(detail.get("winner"))
+        elif kind == "fork.activated":
+            self.write(path, RowStatus.COMPLETED, eid, detail.get("branches"))
+
+    def opened(self, kind: str, path: str, eid: str, detail: Mapping[str, JSON]) -> None:
+        """An owner opened a child execution: the owner's row runs in the execution above."""
+        owner = parent_text(eid)
+        if kind == "iteration.started":
+            number = detail.get("number")
+            count = number if isinstance(number, int) else 1
+            self.iterations[(path, owner)] = count
+            self.write(path, RowStatus.RUNNING, owner, {"iteration": count})
+        else:  # a fork's completed row stays: the fence keeps a terminal status
+            self.write(path, RowStatus.RUNNING, owner)
+
+    def completed_result(self, path: str, eid: str, detail: Mapping[str, JSON]) -> JSON:
+        """Return the result a completed row carries where the walk reads it."""
+        if (path, eid) in self.winners:
+            return self.winners[(path, eid)]
+        if (path, eid) in self.iterations:
+            return {"iterations": self.iterations[(path, eid)]}
+        return detail.get("outcome")
+
+
+def trace_rows(trace: Iterable[Trace], focus: str | None = None) -> dict[str, NodeRow]:
+    """Return the rows the trace's writes leave (inside and around `focus` only, if given)."""
+    replay = Replay(focus)
+    for event in trace:
+        replay.apply(event)
+    return replay.rows
+
+
+# ---------------------------------------------------------------------- the execution tree
+
+
+@dataclass
+class Opened:
+    """What the trace has said of one execution so far."""
+
+    id: str
+    kind: ExecutionKind
+    owner: str
+    label: str
+    first_at: str
+    last_at: str
+    ended: Color | None = None
+    reason: str = ""
+    paused: int = 0
+    last: str = ""  # the last event traced in it
+
+
+def label_of(kind: ExecutionKind, execution_id: str) -> str:
+    """Return how an execution is numbered or named in its parent."""
+    name, _, number = execution_id.rpartition(":")
+    last = name.rpartition(":")[2]
+    if kind is ExecutionKind.BRANCH:
+        return last.partition(".")[2]
+    if kind is ExecutionKind.SUBFLOW:
+        return last
+    return number
+
+
+def executions(trace: Sequence[Trace], status: RunStatus, ended: str = "") -> list[Execution]:
+    """Return the run's execution tree, parents before children, each with its status."""
+    root = str(ExecutionId.root())
+    first = trace[0].at if trace else ""
+    opened: dict[str, Opened] = {root: Opened(root, ExecutionKind.ROOT, "", "run", first, first)}
+    for event in trace:
+        record = opened.get(event.execution_id)
+        if event.event in OPENING and event.node is not None and record is None:
+            kind = OPENING[event.event]
+            record = Opened(event.execution_id, kind, event.node,
+                            label_of(kind, event.execution_id), event.at, event.at)  # fmt: skip
+            opened[event.execution_id] = record
+        touch(opened, event)
+        settle_execution(opened, event)
+    return [finish(record, opened, status, ended) for record in ordered(opened)]
+
+
+def touch(opened: Mapping[str, Opened], event: Trace) -> None:
+    """Move the last-seen time of an event's execution and of every execution around it."""
+    eid = event.execution_id
+    while True:
+        record = opened.get(eid)
+        if record is not None:
+            record.last_at = event.at
+        above = parent_text(eid)
+        if above == eid:
+            return
+        eid = above
+
+
+def settle_execution(opened: Mapping[str, Opened], event: Trace) -> None:
+    """Apply what one event says of the execution it names (or the children it closes)."""
+    kind, eid, detail = event.event, event.execution_id, event.detail
+    if kind in ("node.completed", "node.failed", "race.won") and event.node is not None:
+        close_children(opened, event)
+    record = opened.get(eid)
+    if record is None:
+        return
+    if kind == "paused":
+        record.paused += 1
+    elif kind == "resumed" or (kind == "frame.cancelled" and record.paused > 0):
+        record.paused = max(0, record.paused - 1)
+    if record.ended is not None:
+        return
+    record.last = kind
+    if kind == "item.finished":  # traced under the item's own execution
+        record.ended, record.reason = Color.COMPLETED, "completed"
+    elif kind in ("item.failed", "node.failed"):
+        record.ended, record.reason = Color.FAILED, f"failed: {detail.get('error')}"
+    elif kind == "frame.cancelled":
+        record.ended, record.reason = Color.CANCELLED, f"cancelled: {detail.get('reason')}"
+    elif kind in ("path.ended", "gather.waiting") and record.kind is not ExecutionKind.ROOT:
+        record.ended, record.reason = Color.COMPLETED, "completed"
+    elif kind == "iteration.started":
+        close_earlier_iterations(opened, event)
+
+
+def close_earlier_iterations(opened: Mapping[str, Opened], event: Trace) -> None:
+    """A new iteration of a loop starts: its earlier iterations have completed."""
+    owner = parent_text(event.execution_id)
+    for record in opened.values():
+        if (record.kind is ExecutionKind.ITERATION and record.owner == event.node
+                and parent_text(record.id) == owner and record.id != event.execution_id
+                and record.ended is None):  # fmt: skip
+            record.ended, record.reason = Color.COMPLETED, "completed"
+
+
+def close_children(opened: Mapping[str, Opened], event: Trace) -> None:
+    """An owner node finished in an execution: its children still open finished with it.
+
+    A loop's last iteration and a subflow call completed when their node did; a race's
+    winner completed and its losers were cancelled. When the owner failed, a subflow call
+    failed with it, an iteration whose body had returned completed, and the rest were
+    cut short.
+    """
+    winner = event.detail.get("winner") if event.event == "race.won" else None
+    for record in opened.values():
+        if record.ended is not None or record.owner != event.node:
+            continue
+        if parent_text(record.id) != event.execution_id:
+            continue
+        if event.event == "race.won" and record.label != winner:
+            record.ended = Color.CANCELLED
+            record.reason = f"cancelled: race `{event.node}` was won by `{winner}`"
+        elif event.event != "node.failed" or (
+            record.kind is ExecutionKind.ITERATION and record.last == "node.completed"
+        ):
+            record.ended, record.reason = Color.COMPLETED, "completed"
+        elif record.kind is ExecutionKind.SUBFLOW:
+            record.ended, record.reason = Color.FAILED, f"failed: {event.detail.get('error')}"
+        else:
+            record.ended = Color.CANCELLED
+            record.reason = f"cancelled: `{event.node}` failed"
+
+
+def finish(
+    record: Opened, opened: Mapping[str, Opened], status: RunStatus, ended: str
+) -> Execution:
+    """Return one execution's status: its end if it ended, else the run's or its own."""
+    color, reason = record.ended, record.reason
+    if record.kind is ExecutionKind.ROOT:
+        color = Color(status.value)
+        reason = f"{status.value}: {ended}" if ended else status.value
+    elif color is None and status.finished:
+        color = Color.CANCELLED
+        reason = f"cancelled: the run {status.value} before it finished"
+        if ended and status is RunStatus.CANCELLED:
+            reason = f"cancelled: the run was {ended}"
+    elif color is None:
+        waits = any(o.paused > 0 and within(o.id, record.id) for o in opened.values()
+                    if o.ended is None)  # fmt: skip
+        color = Color.WAITING if waits else Color.RUNNING
+        reason = "waiting: for a decision or a timer" if waits else "running"
+    parent = None if record.kind is ExecutionKind.ROOT else parent_text(record.id)
+    return Execution(record.id, parent, record.kind, record.owner, record.label, color,
+                     reason, record.first_at, record.last_at)  # fmt: skip
+
+
+def ordered(opened: Mapping[str, Opened]) -> list[Opened]:
+    """Return executions parents first, siblings by owner and number (item 10 after 9)."""
+
+    def place(record: Opened) -> tuple[tuple[str, int], ...]:
+        return tuple((s.name, s.number) for s in ExecutionId.parse(record.id).segments)
+
+    return sorted(opened.values(), key=place)
+
+
+# ---------------------------------------------------------------------- one execution's view
+
+
+def explain_execution(
+    graphs: Mapping[str, g.Graph],
+    trace: Sequence[Trace],
+    status: RunStatus,
+    focus: str,
+    ended: str = "",
+) -> dict[str, Verdict]:
+    """Color every node path as it stood in one execution (CONTRACT §4)."""
+    tree = {e.id: e for e in executions(trace, status, ended)}
+    chosen = tree.get(focus)
+    # The chosen execution's writes (and those around it) over everyone's: sibling items
+    # write the same paths, while sibling branches write their own.
+    rows = trace_rows(trace) | trace_rows(trace, focus)
+    cut = ""
+    if chosen is not None and chosen.status is Color.CANCELLED and not status.finished:
+        cut = chosen.reason.removeprefix("cancelled: ")
+    return explain(graphs, rows, status, ended, focus=ExecutionId.parse(focus), cut=cut)
