@@ -1,0 +1,70 @@
+"""/api/runs/<id>/executions/ and /execution/?id=: the execution tree and one execution's
+colors, derived in the core from the durable run's trace (the browser infers none)."""
+
+import json
+
+import pytest
+
+from engine.models import Run
+from tests.django.durable_driver import drain
+
+LINES = [{"id": "a", "amount": 5}, {"id": "b", "amount": 50000}, {"id": "c", "amount": 60000}]
+
+
+def cancelled_batch(client_for) -> str:  # type: ignore[no-untyped-def]
+    """Start batch-line-approval as admin, let items 2 and 3 wait for finance, cancel."""
+    admin = client_for("admin")
+    body = {"flow": "batch-line-approval", "input": {"lines": LINES}}
+    started = admin.post("/api/runs/", json.dumps(body), content_type="application/json")
+    run_id = started.json()["id"]
+    assert drain(Run.objects.get(pk=run_id)).status == "waiting"
+    reason = json.dumps({"reason": "duplicate batch"})
+    assert admin.post(f"/api/runs/{run_id}/cancel/", reason,
+                      content_type="application/json").status_code == 202  # fmt: skip
+    assert drain(Run.objects.get(pk=run_id)).status == "cancelled"
+    return str(run_id)
+
+
+@pytest.mark.django_db
+def test_the_executions_of_a_cancelled_foreach_say_what_became_of_each_item(
+    demo, client_for
+) -> None:  # type: ignore[no-untyped-def]
+    run_id = cancelled_batch(client_for)
+    body = client_for("admin").get(f"/api/runs/{run_id}/executions/").json()
+    assert body["status"] == "cancelled"
+    assert [
+        (e["id"], e["kind"], e["owner"], e["label"], e["status"]) for e in body["executions"]
+    ] == [
+        ("root:1", "root", "", "run", "cancelled"),
+        ("root:1:lines:1", "item", "lines", "1", "completed"),
+        ("root:1:lines:2", "item", "lines", "2", "cancelled"),
+        ("root:1:lines:3", "item", "lines", "3", "cancelled"),
+    ]
+
+
+@pytest.mark.django_db
+def test_one_items_view_colors_its_own_path(demo, client_for) -> None:  # type: ignore[no-untyped-def]
+    run_id = cancelled_batch(client_for)
+    admin = client_for("admin")
+    first = admin.get(f"/api/runs/{run_id}/execution/?id=root:1:lines:1").json()
+    assert {p: first["colors"][p] for p in ("big", "small", "review", "ok", "done")} == {
+        "big": "completed", "small": "completed", "review": "skipped", "ok": "skipped",
+        "done": "skipped",
+    }  # fmt: skip
+    assert first["reasons"]["review"] == "skipped: `big` took `false`"
+    third = admin.get(f"/api/runs/{run_id}/execution/?id=root:1:lines:3").json()
+    assert third["colors"]["review"] == "cancelled"
+    assert third["colors"]["small"] == "skipped"
+
+
+@pytest.mark.django_db
+def test_an_unknown_execution_is_a_clear_400_and_a_stranger_gets_404(demo, client_for) -> None:  # type: ignore[no-untyped-def]
+    run_id = cancelled_batch(client_for)
+    admin = client_for("admin")
+    missing = admin.get(f"/api/runs/{run_id}/execution/?id=root:1:lines:9")
+    assert (missing.status_code, missing.json()) == (
+        400, {"code": "run.execution", "detail": "this run has no execution 'root:1:lines:9'"},
+    )  # fmt: skip
+    assert admin.get(f"/api/runs/{run_id}/execution/").json()["detail"] == "name one: ?id=root:1"
+    for path in ("executions/", "execution/?id=root:1"):
+        assert client_for("legal").get(f"/api/runs/{run_id}/{path}").status_code == 404
