@@ -111,8 +111,8 @@ class Builder:
         return [(node, {})]
 
     def block_flaky(self, depth: int, into: list[Exit]) -> list[Exit]:
-        node = self.leaf(into, "task", action="flaky", params={"succeed_on": 2},
-                         retry={"max_attempts": self.draw(st.integers(1, 2)), "backoff_s": 1})  # fmt: skip
+        retry = {"max_attempts": self.draw(st.integers(1, 2)), "backoff_s": 1}
+        node = self.leaf(into, "task", action="flaky", params={"succeed_on": 2}, retry=retry)
         return [(node, {})]
 
     def block_route(self, depth: int, into: list[Exit]) -> list[Exit]:
@@ -164,8 +164,8 @@ class Builder:
     def block_foreach(self, depth: int, into: list[Exit]) -> list[Exit]:
         policy = self.draw(st.sampled_from(["fail", "skip", "collect"]))
         extra = {"errors": "errors"} if policy == "collect" else {}
-        node = self.leaf(into, "foreach", items="input.items", concurrency=self.draw(
-            st.integers(1, 3)), on_item_failure=policy, **{"as": f"it{self.count + 1}"}, **extra)  # fmt: skip
+        config = {"as": f"it{self.count + 1}", "concurrency": self.draw(st.integers(1, 3)), **extra}
+        node = self.leaf(into, "foreach", items="input.items", on_item_failure=policy, **config)
         self.connect(self.chain(depth - 1, [(node, {"outcome": "item"})]), node)
         return [(node, {"outcome": "done"})]
 

@@ -234,7 +234,7 @@ CASES = {
             "decided": S,
             "escalate": S,
             "done": S,
-        },  # fmt: skip
+        },
         "cancel inside a race: waiting branch nodes show skipped",
     ),
     "a finished foreach in a live run": Case(
@@ -258,7 +258,7 @@ CASES = {
             "call/done": P,
             "after": P,
             "end": P,
-        },  # fmt: skip
+        },
         "after a retry: an owner the failure failed keeps its failed row",
     ),
 }
