@@ -10,7 +10,7 @@ FRONTEND_SOURCES := $(shell find frontend/src frontend/index.html frontend/vite.
 PG_URL ?= postgres://postgres@127.0.0.1:5432/test
 REDIS_TEST_URL ?= redis://127.0.0.1:6379/15
 
-.PHONY: install run run-scaled test test-core test-postgres lint format typecheck bench bench-quick chaos clean
+.PHONY: install run run-scaled test test-core test-postgres lint format typecheck bench bench-quick chaos clean oracle
 
 install: $(INSTALLED) $(MANIFEST)
 
@@ -95,3 +95,7 @@ chaos: $(INSTALLED)
 
 clean:
 	rm -rf $(VENV) frontend/node_modules static/dist
+
+# The monitor's colors against the oracle (tests/oracle, docs/monitor-oracle.md): many runs.
+oracle: install
+	BRAID_ORACLE_EXAMPLES=2000 $(PY) -m pytest tests/oracle -p no:cacheprovider -q -rxX
