@@ -262,6 +262,10 @@ class Deadline:
             raise self.error()
         return left
 
+    def passed(self) -> bool:
+        """Return whether the time is up."""
+        return time.monotonic() >= self.ends
+
     def error(self) -> ActionError:
         """Return the error of a request that ran out of time."""
         return ActionError(
@@ -273,15 +277,17 @@ class Deadline:
 def connect_pinned(connection: PinnedHTTPConnection | PinnedHTTPSConnection) -> socket.socket:
     """Connect to the checked address; give up when the watchdog has cut the request.
 
-    The socket is stored before the cut is read, and the watchdog sets the cut before it
-    reads the socket: one of the two always sees the other.
+    `cutter` is the same socket under a second descriptor, for the watchdog: http.client
+    drops its own reference once a reply will close the connection, and TLS detaches the
+    plain socket. It is stored before the cut is read, and the watchdog sets the cut before
+    it reads `cutter`: one of the two always sees the other.
     """
-    connection.sock = socket.create_connection(
-        (connection.address, connection.port), connection.timeout
-    )
+    sock = socket.create_connection((connection.address, connection.port), connection.timeout)
+    connection.sock = sock
+    connection.cutter = sock.dup()
     if connection.cut.is_set():
         raise TimeoutError("cut by the watchdog while connecting")
-    return connection.sock
+    return sock
 
 
 class PinnedHTTPConnection(http.client.HTTPConnection):
@@ -291,6 +297,7 @@ class PinnedHTTPConnection(http.client.HTTPConnection):
         super().__init__(destination.host, destination.port, timeout=timeout)
         self.address = destination.address
         self.cut = cut
+        self.cutter: socket.socket | None = None
 
     def connect(self) -> None:
         connect_pinned(self)
@@ -305,10 +312,10 @@ class PinnedHTTPSConnection(http.client.HTTPSConnection):
         self.address = destination.address
         self.tls = context
         self.cut = cut
+        self.cutter: socket.socket | None = None
 
     def connect(self) -> None:
-        raw = connect_pinned(self)  # stored first, so the watchdog can cut the handshake
-        self.sock = self.tls.wrap_socket(raw, server_hostname=self.host)
+        self.sock = self.tls.wrap_socket(connect_pinned(self), server_hostname=self.host)
 
 
 @dataclass(frozen=True, slots=True)
@@ -383,12 +390,14 @@ def exchange(
         reply = connection.getresponse()
         data = reply.read(limit + 1)
     except (OSError, http.client.HTTPException) as error:
-        if cut.is_set():
+        if cut.is_set() or deadline.passed():  # the watchdog, or a socket timeout at the end
             raise deadline.error() from error
         raise ActionError(f"{where}: {error}") from error
     finally:
         watchdog.cancel()
         connection.close()
+        if connection.cutter is not None:
+            connection.cutter.close()
     if cut.is_set():  # a reply without a length ends at the cut, as if it were complete
         raise deadline.error()
     if len(data) > limit:
@@ -403,10 +412,7 @@ def cut_connection(
 ) -> None:
     """Mark the deadline passed and shut the connection's socket, ending any blocked call."""
     cut.set()
-    sock = connection.sock
-    if sock is None:
-        return
-    # The plain socket's shutdown, also under TLS (the TLS object stays with its reader);
-    # OSError: closed already.
-    with contextlib.suppress(OSError):
-        socket.socket.shutdown(sock, socket.SHUT_RDWR)
+    if connection.cutter is None:
+        return  # not connected yet: connect_pinned sees the cut
+    with contextlib.suppress(OSError):  # closed already: the request ended meanwhile
+        connection.cutter.shutdown(socket.SHUT_RDWR)
