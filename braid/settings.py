@@ -9,6 +9,8 @@ import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 from django.utils.csp import CSP
 
+from engine.egress import Allowlist  # parsing only: no Django, no I/O
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(os.environ.get("BRAID_VAR_DIR", BASE_DIR / "var"))
 
@@ -238,12 +240,23 @@ if REDIS_URL:
 else:
     CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
 
-# Hosts the built-in http.request action may call, and functions the python action may run.
-# Entries are names, addresses or networks; a listed name that resolves to an internal
-# address needs that address listed too (engine/egress.py, docs/security.md).
-BRAID_HTTP_ALLOWLIST = env_list("BRAID_HTTP_ALLOWLIST", ["127.0.0.1", "localhost"])
-# The most an http.request reply may send back (a larger one fails the node, not the worker).
+# The only destinations the built-in http.request action may connect to; empty: none.
+# Entries are names, addresses or networks, each with an optional port (`api.example.com`,
+# `127.0.0.1:8000`, `[::1]:8080`, `10.0.0.0/8:443`); without one, ports 80 and 443. A listed
+# name that resolves to an internal address needs that address listed too, on that port
+# (engine/egress.py, docs/security.md "Egress").
+BRAID_HTTP_ALLOWLIST = env_list("BRAID_HTTP_ALLOWLIST", [])
+try:
+    Allowlist.parse(BRAID_HTTP_ALLOWLIST)
+except ValueError as unreadable:
+    raise ImproperlyConfigured(f"BRAID_HTTP_ALLOWLIST: {unreadable}") from unreadable
+# The most an http.request may send as its body, and read back as its reply (a larger one
+# fails the node, not the worker).
+BRAID_HTTP_MAX_REQUEST_BYTES = int(os.environ.get("BRAID_HTTP_MAX_REQUEST_BYTES", "1000000"))
 BRAID_HTTP_MAX_RESPONSE_BYTES = int(os.environ.get("BRAID_HTTP_MAX_RESPONSE_BYTES", "10000000"))
+# The longest one http.request may take in all: connecting, sending, every redirect and
+# reading the whole reply (a `timeout_s` param may shorten it, never lengthen it).
+BRAID_HTTP_TIMEOUT_S = float(os.environ.get("BRAID_HTTP_TIMEOUT_S", "30"))
 BRAID_PYTHON_ACTIONS = env_list("BRAID_PYTHON_ACTIONS", [])
 
 # The longest a single task may run; the broker's visibility timeout must exceed it.

@@ -1,11 +1,14 @@
 """Built-in actions, registered on the project's action registry.
 
-They do I/O, so they live outside the pure core: `http.request` (to hosts on the
-BRAID_HTTP_ALLOWLIST setting, redirects included: engine/egress.py), `sleep`, `noop`,
+They do I/O, so they live outside the pure core: `http.request` (only to the hosts and
+ports on the BRAID_HTTP_ALLOWLIST setting, empty by default, redirects included; bounded by
+BRAID_HTTP_MAX_REQUEST_BYTES, BRAID_HTTP_MAX_RESPONSE_BYTES and BRAID_HTTP_TIMEOUT_S:
+engine/egress.py), `sleep`, `noop`,
 `fail_sometimes` (deterministic by seed) and `python` (a dotted path on the
 BRAID_PYTHON_ACTIONS setting).
 """
 
+import dataclasses
 import hashlib
 import importlib
 import json
@@ -68,9 +71,8 @@ def http_request(params: dict[str, Any], context: ActionContext) -> Any:
         params.get("method", "GET"),
         body,
         headers,
-        timeout=float(params.get("timeout_s", 10)),
-        allowlist=egress.Allowlist.parse(settings.BRAID_HTTP_ALLOWLIST),
-        max_bytes=settings.BRAID_HTTP_MAX_RESPONSE_BYTES,
+        allowlist=configured_allowlist(),
+        limits=http_limits(params.get("timeout_s")),
     )
     if reply.status >= 400:
         raise ActionError(f"{reply.url}: HTTP Error {reply.status}")
@@ -79,6 +81,28 @@ def http_request(params: dict[str, Any], context: ActionContext) -> Any:
         return loads_strict(text)
     except ValueError:  # not JSON, or with NaN or Infinity, which could not be stored
         return text
+
+
+def configured_allowlist() -> egress.Allowlist:
+    """Return BRAID_HTTP_ALLOWLIST parsed; an entry that cannot be read fails the node."""
+    try:
+        return egress.Allowlist.parse(settings.BRAID_HTTP_ALLOWLIST)
+    except ValueError as error:
+        raise ActionError(f"BRAID_HTTP_ALLOWLIST: {error}") from error
+
+
+def http_limits(timeout_s: float | None) -> egress.Limits:
+    """Return the request's limits: the settings, and a `timeout_s` param when it is shorter."""
+    limits = egress.Limits(
+        max_request_bytes=settings.BRAID_HTTP_MAX_REQUEST_BYTES,
+        max_response_bytes=settings.BRAID_HTTP_MAX_RESPONSE_BYTES,
+        timeout_s=float(settings.BRAID_HTTP_TIMEOUT_S),
+    )
+    if timeout_s is None or timeout_s >= limits.timeout_s:
+        return limits
+    if not timeout_s > 0:
+        raise ActionError(f"timeout_s must be more than 0, not {timeout_s!r}")
+    return dataclasses.replace(limits, timeout_s=float(timeout_s), timeout_source="timeout_s")
 
 
 @ACTIONS.register("python", params={"path": str, "args": dict}, required=["path"])

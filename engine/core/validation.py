@@ -44,11 +44,13 @@ from engine.core.graph import (
     TaskNode,
     decode_document,
 )
+from engine.core.http_rules import header_problem, method_problem
 from engine.core.inputs import schema_problems
 from engine.core.values import JSON as JsonValue
 
 MAX_NODES: Final = 5000
 MAX_EDGES: Final = 20000
+HTTP_REQUEST: Final = "http.request"
 
 BUILTIN_ACTIONS: Final[Mapping[str, frozenset[str]]] = MappingProxyType(
     {
@@ -118,6 +120,8 @@ class ProblemCode(StrEnum):
     STATE_READ_UNDECLARED = "state.read_undeclared"
     FOREACH_ERRORS_NOT_APPEND = "foreach.errors_not_append"
     TASK_ACTION_UNKNOWN = "task.action_unknown"
+    TASK_HTTP_METHOD_INVALID = "task.http_method_invalid"
+    TASK_HTTP_HEADER_INVALID = "task.http_header_invalid"
     EXPRESSION_SYNTAX = "expression.syntax"
     EXPRESSION_LIMIT = "expression.limit"
     EXPRESSION_UNKNOWN_VARIABLE = "expression.unknown_variable"
@@ -527,11 +531,42 @@ def _node_problems(flow: _Flow, node: Node) -> list[Problem]:
         problems.append(
             _problem(ProblemCode.TASK_ACTION_UNKNOWN, message, node=node.id, field="action")
         )
+    if isinstance(node, TaskNode) and node.action == HTTP_REQUEST and HTTP_REQUEST in flow.actions:
+        problems += _http_request_problems(node)
     if isinstance(node, GatherNode):
         problems += _unfed_slot_problems(flow, node)
     if isinstance(node, (ForeachNode, LoopNode)):
         problems += _body_missing_problems(flow, node)
     return problems
+
+
+def _http_request_problems(node: TaskNode) -> list[Problem]:
+    """Report a literal method or header field that `http.request` would refuse to send.
+
+    A param computed by CEL (`${...}`) is checked when the action runs instead.
+    """
+    params = node.params or {}
+    problems = []
+    if "method" in params and not _computed(params["method"]):
+        reason = method_problem(params["method"])
+        if reason is not None:
+            message = f"Task `{node.id}`: {reason}."
+            code = ProblemCode.TASK_HTTP_METHOD_INVALID
+            problems.append(_problem(code, message, node=node.id, field="params.method"))
+    headers = params.get("headers")
+    for name, value in headers.items() if isinstance(headers, dict) else ():
+        reason = header_problem(name, value, check_value=not _computed(value))
+        if reason is not None:
+            message = f"Task `{node.id}`: {reason}."
+            field = f"params.headers.{name}"
+            code = ProblemCode.TASK_HTTP_HEADER_INVALID
+            problems.append(_problem(code, message, node=node.id, field=field))
+    return problems
+
+
+def _computed(value: JsonValue) -> bool:
+    """Return whether a param is computed when the task runs (it holds a `${...}` part)."""
+    return isinstance(value, str) and "${" in value
 
 
 def _state_write_problems(flow: _Flow, node: Node) -> list[Problem]:

@@ -581,6 +581,48 @@ def test_the_builtin_actions_are_registered_with_next() -> None:
     assert errors(simple(*(node(n, "task", action=n) for n in ("sleep", "python")))) == []
 
 
+def test_an_http_request_with_a_literal_method_outside_the_seven_is_rejected() -> None:
+    methods = ["MSET key value", "get", "CONNECT", "GET\r\nX: y", 7, None]
+    document = simple(*(
+        node(f"t{i}", "task", action="http.request", params={"url": "https://a.test/", "method": m})
+        for i, m in enumerate(methods)
+    ))  # fmt: skip
+    assert errors(document) == [
+        ("task.http_method_invalid", f"t{i}", None, "params.method") for i in range(len(methods))
+    ]
+    assert validate(document).errors[0].message == (
+        "Task `t0`: method 'MSET key value' is not one of GET, HEAD, POST, PUT, PATCH, DELETE, "
+        "OPTIONS."
+    )
+
+
+def test_an_http_request_method_or_header_computed_by_cel_is_left_to_send_time() -> None:
+    params = {"url": "https://a.test/", "method": "${input.m}", "headers": {"X-A": "${input.a}"}}
+    sent = [node(f"t{m}", "task", action="http.request", params={**params, "method": m})
+            for m in ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")]  # fmt: skip
+    assert errors(simple(node("t", "task", action="http.request", params=params), *sent)) == []
+
+
+def test_an_http_request_header_that_is_not_a_token_or_holds_a_line_break_is_rejected() -> None:
+    headers = {"X A": "1", "X-B": "a\nb", "X-C": "a\x00", "Host": "x", "X-D": 4, "X-Ok": "fine"}
+    document = simple(node("t", "task", action="http.request",
+                           params={"url": "https://a.test/", "headers": headers}))  # fmt: skip
+    assert errors(document) == [
+        ("task.http_header_invalid", "t", None, f"params.headers.{name}")
+        for name in ("X A", "X-B", "X-C", "Host", "X-D")
+    ]
+
+
+def test_http_request_params_are_checked_only_when_the_catalog_has_the_builtin_action() -> None:
+    document = simple(node("t", "task", action="http.request", params={"method": "MSET"}))
+    assert errors(document, {"http.request": frozenset({"next"})}) == [
+        ("task.http_method_invalid", "t", None, "params.method")
+    ]
+    assert errors(document, {"other": frozenset({"next"})}) == [
+        ("task.action_unknown", "t", None, "action")
+    ]
+
+
 def test_an_edge_with_both_branch_and_outcome_is_rejected() -> None:
     document = forked_gather()
     document["edges"][1]["outcome"] = "next"

@@ -1,9 +1,11 @@
 """The http.request action cannot reach what BRAID_HTTP_ALLOWLIST does not list.
 
-Two real HTTP servers: one on 127.0.0.1 (listed by default) that answers and redirects,
-one on 127.0.0.2 (a loopback address that is not listed) that must never be reached. The
-attacks are the URL forms an attacker uses to name an internal address, given directly and
-through a redirect from the allowed server, and a run whose input chooses the URL.
+Two real HTTP servers: one on 127.0.0.1 (listed, with its port, by the `listed` fixture)
+that answers and redirects, one on 127.0.0.2 (a loopback address that is not listed) that
+must never be reached. The attacks are the URL forms an attacker uses to name an internal
+address, given directly and through a redirect from the allowed server, and a run whose
+input chooses the URL. tests/django/test_attack__egress.py covers the empty default list,
+ports, methods, headers and the limits.
 """
 
 import json
@@ -70,31 +72,57 @@ def servers() -> Iterator[tuple[int, int]]:
         server.server_close()
 
 
+@pytest.fixture(autouse=True)
+def listed(servers: tuple[int, int]) -> Iterator[None]:
+    """List the allowed server, by address and by name, on its own port only."""
+    port, _ = servers
+    with override_settings(BRAID_HTTP_ALLOWLIST=[f"127.0.0.1:{port}", f"localhost:{port}"]):
+        yield
+
+
 @pytest.fixture
 def hits(servers: tuple[int, int]) -> Counter[str]:
     Recorder.hits.clear()
     return Recorder.hits
 
 
+NOT_STANDARD = "is an address in a non-standard form; write it in standard form (such as 127.0.0.1)"
+
+
+def refusals(port: int, other: int) -> dict[str, str]:
+    """URLs that name a destination the list does not allow, each with why it is refused."""
+    user_part = "a user part, backslash or space in the host is refused"
+    backslash = f"http://127.0.0.2:{other}\\@127.0.0.1:{port}/json"  # backslash confusion
+    return {
+        f"http://127.0.0.2:{other}/json": f"127.0.0.2:{other} is not on BRAID_HTTP_ALLOWLIST",
+        f"http://127.0.0.1:{other}/json": f"127.0.0.1:{other} is not on BRAID_HTTP_ALLOWLIST",
+        "http://127.0.0.1/json": "127.0.0.1:80 is not on BRAID_HTTP_ALLOWLIST",
+        f"http://2130706433:{port}/json": f"'2130706433' {NOT_STANDARD}",  # one decimal number
+        f"http://0x7f.1:{port}/json": f"'0x7f.1' {NOT_STANDARD}",  # hexadecimal, short form
+        f"http://0177.0.0.1:{port}/json": f"'0177.0.0.1' {NOT_STANDARD}",  # octal
+        f"http://127.1:{port}/json": f"'127.1' {NOT_STANDARD}",  # short form
+        f"http://0:{port}/json": f"'0' {NOT_STANDARD}",  # 0.0.0.0 reaches this host on Linux
+        f"http://[::ffff:127.0.0.2]:{other}/json":  # IPv4-mapped IPv6
+            f"127.0.0.2:{other} is not on BRAID_HTTP_ALLOWLIST",
+        f"http://[::1]:{port}/json": f"[::1]:{port} is not on BRAID_HTTP_ALLOWLIST",
+        "http://169.254.169.254/latest/meta-data/":  # cloud metadata
+            "169.254.169.254:80 is not on BRAID_HTTP_ALLOWLIST",
+        f"http://127.0.0.1@127.0.0.2:{other}/json":  # user part
+            f"'http://127.0.0.1@127.0.0.2:{other}/json': {user_part}",
+        backslash: f"{backslash!r}: {user_part}",
+        f"http://127.0.0.2:{other}#@127.0.0.1:{port}/json":
+            f"127.0.0.2:{other} is not on BRAID_HTTP_ALLOWLIST",
+        f"file:///etc/passwd?{port}":
+            f"'file:///etc/passwd?{port}': only http and https URLs may be requested",
+        f"ftp://127.0.0.1:{port}/json":
+            f"'ftp://127.0.0.1:{port}/json': only http and https URLs may be requested",
+        f"http://evil.example:{port}/json": f"evil.example:{port} is not on BRAID_HTTP_ALLOWLIST",
+    }  # fmt: skip
+
+
 def attacks(port: int, other: int) -> list[str]:
-    """URLs that name an address the default list does not allow (or a scheme it refuses)."""
-    return [
-        f"http://127.0.0.2:{other}/json",
-        f"http://2130706433:{port}/json",  # 127.0.0.1 as one decimal number
-        f"http://0x7f.1:{port}/json",  # hexadecimal, short form
-        f"http://0177.0.0.1:{port}/json",  # octal
-        f"http://127.1:{port}/json",  # short form
-        f"http://0:{port}/json",  # 0.0.0.0 reaches this host on Linux
-        f"http://[::ffff:127.0.0.2]:{other}/json",  # IPv4-mapped IPv6
-        f"http://[::1]:{port}/json",
-        "http://169.254.169.254/latest/meta-data/",  # cloud metadata
-        f"http://127.0.0.1@127.0.0.2:{other}/json",  # user part
-        f"http://127.0.0.2:{other}\\@127.0.0.1:{port}/json",  # backslash confusion
-        f"http://127.0.0.2:{other}#@127.0.0.1:{port}/json",
-        f"file:///etc/passwd?{port}",
-        f"ftp://127.0.0.1:{port}/json",
-        f"http://evil.example:{port}/json",
-    ]
+    """URLs that name a destination the list does not allow (or a scheme it refuses)."""
+    return list(refusals(port, other))
 
 
 def call(url: str, **params: object) -> object:
@@ -124,20 +152,8 @@ def test_a_reply_with_nan_or_infinity_is_its_text_not_a_number_json_cannot_store
 
 def test_every_internal_address_form_is_refused_before_connecting(servers, hits) -> None:  # type: ignore[no-untyped-def]
     port, other = servers
-    refused = {url: refusal(url) for url in attacks(port, other)}
-    assert refused == {url: expected_refusal(url) for url in attacks(port, other)}
+    assert {url: refusal(url) for url in attacks(port, other)} == refusals(port, other)
     assert hits == Counter()
-
-
-def expected_refusal(url: str) -> str:
-    """Say why a URL of attacks() is refused: its scheme, its user part, or its host."""
-    if not url.startswith("http://"):
-        return f"{url!r}: only http and https URLs may be requested"
-    netloc = url.split("/")[2].split("#")[0]
-    if "@" in netloc or "\\" in netloc:
-        return f"{url!r}: a user part, backslash or space in the host is refused"
-    host = netloc.rsplit(":", 1)[0].strip("[]") if netloc.count(":") != 0 else netloc
-    return f"{host!r} is not on BRAID_HTTP_ALLOWLIST"
 
 
 def test_a_redirect_to_an_internal_address_is_refused_and_never_followed(servers, hits) -> None:  # type: ignore[no-untyped-def]
@@ -166,13 +182,16 @@ def test_a_listed_name_that_resolves_to_an_unlisted_internal_address_is_refused(
     servers, hits
 ) -> None:  # type: ignore[no-untyped-def]
     port, _ = servers
-    addresses = ", ".join(egress.resolve("localhost", port))
-    with override_settings(BRAID_HTTP_ALLOWLIST=["localhost"]):
+    addresses = list(dict.fromkeys(egress.resolve("localhost", port)))
+    first = egress.shown(addresses[0], port)
+    with override_settings(BRAID_HTTP_ALLOWLIST=[f"localhost:{port}"]):
         assert refusal(f"http://localhost:{port}/json") == (
-            f"localhost resolves to {addresses}, which BRAID_HTTP_ALLOWLIST does not list (an "
-            "internal address must be listed itself, e.g. 10.0.0.5 or 10.0.0.0/8)"
+            f"localhost:{port} resolves to {', '.join(addresses)}, which is not on "
+            f"BRAID_HTTP_ALLOWLIST: an internal address must be listed itself (such as {first})"
         )
-    with override_settings(BRAID_HTTP_ALLOWLIST=["localhost", "127.0.0.0/8"]):
+    with override_settings(BRAID_HTTP_ALLOWLIST=[f"localhost:{port}", "127.0.0.0/8"]):
+        assert refusal(f"http://localhost:{port}/json").startswith(f"localhost:{port} resolves")
+    with override_settings(BRAID_HTTP_ALLOWLIST=[f"localhost:{port}", f"127.0.0.0/8:{port}"]):
         assert call(f"http://localhost:{port}/json")["host"] == f"localhost:{port}"  # type: ignore[index]
     assert hits == Counter({"127.0.0.1/json": 1})
 
@@ -186,15 +205,18 @@ def test_the_checked_address_is_the_one_connected_to() -> None:
     with pytest.raises(ActionError) as refused:
         egress.check("http://api.example.com/", egress.Allowlist.parse(["api.example.com"]),
                      only_metadata)  # fmt: skip
-    assert str(refused.value).startswith(
-        "api.example.com resolves to 169.254.169.254, 169.254.169.254, which"
+    assert str(refused.value) == (
+        "api.example.com:80 resolves to 169.254.169.254, which is not on BRAID_HTTP_ALLOWLIST: "
+        "an internal address must be listed itself (such as 169.254.169.254:80)"
     )
 
 
 def test_a_reply_over_the_limit_fails_the_action_not_the_worker(servers, hits, settings) -> None:  # type: ignore[no-untyped-def]
     port, _ = servers
     settings.BRAID_HTTP_MAX_RESPONSE_BYTES = 1000
-    assert refusal(f"http://127.0.0.1:{port}/big") == "127.0.0.1: the response is over 1,000 bytes"
+    assert refusal(f"http://127.0.0.1:{port}/big") == (
+        f"127.0.0.1:{port}: the reply is over BRAID_HTTP_MAX_RESPONSE_BYTES (1,000 bytes)"
+    )
 
 
 @pytest.mark.django_db
@@ -230,7 +252,7 @@ def test_a_run_whose_input_names_an_internal_url_fails_with_the_reason(
         ("completed", {"host": f"127.0.0.1:{port}", "pad": ""}),
     ]
     assert runs[0].error == (
-        "http.request failed after 1 attempt(s): '127.0.0.2' is not on BRAID_HTTP_ALLOWLIST"
+        f"http.request failed after 1 attempt(s): 127.0.0.2:{other} is not on BRAID_HTTP_ALLOWLIST"
     )
 
 
