@@ -13,7 +13,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
 from approvals import audit
-from approvals.models import EventKind
+from approvals.models import ApprovalRequest, EventKind
 from approvals.services import decide_request, deciding_groups, open_request_at, starter_decides
 from designer.models import Flow, FlowVersion
 from designer.services import check_graph
@@ -188,6 +188,10 @@ def decide(
         audit.record(EventKind.DECIDED, approval, username, decision=decision.value,
                      comment=comment, starter=starter, groups=list(groups))  # fmt: skip
         state = engine.decide(state, node, username, groups, decision, comment, execution_id)
+        # As on a durable run: out of their inbox, and known to delegation's one-vote rule.
+        ApprovalRequest.objects.filter(pk=approval.pk).update(
+            decided_by=sorted({*approval.decided_by, username})
+        )
     if clock is None:
         hand_over_timers(state)
     return Decided(run_id, Runtime.IN_PROCESS)
