@@ -20,6 +20,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db import transaction
 from django.db.models import Q, QuerySet
+from django.db.models.signals import post_delete
 from django.utils import timezone
 
 from approvals import audit
@@ -534,13 +535,13 @@ def refuse_delegate(
             f"{to} already holds a part of the approval at {node} (one person, one vote)"
         )
     own = set(group_names(target)) & set(approval.groups)
-    if not own & set(groups):
-        raise DelegateNotMember(f"{to} is in none of the groups {sorted(groups)}")
     if own - set(groups):
         raise DelegateHoldsSeat(
-            f"{to} is also in {sorted(own - set(groups))}, another group of the approval at "
-            f"{node} (one person, one vote)"
+            f"{to} is in {sorted(own - set(groups))}, another group of the approval at {node}: "
+            "they hold a seat there already (one person, one vote)"
         )
+    if not own:
+        raise DelegateNotMember(f"{to} is in none of the groups {sorted(groups)}")
 
 
 def locked_open(approval: ApprovalRequest) -> None:
@@ -610,6 +611,45 @@ def reassign(
                      previous=before, comment=comment)  # fmt: skip
         transaction.on_commit(lambda: changed([approval]))
     return approval
+
+
+def return_parts(username: str) -> int:
+    """Give each open part delegated to a person back to whoever delegated it to them.
+
+    For a person who can no longer decide (deactivated or deleted): the part would
+    otherwise wait on nobody. A chain A -> B -> C whose C leaves goes back to B, with A's
+    part. Return how many requests changed; each change is audited as `returned`.
+    """
+    held = ApprovalRequest.objects.filter(
+        status=ApprovalStatus.OPEN, delegated_to__overlaps=[username]
+    )
+    changed_requests = []
+    for approval in held.order_by("id"):
+        with transaction.atomic():
+            locked_open(approval)
+            back = [d for d in approval.delegations if d["to"] == username]
+            if not back:
+                continue
+            kept = [d for d in approval.delegations if d["to"] != username]
+            approval.delegations = kept
+            approval.delegated_from = sorted({d["from"] for d in kept})
+            approval.delegated_to = sorted({d["to"] for d in kept})
+            approval.save(update_fields=["delegations", "delegated_from", "delegated_to"])
+            audit.append([audit.Entry(EventKind.RETURNED, approval,
+                                      detail={"from": username, "to": d["from"],
+                                              "reason": "the delegate can no longer decide"})
+                          for d in back])  # fmt: skip
+            changed_requests.append(approval)
+    if changed_requests:
+        transaction.on_commit(lambda: changed(changed_requests))
+    return len(changed_requests)
+
+
+def return_parts_of_leaving_user(sender: object, instance: Any, **kwargs: Any) -> None:
+    """post_save/post_delete receiver on the user model: a deactivated or deleted user's
+    delegated parts go back to their delegators."""
+    if kwargs.get("signal") is post_delete or not instance.is_active:
+        return_parts(instance.get_username())
 
 
 # ---------------------------------------------------------------------------- audit helpers
