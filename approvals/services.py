@@ -7,7 +7,10 @@ it with the run's next step, which also closes the request when its policy is me
 Who may decide (docs/approvals.md): a member of one of the request's groups, except the
 run's starter (unless the node sets `allow_starter`) and except a person who delegated
 their part to someone else; the person a part was delegated to; and, once an admin has
-reassigned the request, only its assignee. Every step is audited (approvals/audit.py).
+reassigned the request, only its assignee. One person has one vote (engine/core/seats.py):
+a hand-over never gives anyone a second seat, never returns along its chain, and never
+leaves a request that the people able to decide could not meet. Every step is audited
+(approvals/audit.py).
 """
 
 import datetime as dt
@@ -238,7 +241,8 @@ def deciding_groups(approval: ApprovalRequest, user: AbstractBaseUser) -> tuple[
     """Return the groups a person's decision counts for; raise why they may not decide.
 
     An assignee (admin reassignment) decides for every group of the request; a delegate
-    decides for the groups of the part they received, and their own.
+    decides for the groups of the part they received, and their own. These are the
+    groups the vote *may* count for: it counts for one of them under `all`.
     """
     username = user.get_username()
     if approval.assignee_id is not None:
