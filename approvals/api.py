@@ -193,13 +193,19 @@ REFUSED_403 = OpenApiResponse(
 CONFLICT_409 = OpenApiResponse(
     RefusalSerializer,
     description="closed or already decided by others (approval.closed), decided by you "
-    "(approval.already_decided), a stale execution id (approval.stale), or an in-process "
-    "run (approval.in_process)",
+    "(approval.already_decided), a stale execution id (approval.stale), an in-process "
+    "run (approval.in_process), a delegation after which too few people could meet the "
+    "policy (approval.would_strand), or a reassignment while the request still needs more "
+    "than one person (approval.needs_people)",
 )
 TARGET_400 = OpenApiResponse(
     RefusalSerializer,
-    description="the body is invalid, or the person named may not receive it "
-    "(approval.delegate_target)",
+    description="the body is invalid, or the person named may not receive it: not active "
+    "(approval.delegate_inactive), yourself (approval.delegate_self), in none of the part's "
+    "groups (approval.delegate_not_member), the run's starter (approval.delegate_is_starter), "
+    "already decided (approval.delegate_decided), holding another seat "
+    "(approval.delegate_holds_seat), earlier in the chain (approval.delegation_cycle), or "
+    "having passed their own part on (approval.delegate_passed_on)",
 )
 
 

@@ -5,3 +5,17 @@ class ApprovalsConfig(AppConfig):
     """The approvers' inbox."""
 
     name = "approvals"
+
+    def ready(self) -> None:
+        """Give a deactivated or deleted user's delegated parts back to their delegators."""
+        from django.contrib.auth import get_user_model
+        from django.db.models.signals import post_delete, post_save
+
+        from approvals.services import return_parts_of_leaving_user
+
+        for signal in (post_save, post_delete):
+            signal.connect(
+                return_parts_of_leaving_user,
+                sender=get_user_model(),
+                dispatch_uid=f"approvals.return_parts.{signal is post_save}",
+            )

@@ -114,6 +114,7 @@ class EventKind(models.TextChoices):
     CANCELLED = "cancelled", "Cancelled"
     EXPIRED = "expired", "Expired"
     REOPENED = "reopened", "Reopened"
+    RETURNED = "returned", "Returned"
 
 
 class AuditImmutable(Exception):

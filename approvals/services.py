@@ -7,10 +7,14 @@ it with the run's next step, which also closes the request when its policy is me
 Who may decide (docs/approvals.md): a member of one of the request's groups, except the
 run's starter (unless the node sets `allow_starter`) and except a person who delegated
 their part to someone else; the person a part was delegated to; and, once an admin has
-reassigned the request, only its assignee. Every step is audited (approvals/audit.py).
+reassigned the request, only its assignee. One person has one vote (engine/core/seats.py):
+a hand-over never gives anyone a second seat, never returns along its chain, and never
+leaves a request that the people able to decide could not meet. Every step is audited
+(approvals/audit.py).
 """
 
 import datetime as dt
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -19,6 +23,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db import transaction
 from django.db.models import Q, QuerySet
+from django.db.models.signals import post_delete
 from django.utils import timezone
 
 from approvals import audit
@@ -26,10 +31,11 @@ from approvals.models import ApprovalEvent, ApprovalRequest, ApprovalStatus, Eve
 from braid.auth import Role, group_names, has_role
 from engine import durable
 from engine.core import graph as g
+from engine.core import seats
 from engine.core.events import ApprovalDecided, Decision
 from engine.core.runtime import EventRefused, OpenApproval, choose_approval
 from engine.core.scheduler import approval_outcome
-from engine.models import PendingEvent, Run, Runtime
+from engine.models import Run, Runtime
 
 User = AbstractBaseUser | AnonymousUser
 
@@ -70,10 +76,71 @@ class AssignedElsewhere(DecisionRefused):
 
 
 class BadDelegate(DecisionRefused):
-    """The person named to receive a request may not receive it."""
+    """The person named to receive a request may not receive it (subclasses say why)."""
 
     code = "approval.delegate_target"
     http_status = 400
+
+
+class DelegateInactive(BadDelegate):
+    """Nobody active has that name: a request given to them would wait on nobody."""
+
+    code = "approval.delegate_inactive"
+
+
+class DelegateIsSelf(BadDelegate):
+    """A person cannot delegate to themselves."""
+
+    code = "approval.delegate_self"
+
+
+class DelegateNotMember(BadDelegate):
+    """The delegate is in none of the groups the delegated part counts for."""
+
+    code = "approval.delegate_not_member"
+
+
+class DelegateIsStarter(BadDelegate):
+    """Segregation of duties: the run's starter may not receive its requests."""
+
+    code = "approval.delegate_is_starter"
+
+
+class DelegateDecided(BadDelegate):
+    """The person already decided the request: one person, one vote."""
+
+    code = "approval.delegate_decided"
+
+
+class DelegateHoldsSeat(BadDelegate):
+    """The delegate already holds a seat on the request: they are a member of another of
+    its groups, or already received someone's part. One person, one vote."""
+
+    code = "approval.delegate_holds_seat"
+
+
+class DelegationCycle(BadDelegate):
+    """The part would return to someone earlier in its delegation chain."""
+
+    code = "approval.delegation_cycle"
+
+
+class DelegatePassedOn(BadDelegate):
+    """The delegate passed their own part of the request on, so cannot decide it."""
+
+    code = "approval.delegate_passed_on"
+
+
+class WouldStrand(DecisionRefused):
+    """After the hand-over, the people able to decide could no longer meet the policy."""
+
+    code = "approval.would_strand"
+
+
+class NeedsMorePeople(DecisionRefused):
+    """Reassigning to one person: the request still needs more than one person's vote."""
+
+    code = "approval.needs_people"
 
 
 class ApprovalClosed(DecisionRefused):
@@ -174,7 +241,8 @@ def deciding_groups(approval: ApprovalRequest, user: AbstractBaseUser) -> tuple[
     """Return the groups a person's decision counts for; raise why they may not decide.
 
     An assignee (admin reassignment) decides for every group of the request; a delegate
-    decides for the groups of the part they received, and their own.
+    decides for the groups of the part they received, and their own. These are the
+    groups the vote *may* count for: it counts for one of them under `all`.
     """
     username = user.get_username()
     if approval.assignee_id is not None:
@@ -342,14 +410,88 @@ def bulk_decide(
     return results
 
 
+# ---------------------------------------------------------------------------- seats
+
+
+def votes_of(approval: ApprovalRequest) -> dict[str, list[str]]:
+    """Return who decided the request and the groups each vote may count for.
+
+    Read from the audit's `decided` entries, which both runtimes write with the decision.
+    """
+    decided = ApprovalEvent.objects.filter(request_id=approval.pk, kind=EventKind.DECIDED)
+    return {e.actor: list(e.detail.get("groups", [])) for e in decided.order_by("seq")}
+
+
+def starter_name(approval: ApprovalRequest) -> str | None:
+    """Return the user name of the run's starter (None when nobody started it)."""
+    field = f"started_by__{get_user_model().USERNAME_FIELD}"
+    return Run.objects.filter(pk=approval.run_id).values_list(field, flat=True).first()
+
+
+def chain_to(approval: ApprovalRequest, username: str) -> list[str]:
+    """Return the delegation chain that reached a person, first delegator first, them last."""
+    chain = [username]
+    while True:
+        given = [d["from"] for d in approval.delegations if d["to"] == chain[0]]
+        if not given or given[-1] in chain:
+            return chain
+        chain.insert(0, given[-1])
+
+
+def able_to_decide(
+    approval: ApprovalRequest, delegations: list[dict[str, Any]], assignee: AbstractBaseUser | None
+) -> dict[str, list[str]]:
+    """Return who could decide the request under these delegations and assignee, with the
+    groups each one's vote may count for: active people only, never the run's starter
+    (unless the node allows it), nobody who passed their part on."""
+    users = get_user_model().objects.filter(is_active=True)
+    name = get_user_model().USERNAME_FIELD
+    able: dict[str, list[str]] = {}
+    if assignee is not None:
+        if assignee.is_active:
+            able[assignee.get_username()] = list(approval.groups)
+    else:
+        members = users.filter(groups__name__in=approval.groups)
+        for person, grp in members.values_list(name, "groups__name"):
+            able.setdefault(person, []).append(grp)
+        received: dict[str, list[str]] = {}
+        for d in delegations:
+            received.setdefault(d["to"], []).extend(d["groups"])
+        active = set(users.filter(**{f"{name}__in": list(received)}).values_list(name, flat=True))
+        for person in active:
+            able.setdefault(person, []).extend(received[person])
+        for d in delegations:
+            able.pop(d["from"], None)
+    if not approval.allow_starter:
+        able.pop(starter_name(approval) or "", None)
+    return able
+
+
+def refuse_stranding(
+    approval: ApprovalRequest, delegations: list[dict[str, Any]], votes: dict[str, list[str]]
+) -> None:
+    """Refuse a hand-over after which the people able to decide could no longer meet the
+    request's policy (a quorum of two left with one person, for instance)."""
+    policy = policy_of(approval).decision_policy
+    now = able_to_decide(approval, approval.delegations, approval.assignee)
+    then = able_to_decide(approval, delegations, approval.assignee)
+    if seats.can_be_met(policy, approval.groups, votes, now) and not seats.can_be_met(
+        policy, approval.groups, votes, then
+    ):
+        raise WouldStrand(
+            f"after this delegation too few people could decide the approval at "
+            f"{approval.node} to meet its policy {json.dumps(approval.policy)}"
+        )
+
+
 # ---------------------------------------------------------------------------- delegation
 
 
 def active_user(username: str) -> AbstractBaseUser:
-    """Return the active user of a name; raise BadDelegate."""
+    """Return the active user of a name; raise DelegateInactive."""
     found = get_user_model().objects.filter(username=username, is_active=True).first()
     if found is None:
-        raise BadDelegate(f"no active user is named {username!r}")
+        raise DelegateInactive(f"no active user is named {username!r}")
     return found
 
 
@@ -357,10 +499,53 @@ def refuse_starter_target(approval: ApprovalRequest, target: AbstractBaseUser) -
     """Refuse to give a request to its run's starter unless the node allows it."""
     started_by = Run.objects.filter(pk=approval.run_id).values_list("started_by_id", flat=True)
     if started_by.first() == target.pk and not approval.allow_starter:
-        raise BadDelegate(
+        raise DelegateIsStarter(
             f"{target.get_username()} started run {approval.run_id} and so may not decide "
             "its approvals (segregation of duties)"
         )
+
+
+def refuse_decided_target(
+    approval: ApprovalRequest, target: AbstractBaseUser, votes: dict[str, list[str]]
+) -> None:
+    """Refuse to give a request to someone who already decided it (one person, one vote)."""
+    to = target.get_username()
+    if to in votes or to in approval.decided_by:
+        raise DelegateDecided(
+            f"{to} has already decided the approval at {approval.node} (one person, one vote)"
+        )
+
+
+def refuse_delegate(
+    approval: ApprovalRequest, user: AbstractBaseUser, target: AbstractBaseUser,
+    groups: Sequence[str], votes: dict[str, list[str]],
+) -> None:  # fmt: skip
+    """Refuse a delegate who fails a rule the delegator passes, or would hold two seats."""
+    to, node = target.get_username(), approval.node
+    if target.pk == user.pk:
+        raise DelegateIsSelf("delegate to someone else")
+    refuse_starter_target(approval, target)
+    refuse_decided_target(approval, target, votes)
+    chain = chain_to(approval, user.get_username())
+    if to in chain:
+        raise DelegationCycle(
+            f"{' -> '.join([*chain, to])}: the part of the approval at {node} would return "
+            f"to {to}, who passed it on"
+        )
+    if to in approval.delegated_from:
+        raise DelegatePassedOn(f"{to} delegated their part of the approval at {node} away")
+    if to in approval.delegated_to:
+        raise DelegateHoldsSeat(
+            f"{to} already holds a part of the approval at {node} (one person, one vote)"
+        )
+    own = set(group_names(target)) & set(approval.groups)
+    if own - set(groups):
+        raise DelegateHoldsSeat(
+            f"{to} is in {sorted(own - set(groups))}, another group of the approval at {node}: "
+            "they hold a seat there already (one person, one vote)"
+        )
+    if not own:
+        raise DelegateNotMember(f"{to} is in none of the groups {sorted(groups)}")
 
 
 def locked_open(approval: ApprovalRequest) -> None:
@@ -374,27 +559,25 @@ def locked_open(approval: ApprovalRequest) -> None:
 def delegate(
     approval: ApprovalRequest, user: AbstractBaseUser, to: str, comment: str = ""
 ) -> ApprovalRequest:
-    """Pass the caller's part of a request to another member of one of its groups."""
+    """Pass the caller's part of a request to a person who may take it (docs/approvals.md)."""
     username = user.get_username()
     with transaction.atomic():
         locked_open(approval)
         groups = deciding_groups(approval, user)
+        if approval.assignee_id is not None:
+            raise AssignedElsewhere(
+                f"the approval at {approval.node} was reassigned to {assignee_name(approval)} "
+                "by an admin: only an admin moves it on"
+            )
         starter_decides(approval, user)
-        decided = PendingEvent.objects.filter(
-            run_id=approval.run_id, key=f"{approval.key}|{username}"
-        )
-        if decided.exists():
+        votes = votes_of(approval)
+        if username in votes or username in approval.decided_by:
             raise AlreadyDecided(f"{username} has already decided the approval at {approval.node}")
         target = active_user(to)
-        if target.pk == user.pk:
-            raise BadDelegate("delegate to someone else")
-        if not set(group_names(target)) & set(approval.groups):
-            raise BadDelegate(f"{to} is in none of the groups {approval.groups}")
-        refuse_starter_target(approval, target)
-        approval.delegations = [
-            *approval.delegations,
-            {"from": username, "to": to, "groups": list(groups)},
-        ]
+        refuse_delegate(approval, user, target, groups, votes)
+        given = {"from": username, "to": to, "groups": list(groups)}
+        refuse_stranding(approval, [*approval.delegations, given], votes)
+        approval.delegations = [*approval.delegations, given]
         approval.delegated_from = sorted({*approval.delegated_from, username})
         approval.delegated_to = sorted({*approval.delegated_to, to})
         approval.save(update_fields=["delegations", "delegated_from", "delegated_to"])
@@ -407,15 +590,23 @@ def delegate(
 def reassign(
     approval: ApprovalRequest, admin: AbstractBaseUser, to: str, comment: str = ""
 ) -> ApprovalRequest:
-    """An admin gives the whole request to one person, who then alone decides it."""
+    """An admin gives the whole request to one person, who then alone decides it.
+
+    Only when one more person's vote is all the request still needs: one person never
+    decides for two seats, an admin's choice or not.
+    """
     with transaction.atomic():
         locked_open(approval)
         target = active_user(to)
         refuse_starter_target(approval, target)
-        policy = policy_of(approval).decision_policy
-        if policy.kind is g.PolicyKind.QUORUM and (policy.quorum or 1) > 1:
-            raise BadDelegate(
-                f"a quorum of {policy.quorum} needs that many people: delegate parts instead"
+        votes = votes_of(approval)
+        refuse_decided_target(approval, target, votes)
+        needed = seats.people_needed(policy_of(approval).decision_policy, approval.groups, votes)
+        if needed > 1:
+            raise NeedsMorePeople(
+                f"the approval at {approval.node} still needs {needed} people (policy "
+                f"{json.dumps(approval.policy)} over {', '.join(approval.groups)}): one person "
+                "cannot decide it; delegate parts instead"
             )
         before = assignee_name(approval)
         approval.assignee = target
@@ -424,6 +615,45 @@ def reassign(
                      previous=before, comment=comment)  # fmt: skip
         transaction.on_commit(lambda: changed([approval]))
     return approval
+
+
+def return_parts(username: str) -> int:
+    """Give each open part delegated to a person back to whoever delegated it to them.
+
+    For a person who can no longer decide (deactivated or deleted): the part would
+    otherwise wait on nobody. A chain A -> B -> C whose C leaves goes back to B, with A's
+    part. Return how many requests changed; each change is audited as `returned`.
+    """
+    held = ApprovalRequest.objects.filter(
+        status=ApprovalStatus.OPEN, delegated_to__overlaps=[username]
+    )
+    changed_requests = []
+    for approval in held.order_by("id"):
+        with transaction.atomic():
+            locked_open(approval)
+            back = [d for d in approval.delegations if d["to"] == username]
+            if not back:
+                continue
+            kept = [d for d in approval.delegations if d["to"] != username]
+            approval.delegations = kept
+            approval.delegated_from = sorted({d["from"] for d in kept})
+            approval.delegated_to = sorted({d["to"] for d in kept})
+            approval.save(update_fields=["delegations", "delegated_from", "delegated_to"])
+            audit.append([audit.Entry(EventKind.RETURNED, approval,
+                                      detail={"from": username, "to": d["from"],
+                                              "reason": "the delegate can no longer decide"})
+                          for d in back])  # fmt: skip
+            changed_requests.append(approval)
+    if changed_requests:
+        transaction.on_commit(lambda: changed(changed_requests))
+    return len(changed_requests)
+
+
+def return_parts_of_leaving_user(sender: object, instance: Any, **kwargs: Any) -> None:
+    """post_save/post_delete receiver on the user model: a deactivated or deleted user's
+    delegated parts go back to their delegators."""
+    if kwargs.get("signal") is post_delete or not instance.is_active:
+        return_parts(instance.get_username())
 
 
 # ---------------------------------------------------------------------------- audit helpers

@@ -13,7 +13,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
 from approvals import audit
-from approvals.models import EventKind
+from approvals.models import ApprovalRequest, EventKind
 from approvals.services import decide_request, deciding_groups, open_request_at, starter_decides
 from designer.models import Flow, FlowVersion
 from designer.services import check_graph
@@ -21,7 +21,7 @@ from engine import durable
 from engine.actions import ACTIONS
 from engine.core.colors import colors, explain
 from engine.core.events import Decision, RequestApproval, RunStatus, SetTimer
-from engine.core.graph import Graph, SubflowNode
+from engine.core.graph import Graph, PolicyKind, SubflowNode
 from engine.core.history import Write, lineage_writes
 from engine.core.inputs import InputRejected, check_input
 from engine.core.runtime import Clock, EventRefused, InProcessRuntime, RealClock
@@ -188,6 +188,10 @@ def decide(
         audit.record(EventKind.DECIDED, approval, username, decision=decision.value,
                      comment=comment, starter=starter, groups=list(groups))  # fmt: skip
         state = engine.decide(state, node, username, groups, decision, comment, execution_id)
+        # As on a durable run: out of their inbox, and known to delegation's one-vote rule.
+        ApprovalRequest.objects.filter(pk=approval.pk).update(
+            decided_by=sorted({*approval.decided_by, username})
+        )
     if clock is None:
         hand_over_timers(state)
     return Decided(run_id, Runtime.IN_PROCESS)
@@ -301,7 +305,8 @@ def test_run(document: object, input_value: Any, decisions: list[dict[str, str]]
 
     The designer's "Test run": the draft runs with the registered actions, timers due
     within TEST_RUN_TIMER_WAIT_S are waited out, and each decision (`{node, decision}`, in
-    order) is taken at that node's open approval as an approver of its groups would.
+    order) is taken at that node's open approval as its approvers would: by as many
+    stand-in people as its policy needs (one vote per person: docs/approvals.md).
     """
     graphs = resolve_graphs(document)
     check_run_input(graphs, input_value)
@@ -314,11 +319,8 @@ def test_run(document: object, input_value: Any, decisions: list[dict[str, str]]
     for step in decisions:
         if state.status.finished:
             break
-        waiting = open_requests(store, run_id)
-        groups = tuple(next((r.groups for r in waiting if r.node == step["node"]), ()))
         try:
-            state = engine.decide(state, step["node"], TEST_RUN_USER, groups,
-                                  Decision(step["decision"]))  # fmt: skip
+            state = decide_as_approvers(engine, store, state, step["node"], step["decision"])
         except (EventRefused, LookupError, ValueError) as error:
             refused.append({"node": step["node"], "detail": str(error)})
     rows = store.rows(run_id)
@@ -334,6 +336,28 @@ def test_run(document: object, input_value: Any, decisions: list[dict[str, str]]
         "waiting_on": open_nodes,
         "refused": refused,
     }
+
+
+def decide_as_approvers(
+    engine: InProcessRuntime, store: InMemoryStore, state: RunState, node: str, decision: str
+) -> RunState:
+    """Take a test run's decision at a node by as many stand-in approvers as its policy
+    needs (`designer test run`, `designer test run 2`, ...), each of every group."""
+    asked = [r for r in open_requests(store, state.run_id) if r.node == node]
+    groups = tuple(asked[0].groups) if asked else ()
+    policy = asked[0].policy if asked else "any"
+    if isinstance(policy, dict):
+        people = int(policy.get("quorum", 1))
+    else:
+        people = len(groups) if policy == PolicyKind.ALL.value else 1
+    for n in range(1, max(people, 1) + 1):
+        # Stop once this request closed (a rejection, or the policy met): a loop may open
+        # the node again at once, and that request is the next decision's.
+        if n > 1 and not any(r.key == asked[0].key for r in open_requests(store, state.run_id)):
+            break
+        voter = TEST_RUN_USER if n == 1 else f"{TEST_RUN_USER} {n}"
+        state = engine.decide(state, node, voter, groups, Decision(decision))
+    return state
 
 
 def open_requests(store: InMemoryStore, run_id: str) -> list[RequestApproval]:

@@ -13,7 +13,7 @@ import zlib
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from engine.core import expression_limits
+from engine.core import expression_limits, seats
 from engine.core import graph as g
 from engine.core.events import (
     ActionCompleted,
@@ -1078,15 +1078,10 @@ def approval_outcome(node: g.ApprovalNode, votes: dict[str, Any]) -> str | None:
     """Return `approved`/`rejected` once the policy is decided, else None."""
     if any(vote["decision"] == Decision.REJECT.value for vote in votes.values()):
         return g.Outcome.REJECTED.value
-    policy = node.decision_policy
-    approvers = len(votes)
-    if policy.kind is g.PolicyKind.ANY:
-        done = approvers >= 1
-    elif policy.kind is g.PolicyKind.QUORUM:
-        done = approvers >= (policy.quorum or 1)
-    else:
-        covered = {group for vote in votes.values() for group in vote["groups"]}
-        done = covered >= set(node.groups)
+    # One vote per person: under `all` a vote covers one group, whatever groups its voter
+    # holds (engine/core/seats.py).
+    holders = {user: vote["groups"] for user, vote in votes.items()}
+    done = seats.people_needed(node.decision_policy, node.groups, holders) == 0
     return g.Outcome.APPROVED.value if done else None
 
 

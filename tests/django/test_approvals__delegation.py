@@ -78,15 +78,15 @@ def test_a_delegated_request_moves_to_the_delegate_and_the_delegator_loses_it(
 
 
 @pytest.mark.parametrize(
-    ("to", "detail"),
+    ("to", "code", "detail"),
     [
-        ("legal", "legal is in none of the groups ['finance']"),
-        ("finance", "delegate to someone else"),
-        ("ghost", "no active user is named 'ghost'"),
+        ("legal", "approval.delegate_not_member", "legal is in none of the groups ['finance']"),
+        ("finance", "approval.delegate_self", "delegate to someone else"),
+        ("ghost", "approval.delegate_inactive", "no active user is named 'ghost'"),
     ],
 )
 def test_a_request_is_delegated_only_to_another_active_member_of_its_groups(
-    demo, client_for, to, detail
+    demo, client_for, to, code, detail
 ) -> None:  # type: ignore[no-untyped-def]
     run = start(client_for("analyst"), "invoice-sign-off", INVOICE)
     before = footprint(run)
@@ -95,7 +95,7 @@ def test_a_request_is_delegated_only_to_another_active_member_of_its_groups(
     )
     assert (refused.status_code, refused.json()) == (
         400,
-        {"code": "approval.delegate_target", "detail": detail},
+        {"code": code, "detail": detail},
     )
     assert footprint(run) == before
 
@@ -106,7 +106,7 @@ def test_the_starter_can_neither_delegate_nor_receive_their_runs_request(
     run = start(controller, "invoice-sign-off", INVOICE)
     fin = request_id(run, "fin")
     refused = post(client_for("finance"), f"/api/approvals/{fin}/delegate/", {"to": "controller"})
-    assert (refused.status_code, refused.json()["code"]) == (400, "approval.delegate_target")
+    assert (refused.status_code, refused.json()["code"]) == (400, "approval.delegate_is_starter")
     own = post(controller, f"/api/approvals/{fin}/delegate/", {"to": "finance"})
     assert (own.status_code, own.json()["code"]) == (403, "approval.starter")
     assert (inbox_nodes(controller), count(controller)) == ([], 0)

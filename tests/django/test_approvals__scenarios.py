@@ -281,10 +281,11 @@ def test_a_quorum_cannot_be_reassigned_to_one_person(demo, client_for) -> None: 
         client_for("admin"), f"/api/approvals/{request_id(run, 'ask')}/reassign/", {"to": "legal"}
     )
     assert (refused.status_code, refused.json()) == (
-        400,
+        409,
         {
-            "code": "approval.delegate_target",
-            "detail": "a quorum of 2 needs that many people: delegate parts instead",
+            "code": "approval.needs_people",
+            "detail": 'the approval at ask still needs 2 people (policy {"quorum": 2} over '
+            "finance): one person cannot decide it; delegate parts instead",
         },
     )
     assert footprint(run) == before

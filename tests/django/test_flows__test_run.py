@@ -66,3 +66,22 @@ def test_a_test_run_refuses_an_input_its_schema_refuses(demo, client_for) -> Non
     body = refused.json()
     assert body["code"] == "run.input"
     assert list(body["fields"]) == ["invoice.amount"]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("policy", "groups"), [("all", ["finance", "legal"]), ({"quorum": 3}, ["finance"])]
+)
+def test_one_test_run_decision_stands_for_as_many_approvers_as_the_policy_needs(
+    demo, client_for, policy, groups
+) -> None:  # type: ignore[no-untyped-def]
+    from tests.django.approval_helpers import approval_graph
+
+    graph = approval_graph(policy=policy)
+    graph["nodes"][2]["groups"] = groups
+    decisions = [{"node": "ask", "decision": "approve"}]
+    ran = post(client_for("analyst"), "b-and-d-or-e",
+               {"graph": graph, "input": {"amount": 4}, "decisions": decisions}).json()  # fmt: skip
+    assert (ran["status"], ran["state"]["decision"]) == ("completed", "approved")
+    assert ran["refused"] == []
+    assert ran["nodes"]["ask"]["result"] == "approved"
