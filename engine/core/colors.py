@@ -75,6 +75,8 @@ class Arrival:
     why: str = ""  # the reason of a paint, naming the node that decided it
     loose: str = ""  # inside a body, its foreach or loop: any row under execution_id counts
     cut: str = ""  # why the activation ended early (a race lost): rows keep their truth
+    closed: bool = False  # inside the body of a foreach or loop that has completed
+    again: str = ""  # inside a live loop's round that another round may follow: the loop
 
     @property
     def order(self) -> tuple[int, str, str, str]:
@@ -162,6 +164,7 @@ class Walk:
         self.ended = ended
         self.focus = focus
         self.cut = cut
+        self.loops = frozenset().union(*(loops_of(graph) for graph in graphs.values()))
         self.result: dict[str, Verdict] = {}
 
     # ------------------------------------------------------------------ root → leaves
@@ -222,8 +225,10 @@ class Walk:
         """Return a node's color and reason from its row and how the walk arrived."""
         row = self.rows.get(path)
         if arrival.paint is not None:
-            if arrival.paint is Color.PENDING and row is not None and arrival.execution_id:
-                later = iteration_reason(arrival.execution_id, row)
+            older_round = arrival.paint in (Color.PENDING, Color.SKIPPED) and not self.finished
+            if older_round and row is not None and arrival.execution_id:
+                # Written in an older round of a loop still running: a later one may again.
+                later = iteration_reason(arrival.execution_id, row, self.loops)
                 if later:
                     return Verdict(Color.PENDING, later)
             return Verdict(arrival.paint, arrival.why)
@@ -232,18 +237,57 @@ class Walk:
         if not self.belongs(row, arrival, isinstance(node, g.GatherNode)):
             return self.older(row, arrival)
         if row.status in (RowStatus.RUNNING, RowStatus.WAITING):
+            doing = "running" if row.status is RowStatus.RUNNING else "waiting"
             if arrival.cut:
-                doing = "running" if row.status is RowStatus.RUNNING else "waiting"
                 return Verdict(Color.CANCELLED, f"cancelled: {arrival.cut} while this was {doing}")
             if self.finished:
                 return Verdict(Color.CANCELLED, self.cut_short(row))
+            if arrival.loose:
+                # In a body, a race lost in this row's own item or round cut it short; in a
+                # body whose owner finished, whatever still runs was cut short.
+                lost = self.lost_race(path, row)
+                if lost or arrival.closed:
+                    why = lost or f"every {arrival.loose.split(' of ')[0]} finished"
+                    return Verdict(Color.CANCELLED, f"cancelled: {why} while this was {doing}")
         return Verdict(Color(row.status.value), live_reason(node, row))
+
+    def lost_race(self, path: str, row: NodeRow) -> str:
+        """Return "race `r` was won by `b`" when a race of the row's own execution was won
+        by another branch than the row's, else ''."""
+        scope = path.rpartition("/")[0]
+        prefix = scope + "/" if scope else ""
+        segments = ExecutionId.parse(row.execution_id).segments
+        for depth, segment in enumerate(segments):
+            race, dot, branch = segment.name.partition(".")
+            if not dot:
+                continue
+            raced = self.rows.get(prefix + race)
+            if raced is None or raced.status is not RowStatus.COMPLETED:
+                continue
+            if ExecutionId.parse(raced.execution_id).segments != segments[:depth]:
+                continue
+            if isinstance(raced.result, str) and raced.result != branch:
+                graph_node = self.node_at(prefix + race)
+                if isinstance(graph_node, g.RaceNode):
+                    return f"race `{race}` was won by `{raced.result}`"
+        return ""
+
+    def node_at(self, path: str) -> g.Node | None:
+        """Return the graph node of a node path, through its subflow callers."""
+        graph = self.graphs.get("main")
+        *callers, last = path.split("/")
+        for caller in callers:
+            node = graph.nodes_by_id.get(caller) if graph is not None else None
+            if not isinstance(node, g.SubflowNode):
+                return None
+            graph = self.graphs.get(subflow_key(node))
+        return graph.nodes_by_id.get(last) if graph is not None else None
 
     def unreached(self, arrival: Arrival) -> Verdict:
         """Return the verdict of a node the live path reaches but no row records."""
         if arrival.cut:
             return Verdict(Color.SKIPPED, f"skipped: {arrival.cut} before this started")
-        if self.finished:
+        if self.finished or arrival.closed:
             if arrival.loose:
                 return Verdict(Color.SKIPPED, f"skipped: no {arrival.loose} reached it")
             return Verdict(Color.SKIPPED, "skipped: the run finished without reaching it")
@@ -257,10 +301,10 @@ class Walk:
         live = arrival.execution_id
         if arrival.cut:
             return Verdict(Color.SKIPPED, f"skipped: {arrival.cut} before this started")
-        if self.finished:
+        if self.finished or arrival.closed:
             return Verdict(Color.SKIPPED, "skipped: the run finished without reaching it in "
                                           f"execution {live}")  # fmt: skip
-        later = iteration_reason(live, row)
+        later = iteration_reason(live, row, self.loops)
         return Verdict(Color.PENDING, later or f"pending: not reached yet in execution {live}")
 
     def cut_short(self, row: NodeRow) -> str:
@@ -307,6 +351,16 @@ class Walk:
             # Inside a body every item and iteration writes the same nodes: no one item's
             # decision or failure paints the others' paths, so each node shows its own row.
             return [(e.target, arrival) for e in edges]
+        if arrival.paint is None and isinstance(node, g.RaceNode):
+            cut_race = self.cut_race(prefix, node, arrival, verdict, edges)
+            if cut_race is not None:
+                return cut_race
+        if arrival.paint is None and verdict.color is Color.FAILED and not self.finished:
+            # On a live path a failed row is an attempt the run will retry (a failure that
+            # ends its activation ends the run, or lies in a body, where rows speak).
+            attempt = self.rows[prefix + node.id].attempt if prefix + node.id in self.rows else 1
+            again = f"pending: `{node.id}` failed attempt {attempt} and will be retried"
+            return [(e.target, painted(Color.PENDING, again, arrival.execution_id)) for e in edges]
         paint = downstream_paint(node, arrival, verdict)
         if paint is not None:
             return [(e.target, paint) for e in edges]
@@ -321,6 +375,30 @@ class Walk:
             (e.target, within(self.edge_arrival(node, e, arrival, eid, verdict, decided), arrival))
             for e in edges
         ]
+
+    def cut_race(
+        self,
+        prefix: str,
+        node: g.RaceNode,
+        arrival: Arrival,
+        verdict: Verdict,
+        edges: list[g.Edge],
+    ) -> list[tuple[str, Arrival]] | None:
+        """Return the arrivals leaving a race a cancel or a failure ended, else None: its
+        branches keep the truth of their rows, its exits are skipped."""
+        row = self.rows.get(prefix + node.id)
+        if verdict.color not in (Color.CANCELLED, Color.FAILED) or row is None:
+            return None
+        if not self.belongs(row, arrival):
+            return None
+        eid = ExecutionId.parse(row.execution_id)
+        leave = downstream_paint(node, arrival, verdict)
+        assert leave is not None
+        return [
+            (e.target, within(Arrival(eid.branch(node.id, e.branch), None), arrival)
+             if e.branch is not None else leave)
+            for e in edges
+        ]  # fmt: skip
 
     def owner_successors(
         self,
@@ -377,7 +455,12 @@ class Walk:
                 isinstance(node, g.RaceNode) and edge.follows == g.Outcome.NEXT.value
             )
             if not taken:
-                return painted(Color.SKIPPED, f"skipped: `{node.id}` took `{decided}`")
+                if arrival.again:  # pending means the run can still reach it
+                    later = (f"pending: `{node.id}` took `{decided}` in this round; a later "
+                             f"round of loop `{arrival.again}` may take this path")  # fmt: skip
+                    return painted(Color.PENDING, later, eid)
+                took = f"skipped: `{node.id}` took `{decided}`"
+                return painted(Color.SKIPPED, took, eid)
         return Arrival(eid, None)
 
     def body_arrival(
@@ -391,8 +474,15 @@ class Walk:
             return Arrival(focused, None, cut=cut)
         # Nested in another body, any row under the outer body's execution counts.
         scope = arrival.execution_id if arrival.loose and arrival.execution_id else owner
+        # A finished body is closed, unless a later round of a live loop may open it again.
+        closed = (
+            verdict.color is Color.COMPLETED
+            and not arrival.again
+            and (not arrival.loose or arrival.closed)
+        )
         if isinstance(node, g.ForeachNode):
-            return Arrival(scope, None, loose=f"item of foreach `{node.id}`", cut=arrival.cut)
+            noun = f"item of foreach `{node.id}`"
+            return Arrival(scope, None, loose=noun, cut=arrival.cut, closed=closed)
         loose = f"iteration of loop `{node.id}`"
         result = row.result if isinstance(row.result, dict) else {}
         if verdict.color is Color.COMPLETED and result.get("iterations") == 0:
@@ -400,10 +490,13 @@ class Walk:
         number = result.get("iteration")
         if verdict.color is Color.RUNNING and not arrival.loose and isinstance(number, int):
             if number > 0:
-                return Arrival(owner.iteration(node.id, number), None, loose=loose)
+                # The live round, exactly: its decisions paint what it did not take.
+                again = node.id if number < node.max_iterations else ""
+                round_eid = owner.iteration(node.id, number)
+                return Arrival(round_eid, None, cut=arrival.cut, again=again or arrival.again)
             return painted(Color.PENDING, f"pending: loop `{node.id}` has not started an "
                                           "iteration")  # fmt: skip
-        return Arrival(scope, None, loose=loose, cut=arrival.cut)
+        return Arrival(scope, None, loose=loose, cut=arrival.cut, closed=closed)
 
     def focused(self, node: g.Node, owner: ExecutionId) -> ExecutionId | None:
         """Return the item or iteration of `node` the focus lies in, if it lies in one."""
@@ -572,13 +665,24 @@ def forward_order(graph: g.Graph, start: str) -> list[str]:
     return order
 
 
-def iteration_reason(live: ExecutionId, row: NodeRow) -> str:
+def loops_of(graph: g.Graph) -> frozenset[str]:
+    """Return the ids of a graph's loop nodes (cached on the graph)."""
+    cache: frozenset[str] | None = graph.__dict__.get("_loops")
+    if cache is None:
+        cache = frozenset(n.id for n in graph.nodes if isinstance(n, g.LoopNode))
+        graph.__dict__["_loops"] = cache
+    return cache
+
+
+def iteration_reason(live: ExecutionId, row: NodeRow, loops: frozenset[str]) -> str:
     """Return "loop `x` is in iteration n; …" when the row is from an older iteration, or ''."""
     written = ExecutionId.parse(row.execution_id)
     for now, then in zip(live.segments, written.segments, strict=False):
         if now.name != then.name:
             return ""
-        if now.number > then.number and now.name != "root":
+        if now.number != then.number:
+            if now.number < then.number or now.name not in loops:
+                return ""
             return (f"pending: loop `{now.name}` is in iteration {now.number}; this node last "
                     f"ran in iteration {then.number}")  # fmt: skip
     return ""
@@ -612,9 +716,12 @@ def live_reason(node: g.Node, row: NodeRow) -> str:
 
 
 def within(onward: Arrival, arrival: Arrival) -> Arrival:
-    """Return an onward live arrival inside the cut activation its node was reached in."""
+    """Return an onward live arrival inside the cut activation, or the live loop round,
+    its node was reached in."""
     if onward.paint is None and arrival.cut and not onward.cut:
-        return replace(onward, cut=arrival.cut)
+        onward = replace(onward, cut=arrival.cut)
+    if onward.paint is None and arrival.again and not onward.again:
+        onward = replace(onward, again=arrival.again)
     return onward
 
 

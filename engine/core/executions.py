@@ -128,6 +128,10 @@ class Replay:
             attempt = detail.get("attempt")
             self.attempts[(path, eid)] = attempt if isinstance(attempt, int) else 1
             self.write(path, RowStatus.RUNNING, eid)
+        elif kind == "frame.retried":  # an owner of a retried action runs again
+            attempt = detail.get("attempt")
+            self.attempts[(path, eid)] = attempt if isinstance(attempt, int) else 1
+            self.write(path, RowStatus.RUNNING, eid, detail.get("result"))
         elif kind == "action.redriven":
             attempt = detail.get("attempt")
             self.attempts[(path, eid)] = attempt if isinstance(attempt, int) else 1

@@ -1055,7 +1055,30 @@ class Stepper:
         self.trace("action.redriven", frame, attempt=frame.attempt + 1, by=event.by)
         frame.attempt += 1
         frame.state = FrameState.READY
+        self.reopen_owners(frame)
         self.execute(frame)
+
+    def reopen_owners(self, frame: Frame) -> None:
+        """The frames a retried action runs under (its foreach, loop, race and subflow
+        calls) run again: the failure wrote their rows failed, so each reads running at its
+        next attempt, which the fence lets replace the failed one."""
+        owner = self.owner_of(frame)
+        while owner is not None:
+            owner.attempt += 1
+            barrier = owner.barrier
+            result: JSON = None
+            if barrier.get("kind") == "loop":
+                result = {"iteration": barrier["iteration"]}
+            elif barrier.get("kind") == "foreach":
+                result = {"items": len(barrier["items"])}
+            self.row(owner, RowStatus.RUNNING, result)
+            self.trace("frame.retried", owner, attempt=owner.attempt, result=result)
+            owner = self.owner_of(owner)
+
+    def owner_of(self, frame: Frame) -> Frame | None:
+        """Return the frame that owns this one: its barrier's, else its scope's caller."""
+        above = frame.owner if frame.owner is not None else self.state.scopes[frame.scope].caller
+        return None if above is None else self.state.frames.get(above)
 
     def timer_fired(self, frame: Frame, key: str) -> None:
         if key.endswith("|timeout"):

@@ -195,32 +195,32 @@ CASES = {
     "cancel inside a foreach": Case(
         batch_cancelled_while_items_wait,
         {"start": C, "lines": X, "big": C, "review": X, "ok": S, "small": C, "done": S},
-        "cancel inside a foreach: body nodes with rows show skipped",
+        None,
     ),
     "cancel inside a loop": Case(
         loop_cancelled_in_second_round,
         {"start": C, "loop": X, "tick": C, "first": C, "note": C, "ask": X, "end": S},
-        "cancel inside a loop: body nodes with rows show skipped",
+        None,
     ),
     "a live loop in a later round": Case(
         loop_in_second_round,
         {"start": C, "loop": R, "tick": C, "first": C, "note": P, "ask": W, "end": P},
-        "live loop: an older round's node behind an IF not taken this round shows skipped",
+        None,
     ),
     "a loop failing at its limit": Case(
         loop_failing_at_its_limit,
         {"start": C, "loop": F, "tick": C, "work": C, "end": S},
-        "loop failed at max_iterations: its completed body shows skipped",
+        None,
     ),
     "a race lost by a waiting branch": Case(
         race_lost_by_a_waiting_branch,
         {"start": C, "race": C, "quick": C, "prep": C, "ask": X, "after": S, "end": C},
-        "race loser: the branch is painted cancelled whole (completed and never-started nodes)",
+        None,
     ),
     "a failure inside a race branch": Case(
         race_failed_inside_a_branch,
         {"start": C, "race": F, "quick": F, "prep": C, "ask": X, "after": S, "end": S},
-        "failure inside a race: the body shows skipped (the failed node too)",
+        None,
     ),
     "a cancel while race branches wait": Case(
         race_cancelled_while_both_branches_wait,
@@ -235,17 +235,17 @@ CASES = {
             "escalate": S,
             "done": S,
         },
-        "cancel inside a race: waiting branch nodes show skipped",
+        None,
     ),
     "a finished foreach in a live run": Case(
         foreach_of_no_items_then_a_task,
         {"start": C, "each": C, "body": S, "later": R, "end": P},
-        "live run: the body of a finished foreach that nothing reached shows pending",
+        None,
     ),
     "a task waiting for its retry": Case(
         task_waiting_for_its_retry,
         {"start": C, "flaky": F, "next": P, "end": P},
-        "retry backoff: downstream of a failed attempt that will retry shows skipped",
+        None,
     ),
     "a subflow retried after its failure": Case(
         subflow_retried_after_its_failure,

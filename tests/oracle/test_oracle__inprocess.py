@@ -12,6 +12,7 @@ runtime; `compare` in tests/oracle/driving.py is where they join.
 
 from __future__ import annotations
 
+import json
 import os
 import random
 from typing import Any
@@ -55,7 +56,7 @@ def drive(driver: RetryingDriver, seed: int) -> list[str]:
     moves: list[str] = []
     for _ in range(STEPS):
         differences = compare(driver)
-        assert differences == [], (moves, differences)
+        assert differences == [], (moves, differences, json.dumps(driver.document))
         allowed = moves_of(driver)
         if not allowed:
             break
