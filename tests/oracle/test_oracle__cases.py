@@ -259,7 +259,7 @@ CASES = {
             "after": P,
             "end": P,
         },
-        "after a retry: an owner the failure failed keeps its failed row",
+        None,
     ),
 }
 
