@@ -19,6 +19,7 @@ from designer.models import Flow, FlowVersion
 from designer.services import check_graph
 from engine import durable
 from engine.actions import ACTIONS
+from engine.core import expression_limits
 from engine.core.colors import colors, explain
 from engine.core.events import Decision, RequestApproval, RunStatus, SetTimer
 from engine.core.graph import Graph, SubflowNode
@@ -30,8 +31,6 @@ from engine.core.store import InMemoryStore, UnknownRun
 from engine.core.validation import Report
 from engine.models import NodeState, PendingEvent, Run, Runtime
 from engine.store import DjangoStore
-
-MAX_SUBFLOW_DEPTH = 16
 
 
 class RunRefused(Exception):
@@ -89,8 +88,14 @@ def load_subflow(node: SubflowNode, graphs: dict[str, Graph], pending: list, dep
                  chain: tuple[str, ...]) -> None:  # type: ignore[type-arg]  # fmt: skip
     """Add one subflow's graph (and queue its own subflows); refuse recursion."""
     key = subflow_key(node)
-    if key in chain or depth >= MAX_SUBFLOW_DEPTH:
+    if key in chain:
         raise RunRefused(f"subflow {key} calls itself (through {' -> '.join(chain)})")
+    deepest = expression_limits.limits().max_subflow_depth
+    if depth >= deepest:
+        raise RunRefused(
+            f"subflow {key} would nest {depth + 1} calls deep (through {' -> '.join(chain)}); "
+            f"the limit is {deepest} (BRAID_SUBFLOW_MAX_DEPTH)"
+        )
     if key in graphs:
         return
     version = latest_version(node.flow, node.version)
