@@ -744,13 +744,13 @@ class Stepper:
         items = self.evaluate(frame, node.items, "items")
         if not isinstance(items, list):
             raise FlowFailure(f"items: expected a list, got {type(items).__name__}")
-        self.bounded(frame, items, "items")
         limit = expression_limits.limits().max_foreach_items
         if len(items) > limit:
             raise FlowFailure(
                 f"items: {len(items):,} items; a foreach takes at most {limit:,} "
                 "(BRAID_FOREACH_MAX_ITEMS)"
             )
+        self.bounded(frame, items, "items")  # the barrier keeps them in the snapshot
         frame.state = FrameState.BLOCKED
         frame.barrier = {"kind": "foreach", "items": items, "admitted": 0, "running": 0,
                          "done": {}, "failed": {}, "policy": node.failure_policy.value}  # fmt: skip
