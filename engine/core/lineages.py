@@ -208,10 +208,12 @@ class Lineages:
         if cached is not None:
             return cached
         lineage = self.all[lineage_id]
-        parent = None
         if lineage.parent is not None and not lineage.writes and lineage.base is None:
-            parent = self._sizes.get(lineage.parent)  # a new branch, item or iteration
-        cached = parent.copy() if parent is not None else Sizes.of(self.view(lineage_id))
+            # A new branch, item or iteration sees its parent's view: measure that once,
+            # not once per child (a foreach of 10,000 items has 10,000 such children).
+            cached = self.sizes(lineage.parent).copy()
+        else:
+            cached = Sizes.of(self.view(lineage_id))
         self._sizes[lineage_id] = cached
         return cached
 
