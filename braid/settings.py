@@ -280,6 +280,30 @@ BRAID_CEL_LIMITS = {
     "max_value_depth": int(os.environ.get("BRAID_VALUE_MAX_DEPTH", "100")),
 }
 
+# Bounded work (docs/security.md "Bounded work"): what one run may store and do, whatever
+# its flow says. Applied to the core with BRAID_CEL_LIMITS (engine.core.expression_limits).
+BRAID_RUN_LIMITS = {
+    # The JSON of one written value (state write, task params or output, subflow input,
+    # foreach items) and of any one state field after a write or merge.
+    "max_value_bytes": int(os.environ.get("BRAID_VALUE_MAX_BYTES", "1000000")),
+    # The JSON of a lineage's whole state (the sum over its fields).
+    "max_state_bytes": int(os.environ.get("BRAID_STATE_MAX_BYTES", "16000000")),
+    # An approval's interpolated title, its instructions, its shown values; a comment.
+    "max_approval_text_bytes": int(os.environ.get("BRAID_APPROVAL_TEXT_MAX_BYTES", "10000")),
+    # Iterations of any loop (a larger literal max_iterations does not validate).
+    "max_loop_iterations": int(os.environ.get("BRAID_LOOP_MAX_ITERATIONS", "10000")),
+    # Subflow calls nested inside one another.
+    "max_subflow_depth": int(os.environ.get("BRAID_SUBFLOW_MAX_DEPTH", "8")),
+    # Node executions in one run, every subflow included; past it the run fails.
+    "max_run_steps": int(os.environ.get("BRAID_RUN_MAX_STEPS", "250000")),
+}
+
+# The designer's test runs (engine/test_runs.py): a separate process each, at most this many
+# at once (the rest queue), each killed past its wall time, and held to its own step budget.
+BRAID_TEST_RUN_WORKERS = int(os.environ.get("BRAID_TEST_RUN_WORKERS", "2"))
+BRAID_TEST_RUN_TIMEOUT_S = float(os.environ.get("BRAID_TEST_RUN_TIMEOUT_S", "10"))
+BRAID_TEST_RUN_MAX_STEPS = int(os.environ.get("BRAID_TEST_RUN_MAX_STEPS", "10000"))
+
 # A step that killed its worker process this many times fails its run with the reason,
 # instead of being redelivered and resumed forever (engine.durable.begin_step).
 BRAID_STEP_MAX_ATTEMPTS = int(os.environ.get("BRAID_STEP_MAX_ATTEMPTS", "3"))

@@ -24,6 +24,7 @@ from designer.models import Flow, FlowVersion
 from designer.schema import GRAPH_SCHEMA, PROBLEM_SCHEMA, REPORT_SCHEMA
 from engine import services as engine_services
 from engine.core.events import Decision
+from engine.test_runs import WorkersBusy
 
 GRAPH_SHAPE = Draft202012Validator(GRAPH_SCHEMA)
 
@@ -186,6 +187,9 @@ class TestRunResultSerializer(serializers.Serializer):
     reasons = serializers.DictField(child=serializers.CharField())
     waiting_on = serializers.ListField(child=serializers.CharField())
     refused = serializers.ListField(child=serializers.DictField(child=serializers.CharField()))
+    time_skipped_s = serializers.FloatField(
+        help_text="simulated seconds skipped: a test run never sleeps on a timer"
+    )
 
 
 def refusal(error: services.FlowError, status_code: int) -> Response:
@@ -350,14 +354,17 @@ class FlowViewSet(viewsets.ModelViewSet):
         responses={
             200: TestRunResultSerializer,
             400: OpenApiResponse(REFUSAL, description="the graph does not validate"),
+            503: OpenApiResponse(REFUSAL, description="every test-run worker is busy"),
         },
     )
     @action(detail=True, methods=["post"], url_path="test-run")
     def test_run(self, request: Request, slug: str) -> Response:
-        """Run the draft (or a posted graph) in-process on sample input; nothing is stored.
+        """Run the draft (or a posted graph) on sample input; nothing is stored.
 
-        Answers the run's status, state, rows and every node's color and reason, so the
-        designer can color its canvas without publishing.
+        It runs in a worker process under a wall time and a step budget, never on the web
+        server's threads (engine/test_runs.py). Answers the run's status, state, rows and
+        every node's color and reason, so the designer can color its canvas without
+        publishing.
         """
         flow = self.get_object()
         form = TestRunSerializer(data=request.data)
@@ -374,6 +381,9 @@ class FlowViewSet(viewsets.ModelViewSet):
             if refused.report is not None:
                 body |= refused.report.to_json()
             return Response(body, status=status.HTTP_400_BAD_REQUEST)
+        except WorkersBusy as busy:
+            body = {"code": "test_run.busy", "detail": str(busy)}
+            return Response(body, status=status.HTTP_503_SERVICE_UNAVAILABLE)
         return Response(result)
 
     @extend_schema(

@@ -7,7 +7,7 @@ class EngineConfig(AppConfig):
     name = "engine"
 
     def ready(self) -> None:
-        """Apply the BRAID_CEL_* settings to the core's expression limits; close a session's
+        """Apply the BRAID_CEL_* settings and the run limits to the core's limits; close a session's
         sockets when it logs out, and a user's when the user is deactivated, deleted or given
         a new password."""
         from django.conf import settings
@@ -22,7 +22,7 @@ class EngineConfig(AppConfig):
         )
         from engine.core.expressions import configure_limits
 
-        configure_limits(**settings.BRAID_CEL_LIMITS)
+        configure_limits(**settings.BRAID_CEL_LIMITS, **settings.BRAID_RUN_LIMITS)
         user_logged_out.connect(close_sockets_of_session, dispatch_uid="braid.sockets.logout")
         for signal in (post_save, post_delete):
             signal.connect(

@@ -17,21 +17,20 @@ from approvals.models import ApprovalRequest, EventKind
 from approvals.services import decide_request, deciding_groups, open_request_at, starter_decides
 from designer.models import Flow, FlowVersion
 from designer.services import check_graph
-from engine import durable
+from engine import durable, test_runs
 from engine.actions import ACTIONS
+from engine.core import expression_limits
 from engine.core.colors import colors, explain
-from engine.core.events import Decision, RequestApproval, RunStatus, SetTimer
-from engine.core.graph import Graph, PolicyKind, SubflowNode
+from engine.core.events import Decision, RunStatus, SetTimer
+from engine.core.graph import Graph, SubflowNode
 from engine.core.history import Write, lineage_writes
 from engine.core.inputs import InputRejected, check_input
-from engine.core.runtime import Clock, EventRefused, InProcessRuntime, RealClock
+from engine.core.runtime import Clock, InProcessRuntime, RealClock
 from engine.core.state import MAIN, RunState, subflow_key
-from engine.core.store import InMemoryStore, UnknownRun
+from engine.core.store import UnknownRun
 from engine.core.validation import Report
 from engine.models import NodeState, PendingEvent, Run, Runtime
 from engine.store import DjangoStore
-
-MAX_SUBFLOW_DEPTH = 16
 
 
 class RunRefused(Exception):
@@ -89,8 +88,14 @@ def load_subflow(node: SubflowNode, graphs: dict[str, Graph], pending: list, dep
                  chain: tuple[str, ...]) -> None:  # type: ignore[type-arg]  # fmt: skip
     """Add one subflow's graph (and queue its own subflows); refuse recursion."""
     key = subflow_key(node)
-    if key in chain or depth >= MAX_SUBFLOW_DEPTH:
+    if key in chain:
         raise RunRefused(f"subflow {key} calls itself (through {' -> '.join(chain)})")
+    deepest = expression_limits.limits().max_subflow_depth
+    if depth >= deepest:
+        raise RunRefused(
+            f"subflow {key} would nest {depth + 1} calls deep (through {' -> '.join(chain)}); "
+            f"the limit is {deepest} (BRAID_SUBFLOW_MAX_DEPTH)"
+        )
     if key in graphs:
         return
     version = latest_version(node.flow, node.version)
@@ -296,71 +301,15 @@ def node_writes(run: Run, path: str) -> tuple[str, list[Write]] | None:
     return execution_id, writes or []
 
 
-TEST_RUN_TIMER_WAIT_S = 2.0
-TEST_RUN_USER = "designer test run"
-
-
 def test_run(document: object, input_value: Any, decisions: list[dict[str, str]]) -> dict[str, Any]:
-    """Run a draft in this process on an in-memory store, storing nothing; return its colors.
+    """Run a draft on sample input, storing nothing; return its status, state and colors.
 
-    The designer's "Test run": the draft runs with the registered actions, timers due
-    within TEST_RUN_TIMER_WAIT_S are waited out, and each decision (`{node, decision}`, in
-    order) is taken at that node's open approval as its approvers would: by as many
-    stand-in people as its policy needs (one vote per person: docs/approvals.md).
+    The designer's "Test run": the graph is resolved and its input checked here (this
+    reads the database), then played in a worker process under a wall time and a step
+    budget, never on this thread (engine/test_runs.py). Each decision (`{node, decision}`,
+    in order) is taken at that node's open approval as an approver of its groups would.
+    Raise test_runs.WorkersBusy when every worker stays busy.
     """
     graphs = resolve_graphs(document)
     check_run_input(graphs, input_value)
-    store = InMemoryStore()
-    engine = InProcessRuntime(store, ACTIONS, RealClock())
-    engine.max_timer_wait_s = engine.approval_timer_wait_s = TEST_RUN_TIMER_WAIT_S
-    run_id = str(uuid.uuid4())
-    state = engine.start(run_id, graphs, "test run", input_value)
-    refused: list[dict[str, str]] = []
-    for step in decisions:
-        if state.status.finished:
-            break
-        try:
-            state = decide_as_approvers(engine, store, state, step["node"], step["decision"])
-        except (EventRefused, LookupError, ValueError) as error:
-            refused.append({"node": step["node"], "detail": str(error)})
-    rows = store.rows(run_id)
-    verdicts = explain(graphs, rows, state.status, state.error or "")
-    open_nodes = sorted({r.node for r in open_requests(store, run_id)})
-    return {
-        "status": state.status.value,
-        "error": state.error,
-        "state": state.current_view(),
-        "nodes": {path: row.to_json() for path, row in sorted(rows.items())},
-        "colors": {path: v.color.value for path, v in verdicts.items()},
-        "reasons": {path: v.reason for path, v in verdicts.items()},
-        "waiting_on": open_nodes,
-        "refused": refused,
-    }
-
-
-def decide_as_approvers(
-    engine: InProcessRuntime, store: InMemoryStore, state: RunState, node: str, decision: str
-) -> RunState:
-    """Take a test run's decision at a node by as many stand-in approvers as its policy
-    needs (`designer test run`, `designer test run 2`, ...), each of every group."""
-    asked = [r for r in open_requests(store, state.run_id) if r.node == node]
-    groups = tuple(asked[0].groups) if asked else ()
-    policy = asked[0].policy if asked else "any"
-    if isinstance(policy, dict):
-        people = int(policy.get("quorum", 1))
-    else:
-        people = len(groups) if policy == PolicyKind.ALL.value else 1
-    for n in range(1, max(people, 1) + 1):
-        # Stop once this request closed (a rejection, or the policy met): a loop may open
-        # the node again at once, and that request is the next decision's.
-        if n > 1 and not any(r.key == asked[0].key for r in open_requests(store, state.run_id)):
-            break
-        voter = TEST_RUN_USER if n == 1 else f"{TEST_RUN_USER} {n}"
-        state = engine.decide(state, node, voter, groups, Decision(decision))
-    return state
-
-
-def open_requests(store: InMemoryStore, run_id: str) -> list[RequestApproval]:
-    """Return a stored run's approval requests that are still open."""
-    closed = store.closed[run_id]
-    return [r for key, r in store.requests[run_id].items() if key not in closed]
+    return test_runs.execute(graphs, input_value, decisions)

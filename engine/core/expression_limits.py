@@ -53,6 +53,20 @@ class Limits:
     # touch) and run in-process; the rest run in the sandbox under the budget: only
     # comprehensions and long concatenations can build values far larger than their input.
     sandbox_from_concatenations: int = 32
+    # Bounded work (docs/security.md): what a run may store and do, whatever its flow says.
+    # The JSON of one value a node writes or sends (a state write, a task's params or
+    # output, a subflow's input, a foreach's items) and of any one state field after it.
+    max_value_bytes: int = 1_000_000
+    # The JSON of a lineage's whole state: the sum over its fields.
+    max_state_bytes: int = 16_000_000
+    # An approval's interpolated title, its instructions, its shown values, and a comment.
+    max_approval_text_bytes: int = 10_000
+    # Iterations of any loop, whatever its max_iterations says.
+    max_loop_iterations: int = 10_000
+    # Subflow calls nested inside one another.
+    max_subflow_depth: int = 8
+    # Node executions in one run, every scope included.
+    max_run_steps: int = 250_000
 
 
 _current = Limits()

@@ -10,14 +10,67 @@ Lineages that take part in a fork are frozen from then on, so a cached view stay
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from engine.core import expression_limits
 from engine.core.reducers import REDUCERS, MergeConflict
-from engine.core.values import JSON
+from engine.core.values import JSON, json_size
 
 Fields = Mapping[str, str]  # state field -> reducer name
 
 
 class LineageError(Exception):
     """Lineages that cannot be merged: abandoned, or in different scopes."""
+
+
+class SizeExceeded(Exception):
+    """A write or merge that would make a value or the state larger than its limit."""
+
+
+@dataclass(slots=True)
+class Sizes:
+    """The JSON bytes of each field of one lineage's view, and of them all together."""
+
+    fields: dict[str, int]
+    total: int
+
+    @classmethod
+    def of(cls, view: Mapping[str, JSON]) -> "Sizes":
+        """Measure every field of a view."""
+        fields = {name: json_size(value) for name, value in view.items()}
+        return cls(fields, sum(fields.values()))
+
+    def copy(self) -> "Sizes":
+        """Return an independent copy."""
+        return Sizes(dict(self.fields), self.total)
+
+    def check(self, name: str, size: int) -> int:
+        """Return the state's bytes with the field at `size`; raise SizeExceeded past a limit."""
+        limits = expression_limits.limits()
+        if size > limits.max_value_bytes:
+            raise SizeExceeded(
+                f"state field {name!r} would hold {size:,} bytes of JSON; the limit is "
+                f"{limits.max_value_bytes:,} (BRAID_VALUE_MAX_BYTES)"
+            )
+        total = self.total - self.fields.get(name, 0) + size
+        if total > limits.max_state_bytes:
+            raise SizeExceeded(
+                f"writing state field {name!r} would make the state {total:,} bytes of JSON; "
+                f"the limit is {limits.max_state_bytes:,} (BRAID_STATE_MAX_BYTES)"
+            )
+        return total
+
+    def set(self, name: str, size: int, total: int) -> None:
+        """Record a field's new size and the state's total that check() returned."""
+        self.fields[name] = size
+        self.total = total
+
+
+def check_value(size: int, what: str) -> None:
+    """Raise SizeExceeded when one value's JSON is over BRAID_VALUE_MAX_BYTES."""
+    limit = expression_limits.limits().max_value_bytes
+    if size > limit:
+        raise SizeExceeded(
+            f"{what} is {size:,} bytes of JSON; the limit is {limit:,} (BRAID_VALUE_MAX_BYTES)"
+        )
 
 
 @dataclass(slots=True)
@@ -65,6 +118,9 @@ class Lineages:
         self.fields: dict[int, Fields] = dict(fields_by_scope or {})
         self._views: dict[int, dict[str, JSON]] = {}
         self._owned: dict[int, set[str]] = {}  # fields whose value a lineage's writes made
+        # The JSON bytes of the views of the lineages written or merged into, kept up to date
+        # write by write, so the size limits cost what a write costs, not what the state holds.
+        self._sizes: dict[int, Sizes] = {}
         self.children: dict[int, int] = {}  # lineage -> how many lineages have it as parent
         # What changed since the store last saw it (engine.core.parts): new or abandoned
         # lineages, and lineages with writes appended.
@@ -115,20 +171,51 @@ class Lineages:
             view[name] = REDUCERS[fields[name]].apply(view.get(name), value)
 
     def write(self, lineage_id: int, name: str, value: JSON) -> None:
-        """Apply one write through its field's reducer; raises WriteRejected on a bad value."""
+        """Apply one write through its field's reducer; raises WriteRejected on a bad value,
+        SizeExceeded past a size limit (nothing changes then)."""
         lineage = self.all[lineage_id]
         view = self.view(lineage_id)
         reducer = REDUCERS[self.fields[lineage.scope][name]]
+        written = json_size(value)
+        check_value(written, f"the value written to state field {name!r}")
+        sizes = self.sizes(lineage_id)
+        current = sizes.fields.get(name)
+        if current is None:
+            current = json_size(view.get(name))
+        size = reducer.size_after(current, written)
         owned = self._owned.setdefault(lineage_id, set())
-        if name in owned:
-            # This lineage made the value itself, so no other view shares it: appending a
-            # line to a long log costs O(1), not a copy of the log.
-            view[name] = reducer.apply_owned(view.get(name), value)
+        if size is not None:
+            total = sizes.check(name, size)  # before an in-place append can change the view
+            if name in owned:
+                # This lineage made the value itself, so no other view shares it: appending
+                # a line to a long log costs O(1), not a copy of the log.
+                view[name] = reducer.apply_owned(view.get(name), value)
+            else:
+                view[name] = reducer.apply(view.get(name), value)
         else:
-            view[name] = reducer.apply(view.get(name), value)
-            owned.add(name)
+            result = reducer.apply(view.get(name), value)
+            size = json_size(result)
+            total = sizes.check(name, size)
+            view[name] = result
+        owned.add(name)
+        sizes.set(name, size, total)
         lineage.writes.append((name, value))
         self.written.add(lineage_id)
+
+    def sizes(self, lineage_id: int) -> Sizes:
+        """Return the JSON bytes of the lineage's view (kept from here on; do not mutate)."""
+        cached = self._sizes.get(lineage_id)
+        if cached is not None:
+            return cached
+        lineage = self.all[lineage_id]
+        if lineage.parent is not None and not lineage.writes and lineage.base is None:
+            # A new branch, item or iteration sees its parent's view: measure that once,
+            # not once per child (a foreach of 10,000 items has 10,000 such children).
+            cached = self.sizes(lineage.parent).copy()
+        else:
+            cached = Sizes.of(self.view(lineage_id))
+        self._sizes[lineage_id] = cached
+        return cached
 
     def merge_base(self, lineage_ids: Sequence[int]) -> int:
         """Return the lowest common ancestor of the lineages (one scope, none abandoned)."""
@@ -178,16 +265,37 @@ class Lineages:
         fields = self.fields[self.all[base_id].scope]
         merged_view = dict(base_view)
         grouped = [by_field(writes) for writes in per_input]
-        for name in touched(per_input):
+        names = touched(per_input)
+        for name in names:
             contributions = [group.get(name, []) for group in grouped]
             try:
                 merged_view[name] = REDUCERS[fields[name]].merge(base_view.get(name), contributions)
             except MergeConflict as conflict:
                 raise MergeConflict(f"state field {name!r}: {conflict}") from conflict
+        sizes = self.merged_sizes(base_id, lineage_ids, merged_view, names)
         result = self.child(base_id)
         result.writes = [write for writes in per_input for write in writes]
         self._views[result.id] = merged_view
+        self._sizes[result.id] = sizes
         return result
+
+    def merged_sizes(
+        self, base_id: int, lineage_ids: Sequence[int], merged: Mapping[str, JSON],
+        names: Sequence[str],
+    ) -> Sizes:  # fmt: skip
+        """Return the sizes of a merged view; raise SizeExceeded past a limit.
+
+        One input (a loop's iteration) merges into exactly its own view, whose sizes are
+        known when it was written; several (a gather, a foreach) are measured field by field.
+        """
+        sizes = self.sizes(base_id).copy()
+        single = self._sizes.get(lineage_ids[0]) if len(lineage_ids) == 1 else None
+        for name in names:
+            size = single.fields.get(name) if single is not None else None
+            if size is None:
+                size = json_size(merged.get(name))
+            sizes.set(name, size, sizes.check(name, size))
+        return sizes
 
     def abandon(self, lineage_ids: Iterable[int]) -> None:
         """Mark lineages as abandoned: they can never be merged again."""
@@ -210,6 +318,7 @@ class Lineages:
             del self.all[lineage_id]
             self._views.pop(lineage_id, None)
             self._owned.pop(lineage_id, None)
+            self._sizes.pop(lineage_id, None)
             self.children.pop(lineage_id, None)
             self.written.discard(lineage_id)
             self.touched.add(lineage_id)  # the store drops its parts
@@ -224,6 +333,7 @@ class Lineages:
         """Forget every cached view; each is recomputed from the writes when next read."""
         self._views.clear()
         self._owned.clear()
+        self._sizes.clear()
 
     def to_json(self) -> list[dict[str, object]]:
         """Return every lineage as JSON, in id order."""

@@ -141,7 +141,7 @@ def head_of(state: RunState) -> dict[str, Any]:
         "format": FORMAT, "run_id": state.run_id, "status": state.status.value,
         "ready": list(state.ready), "working": state.working, "next_frame": state.next_frame,
         "next_scope": state.next_scope, "now": state.now, "result": state.result,
-        "error": state.error, "started": state.started,
+        "error": state.error, "started": state.started, "steps": state.steps,
     }  # fmt: skip
 
 
@@ -450,6 +450,7 @@ def catch_up(state: RunState, head: Mapping[str, Any], changed: Mapping[str, JSO
     state.result = head["result"]
     state.error = head["error"]
     state.started = head["started"]
+    state.steps = head.get("steps", 0)
     catch_up_scopes(state, by_kind.get("scope", {}), by_kind.get("fields", {}))
     catch_up_lineages(state, by_kind.get("lineage", {}), by_kind.get("write", {}))
     catch_up_frames(state, by_kind)

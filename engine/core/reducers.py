@@ -42,6 +42,12 @@ class Reducer(Protocol):
         """Return the base with every contribution's writes replayed, in the given order."""
         ...
 
+    def size_after(self, current: int, value: int) -> int | None:
+        """Return the JSON bytes of the field after one write, from the bytes of its value
+        and of the write, where that needs no result; None where the result must be
+        measured."""
+        ...
+
 
 def require_list(name: str, value: JSON) -> list[JSON]:
     """Return the value when it is a list, else refuse the write."""
@@ -71,6 +77,9 @@ class Overwrite:
     def apply(self, current: JSON, value: JSON) -> JSON:
         return value
 
+    def size_after(self, current: int, value: int) -> int | None:
+        return value
+
     def merge(self, base: JSON, contributions: Sequence[Sequence[JSON]]) -> JSON:
         finals = [writes[-1] for writes in contributions if writes]
         if any(value != finals[0] for value in finals[1:]):
@@ -94,6 +103,13 @@ class Append:
         extended.extend(require_list(self.name, value))
         return extended
 
+    def size_after(self, current: int, value: int) -> int | None:
+        # `[a,b]` and `[c]` make `[a,b,c]`: one bracket pair goes, one comma comes; an
+        # empty list (`[]`, 2 bytes) adds nothing. Exact, so a long log is never re-measured.
+        if current <= 2 or value <= 2:
+            return max(current, value)
+        return current + value - 1
+
     def merge(self, base: JSON, contributions: Sequence[Sequence[JSON]]) -> JSON:
         result = list(require_list(self.name, base))
         for writes in contributions:
@@ -106,6 +122,9 @@ class Sum:
     """Numbers add up; concurrent additions commute."""
 
     name = "sum"
+
+    def size_after(self, current: int, value: int) -> int | None:
+        return None
 
     def initial(self) -> JSON:
         return 0
@@ -130,6 +149,9 @@ class Extreme:
     def __init__(self, name: str, smallest: bool) -> None:
         self.name = name
         self.smallest = smallest
+
+    def size_after(self, current: int, value: int) -> int | None:
+        return None
 
     def initial(self) -> JSON:
         return None
@@ -156,6 +178,9 @@ class Merge:
     """Dict union; one key written with different values by two lineages conflicts."""
 
     name = "merge"
+
+    def size_after(self, current: int, value: int) -> int | None:
+        return None
 
     def initial(self) -> JSON:
         return {}
@@ -191,6 +216,9 @@ class Union:
     """Set semantics on lists, in order of first appearance."""
 
     name = "union"
+
+    def size_after(self, current: int, value: int) -> int | None:
+        return None
 
     def initial(self) -> JSON:
         return []

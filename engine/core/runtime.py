@@ -41,7 +41,7 @@ from engine.core.parts import restore, take_delta
 from engine.core.scheduler import Pick, step
 from engine.core.state import RunState
 from engine.core.store import ExecutionStore
-from engine.core.values import nests_deeper_than, not_json
+from engine.core.values import json_size, nests_deeper_than, not_json
 
 STORED = (Trace, WriteRow, RequestApproval, CloseApproval)  # the commands a commit stores
 
@@ -286,6 +286,12 @@ def perform(actions: ActionRegistry, command: RunAction, run_id: str,
         return ActionFailed(at=stamp(), key=command.key, error=too_deep)
     if (problem := not_json(result.output, "the output")) is not None:  # nor could it be stored
         return ActionFailed(at=stamp(), key=command.key, error=problem)
+    size, most = json_size(result.output), expression_limits.limits().max_value_bytes
+    if size > most:  # it would travel in an event and be stored: refuse it here, too
+        too_large = (
+            f"the output is {size:,} bytes of JSON; the limit is {most:,} (BRAID_VALUE_MAX_BYTES)"
+        )
+        return ActionFailed(at=stamp(), key=command.key, error=too_large)
     return ActionCompleted(
         at=stamp(), key=command.key, output=result.output, outcome=result.outcome
     )

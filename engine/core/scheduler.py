@@ -54,10 +54,10 @@ from engine.core.expressions import (
 )
 from engine.core.gathers import DuplicateSlot, Token
 from engine.core.inputs import InputRejected, check_input
-from engine.core.lineages import LineageError
+from engine.core.lineages import LineageError, SizeExceeded, check_value
 from engine.core.reducers import MergeConflict, WriteRejected
 from engine.core.state import MAIN, Frame, FrameState, RunState, Scope, subflow_key
-from engine.core.values import JSON, nests_deeper_than, summary
+from engine.core.values import JSON, json_size, nests_deeper_than, summary
 
 Pick = Callable[[Sequence[int]], int]
 
@@ -133,6 +133,7 @@ class Stepper:
         self.state = state
         self.pick = pick
         self.commands: list[Command] = []
+        self.max_steps = expression_limits.limits().max_run_steps
 
     # ------------------------------------------------------------------ emitting
 
@@ -323,8 +324,16 @@ class Stepper:
     # ------------------------------------------------------------------ moving
 
     def execute(self, frame: Frame) -> None:
-        """Run the node the frame stands on."""
-        node = self.state.node_of(frame)
+        """Run the node the frame stands on, within the run's step budget."""
+        state = self.state
+        state.steps += 1
+        if state.steps > self.max_steps:
+            self.finish_run(
+                RunStatus.FAILED, {}, f"the run executed {self.max_steps:,} nodes, its budget "
+                f"(BRAID_RUN_MAX_STEPS); node `{state.path(frame)}` was next",
+            )  # fmt: skip
+            return
+        node = state.node_of(frame)
         handler = getattr(self, HANDLERS[node.type])
         try:
             handler(frame, node)
@@ -541,6 +550,26 @@ class Stepper:
             self.state.lineages.write(frame.lineage, name, value)
         except (WriteRejected, KeyError) as error:
             raise FlowFailure(f"cannot write state field {name!r}: {error}") from error
+        except SizeExceeded as error:
+            raise FlowFailure(f"node `{frame.node}` cannot write: {error}") from error
+
+    def bounded(self, frame: Frame, value: JSON, what: str) -> JSON:
+        """Return a value the node stores or sends; fail the node past BRAID_VALUE_MAX_BYTES."""
+        try:
+            check_value(json_size(value), what)
+        except SizeExceeded as error:
+            raise FlowFailure(f"node `{frame.node}`: {error}") from error
+        return value
+
+    def bounded_text(self, frame: Frame, value: JSON, what: str) -> None:
+        """Fail the node when an approval's text or shown values are over their limit."""
+        limit = expression_limits.limits().max_approval_text_bytes
+        size = json_size(value)
+        if size > limit:
+            raise FlowFailure(
+                f"node `{frame.node}`: {what} is {size:,} bytes of JSON; the limit is "
+                f"{limit:,} (BRAID_APPROVAL_TEXT_MAX_BYTES)"
+            )
 
     # ------------------------------------------------------------------ plain nodes
 
@@ -646,7 +675,7 @@ class Stepper:
         try:
             base = lineages.merge_base([t.lineage for t in tokens])
             merged = lineages.merge([t.lineage for t in tokens], base)
-        except (MergeConflict, LineageError) as conflict:
+        except (MergeConflict, LineageError, SizeExceeded) as conflict:
             self.row(
                 frame,
                 RowStatus.FAILED,
@@ -710,6 +739,7 @@ class Stepper:
                 f"items: {len(items):,} items; a foreach takes at most {limit:,} "
                 "(BRAID_FOREACH_MAX_ITEMS)"
             )
+        self.bounded(frame, items, "items")  # the barrier keeps them in the snapshot
         frame.state = FrameState.BLOCKED
         frame.barrier = {"kind": "foreach", "items": items, "admitted": 0, "running": 0,
                          "done": {}, "failed": {}, "policy": node.failure_policy.value}  # fmt: skip
@@ -761,8 +791,9 @@ class Stepper:
         lineages = self.state.lineages
         try:
             merged = lineages.merge(done, frame.lineage) if done else lineages.child(frame.lineage)
-        except MergeConflict as conflict:
-            message = f"foreach {node.id}: items conflict: {conflict}"
+        except (MergeConflict, SizeExceeded) as conflict:
+            why = "items conflict" if isinstance(conflict, MergeConflict) else "merging the items"
+            message = f"foreach {node.id}: {why}: {conflict}"
             self.row(frame, RowStatus.FAILED, summary(message))
             self.fail(frame, message)
             return
@@ -804,6 +835,13 @@ class Stepper:
             frame.state = FrameState.READY
             self.complete(frame, g.Outcome.DONE.value, {"iterations": number})
             return
+        ceiling = expression_limits.limits().max_loop_iterations
+        if ceiling <= number < node.max_iterations:
+            frame.barrier = {}
+            raise FlowFailure(
+                f"loop {node.id} reached {ceiling:,} iterations, the most any loop may run "
+                "(BRAID_LOOP_MAX_ITERATIONS)"
+            )
         if number >= node.max_iterations:
             # The condition still holds but no iteration remains: never leave by `done`.
             frame.barrier = {}
@@ -826,7 +864,13 @@ class Stepper:
 
     def iteration_finished(self, frame: Frame, lineage: int) -> None:
         """An iteration returned: fold its writes into the loop's lineage and go again."""
-        merged = self.state.lineages.merge([lineage], frame.lineage)
+        try:
+            merged = self.state.lineages.merge([lineage], frame.lineage)
+        except SizeExceeded as error:
+            message = f"loop {frame.node}: merging iteration {frame.barrier['iteration']}: {error}"
+            self.row(frame, RowStatus.FAILED, summary(message))
+            self.fail(frame, message)
+            return
         self.state.lineages.abandon([lineage])
         self.state.lineages.release([lineage])
         frame.lineage = merged.id
@@ -877,10 +921,17 @@ class Stepper:
         key = subflow_key(node)
         if key not in self.state.graphs:
             raise FlowFailure(f"subflow {key} is not available to this run")
+        deepest = expression_limits.limits().max_subflow_depth
+        if self.subflow_depth(frame) >= deepest:
+            raise FlowFailure(
+                f"subflow {key} would nest {deepest + 1} calls deep; the limit is {deepest} "
+                "(BRAID_SUBFLOW_MAX_DEPTH)"
+            )
         child_input = {
             a.field: self.evaluate(frame, a.expression, f"input.{a.field}")
             for a in node.input or ()
         }
+        self.bounded(frame, child_input, "the subflow's input")
         try:
             check_input(self.state.graphs[key].input, child_input)
         except InputRejected as rejected:
@@ -893,10 +944,18 @@ class Stepper:
         prefix = self.state.path(frame) + "/"
         self.open_scope(key, prefix, child_input, frame.id, eid, {})
 
+    def subflow_depth(self, frame: Frame) -> int:
+        """Return how many subflow calls the frame's scope is nested in (0 for the run's)."""
+        depth, scope = 0, self.state.scopes[frame.scope]
+        while scope.caller is not None:
+            depth += 1
+            scope = self.state.scopes[self.state.frames[scope.caller].scope]
+        return depth
+
     # ------------------------------------------------------------------ task
 
     def on_task(self, frame: Frame, node: g.TaskNode) -> None:
-        params = self.render_params(frame, node.params or {})
+        params = self.bounded(frame, self.render_params(frame, node.params or {}), "params")
         path = self.state.path(frame)
         key = self.wait_key(frame, str(frame.attempt), path)
         frame.state = FrameState.WORKING
@@ -991,7 +1050,10 @@ class Stepper:
     def on_approval(self, frame: Frame, node: g.ApprovalNode) -> None:
         title = self.render(frame, node.title, "title") or node.id
         instructions = self.render(frame, node.instructions, "instructions")
+        self.bounded_text(frame, title, "the title")
+        self.bounded_text(frame, instructions, "the instructions")
         shown = tuple((source, self.evaluate(frame, source, "show")) for source in node.show)
+        self.bounded_text(frame, [value for _, value in shown], "the shown values")
         due = None if node.due_in_s is None else shift_time(self.state.now, float(node.due_in_s))
         key = self.wait_key(frame, "approval")
         frame.state = FrameState.SUSPENDED
@@ -1015,6 +1077,12 @@ class Stepper:
             return
         if event.user in votes:
             self.refuse(event, f"{event.user} has already decided")
+            return
+        most = expression_limits.limits().max_approval_text_bytes
+        if json_size(event.comment) > most:
+            self.refuse(
+                event, f"the comment is over {most:,} bytes (BRAID_APPROVAL_TEXT_MAX_BYTES)"
+            )
             return
         votes[event.user] = {"decision": event.decision.value, "groups": groups}
         self.trace("approval.vote", frame, user=event.user, decision=event.decision.value,

@@ -111,6 +111,7 @@ class RunState:
     result: dict[str, JSON] | None = None
     error: str | None = None
     started: bool = False
+    steps: int = 0  # nodes executed, every scope included (BRAID_RUN_MAX_STEPS)
     persisted: Persisted = field(default_factory=Persisted, repr=False, compare=False)
 
     def graph_of(self, frame: Frame) -> Graph:
@@ -186,6 +187,7 @@ class RunState:
             "result": self.result,
             "error": self.error,
             "started": self.started,
+            "steps": self.steps,
         }
 
     @classmethod
@@ -216,4 +218,5 @@ class RunState:
             result=data["result"],
             error=data["error"],
             started=data["started"],
+            steps=data.get("steps", 0),  # snapshots from before the budget have none
         )

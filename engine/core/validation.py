@@ -5,6 +5,7 @@ The rules, the codes and the join analysis are explained in docs/validation.md.
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict, deque
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -13,6 +14,7 @@ from itertools import pairwise
 from types import MappingProxyType
 from typing import Final
 
+from engine.core import expression_limits
 from engine.core.expressions import (
     CelExpression,
     ExpressionLimitError,
@@ -90,6 +92,8 @@ class ProblemCode(StrEnum):
     APPROVAL_POLICY_INVALID = "approval.policy_invalid"
     FOREACH_CONCURRENCY_INVALID = "foreach.concurrency_invalid"
     LOOP_MAX_ITERATIONS_INVALID = "loop.max_iterations_invalid"
+    LOOP_MAX_ITERATIONS_OVER_LIMIT = "loop.max_iterations_over_limit"
+    FOREACH_ITEMS_OVER_LIMIT = "foreach.items_over_limit"
     WAIT_TIMING_INVALID = "wait.timing_invalid"
     SUBFLOW_FLOW_INVALID = "subflow.flow_invalid"
     # The graph as a whole.
@@ -537,6 +541,7 @@ def _node_problems(flow: _Flow, node: Node) -> list[Problem]:
         problems += _unfed_slot_problems(flow, node)
     if isinstance(node, (ForeachNode, LoopNode)):
         problems += _body_missing_problems(flow, node)
+        problems += _ceiling_problems(node)
     return problems
 
 
@@ -567,6 +572,41 @@ def _http_request_problems(node: TaskNode) -> list[Problem]:
 def _computed(value: JsonValue) -> bool:
     """Return whether a param is computed when the task runs (it holds a `${...}` part)."""
     return isinstance(value, str) and "${" in value
+
+
+def _ceiling_problems(node: ForeachNode | LoopNode) -> list[Problem]:
+    """Report a loop's max_iterations, or a literal foreach list, over the global ceiling."""
+    limits = expression_limits.limits()
+    if isinstance(node, LoopNode):
+        if node.max_iterations <= limits.max_loop_iterations:
+            return []
+        message = (
+            f"Loop `{node.id}` allows {node.max_iterations:,} iterations; no loop may run more "
+            f"than {limits.max_loop_iterations:,} (BRAID_LOOP_MAX_ITERATIONS)."
+        )
+        code, field = ProblemCode.LOOP_MAX_ITERATIONS_OVER_LIMIT, "max_iterations"
+    else:
+        items = _literal_list_length(node.items)
+        if items is None or items <= limits.max_foreach_items:
+            return []
+        message = (
+            f"Foreach `{node.id}` lists {items:,} items; a foreach takes at most "
+            f"{limits.max_foreach_items:,} (BRAID_FOREACH_MAX_ITEMS)."
+        )
+        code, field = ProblemCode.FOREACH_ITEMS_OVER_LIMIT, "items"
+    return [_problem(code, message, node=node.id, field=field)]
+
+
+def _literal_list_length(source: str) -> int | None:
+    """Return the length of a CEL list literal written as plain JSON, else None."""
+    text = source.strip()
+    if not (text.startswith("[") and text.endswith("]")):
+        return None
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    return len(value) if isinstance(value, list) else None
 
 
 def _state_write_problems(flow: _Flow, node: Node) -> list[Problem]:

@@ -29,6 +29,15 @@ def dumps(value: Any) -> str:
         return json.dumps(value)
 
 
+def json_size(value: Any) -> int:
+    """Return the bytes of a value's compact JSON text (UTF-8): what the size limits
+    measure (engine.core.expression_limits.Limits, BRAID_VALUE_MAX_BYTES and its peers)."""
+    try:
+        return len(orjson.dumps(value, option=ORJSON_OPTIONS))
+    except TypeError:  # as in dumps: a value orjson refuses, json measures
+        return len(json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode())
+
+
 def nests_deeper_than(value: object, limit: int) -> bool:
     """Return whether arrays and objects nest more than `limit` levels (scalars are free)."""
     stack: list[tuple[object, int]] = [(value, 1)] if isinstance(value, (dict, list)) else []

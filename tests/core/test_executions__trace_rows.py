@@ -56,7 +56,9 @@ def test_the_trace_replays_into_the_rows_of_demo_runs(
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(generated_flows(), st.integers(0, 2**32 - 1))
-def test_the_trace_replays_into_the_rows_of_generated_runs(document: dict[str, Any], seed: int) -> None:
+def test_the_trace_replays_into_the_rows_of_generated_runs(
+    document: dict[str, Any], seed: int
+) -> None:
     rng = random.Random(seed)
     driver = Driver(document, {"items": [1, 2, 3]})
     assert_trace_gives_the_rows(driver)
