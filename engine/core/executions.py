@@ -157,6 +157,8 @@ class Replay:
         """Return the result a completed row carries where the walk reads it."""
         if (path, eid) in self.winners:
             return self.winners[(path, eid)]
+        if "result" in detail:  # a foreach's items, a loop's rounds
+            return detail["result"]
         if (path, eid) in self.iterations:
             return {"iterations": self.iterations[(path, eid)]}
         return detail.get("outcome")
@@ -279,18 +281,18 @@ def settle_execution(tree: ExecutionTree, event: Trace) -> None:
         return
     record.last = kind
     if kind == "item.finished":  # traced under the item's own execution
-        record.ended, record.reason = Color.COMPLETED, "completed"
+        record.ended, record.reason = Color.COMPLETED, "Completed"
     elif kind in ("item.failed", "node.failed"):
-        record.ended, record.reason = Color.FAILED, f"failed: {detail.get('error')}"
+        record.ended, record.reason = Color.FAILED, f"Failed: {detail.get('error')}"
     elif kind == "frame.cancelled":
-        record.ended, record.reason = Color.CANCELLED, f"cancelled: {detail.get('reason')}"
+        record.ended, record.reason = Color.CANCELLED, cancel_words(str(detail.get("reason")))
     elif kind in ("path.ended", "gather.waiting") and record.kind is not ExecutionKind.ROOT:
-        record.ended, record.reason = Color.COMPLETED, "completed"
+        record.ended, record.reason = Color.COMPLETED, "Completed"
     elif kind == "iteration.started" and event.node is not None:
         # A new round of a loop starts: its earlier rounds have completed.
         for earlier in tree.children.get((event.node, parent_text(eid)), []):
             if earlier.id != eid and earlier.ended is None:
-                earlier.ended, earlier.reason = Color.COMPLETED, "completed"
+                earlier.ended, earlier.reason = Color.COMPLETED, "Completed"
 
 
 def close_children(children: list[Opened], event: Trace) -> None:
@@ -307,16 +309,30 @@ def close_children(children: list[Opened], event: Trace) -> None:
             continue
         if event.event == "race.won" and record.label != winner:
             record.ended = Color.CANCELLED
-            record.reason = f"cancelled: race `{event.node}` was won by `{winner}`"
+            record.reason = f"Cancelled: race `{event.node}` was won by `{winner}`"
         elif event.event != "node.failed" or (
             record.kind is ExecutionKind.ITERATION and record.last == "node.completed"
         ):
-            record.ended, record.reason = Color.COMPLETED, "completed"
+            record.ended, record.reason = Color.COMPLETED, "Completed"
         elif record.kind is ExecutionKind.SUBFLOW:
-            record.ended, record.reason = Color.FAILED, f"failed: {event.detail.get('error')}"
+            record.ended, record.reason = Color.FAILED, f"Failed: {event.detail.get('error')}"
         else:
             record.ended = Color.CANCELLED
-            record.reason = f"cancelled: `{event.node}` failed"
+            record.reason = f"Cancelled: `{event.node}` failed"
+
+
+def cancel_words(engine_text: str) -> str:
+    """Return why an execution was cancelled in people's words, from the engine's reason
+    ("run cancelled by admin", "cancelled by admin: duplicate", "race r won by b")."""
+    text = engine_text.removeprefix("run ")
+    race, won, winner = text.removeprefix("race ").partition(" won by ")
+    if text.startswith("race ") and won:
+        return f"Cancelled: race `{race}` was won by `{winner}`"
+    who, colon, why = text.partition(": ")
+    if who.startswith("cancelled by "):
+        because = f" ({why})" if colon and why else ""
+        return f"Cancelled by {who.removeprefix('cancelled by ')}{because}"
+    return f"Cancelled: {text}"
 
 
 def finish(record: Opened, waiting: set[str], status: RunStatus, ended: str) -> Execution:
@@ -324,16 +340,16 @@ def finish(record: Opened, waiting: set[str], status: RunStatus, ended: str) -> 
     color, reason = record.ended, record.reason
     if record.kind is ExecutionKind.ROOT:
         color = Color(status.value)
-        reason = f"{status.value}: {ended}" if ended else status.value
+        reason = status.value.capitalize() + (f": {ended}" if ended else "")
     elif color is None and status.finished:
         color = Color.CANCELLED
-        reason = f"cancelled: the run {status.value} before it finished"
+        reason = f"Cancelled: the run {status.value} before this finished"
         if ended and status is RunStatus.CANCELLED:
-            reason = f"cancelled: the run was {ended}"
+            reason = cancel_words(ended)
     elif color is None:
         waits = record.id in waiting
         color = Color.WAITING if waits else Color.RUNNING
-        reason = "waiting: for a decision or a timer" if waits else "running"
+        reason = "Waiting for a decision or a timer" if waits else "Running"
     parent = None if record.kind is ExecutionKind.ROOT else parent_text(record.id)
     return Execution(record.id, parent, record.kind, record.owner, record.label, color,
                      reason, record.first_at, record.last_at)  # fmt: skip

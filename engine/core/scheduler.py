@@ -582,7 +582,13 @@ class Stepper:
         the monitor can show the writes that reach a node (engine/core/history.py).
         """
         self.row(frame, RowStatus.COMPLETED, result)
-        self.trace_completed(frame, writes, outcome=outcome)
+        if isinstance(result, dict) and isinstance(
+            self.state.node_of(frame), g.ForeachNode | g.LoopNode
+        ):
+            # What a foreach or loop did (items, rounds): the monitor's reason reads it.
+            self.trace_completed(frame, writes, outcome=outcome, result=result)
+        else:
+            self.trace_completed(frame, writes, outcome=outcome)
         self.follow(frame, outcome)
 
     def on_start(self, frame: Frame, node: g.StartNode) -> None:

@@ -51,7 +51,7 @@ def test_one_items_view_colors_its_own_path(demo, client_for) -> None:  # type: 
         "big": "completed", "small": "completed", "review": "skipped", "ok": "skipped",
         "done": "skipped",
     }  # fmt: skip
-    assert first["reasons"]["review"] == "skipped: `big` took `false`"
+    assert first["reasons"]["review"] == "Not taken: `big` chose `false`"
     third = admin.get(f"/api/runs/{run_id}/execution/?id=root:1:lines:3").json()
     assert third["colors"]["review"] == "cancelled"
     assert third["colors"]["small"] == "skipped"

@@ -108,7 +108,7 @@ def test_a_run_socket_sends_a_snapshot_then_coalesced_deltas_in_sequence(demo, c
         final.update(delta["colors"])
         reasons.update(delta["reasons"])
     assert final["d"] == "skipped" and final["e"] == "completed" and final["done"] == "completed"
-    assert reasons["d"] == "skipped: `check` took `false`"
+    assert reasons["d"] == "Not taken: `check` chose `false`"
     again = rest["again"]
     assert (again["type"], again["seq"], again["status"]) == (
         "snapshot",
