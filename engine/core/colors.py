@@ -24,12 +24,12 @@ derivation table is docs/monitor-states.md.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from enum import StrEnum
 
 from engine.core import graph as g
-from engine.core.events import RowStatus, RunStatus
+from engine.core.events import Decision, RowStatus, RunStatus, Trace
 from engine.core.execution_ids import ExecutionId
 from engine.core.rows import NodeRow
 from engine.core.state import subflow_key
@@ -56,6 +56,38 @@ OWNERS = g.ForeachNode | g.LoopNode | g.RaceNode
 DECIDING = OWNERS | g.ForkNode | g.IfNode | g.SwitchNode | g.ApprovalNode
 # Nodes whose completion passes their arrival on unchanged along every forward edge.
 PLAIN = frozenset({g.StartNode, g.EndNode, g.TaskNode, g.SetNode, g.WaitNode, g.FailNode})
+
+
+@dataclass(frozen=True, slots=True)
+class Vote:
+    """One person's decision at an approval, as the trace records it (approval.vote)."""
+
+    node: str
+    execution_id: str
+    user: str
+    groups: tuple[str, ...]
+    decision: str
+    comment: str = ""
+
+    def words(self) -> str:
+        """Return "finance (dana): "fine"", as a reason names a voter."""
+        said = f': "{self.comment}"' if self.comment else ""
+        return f"{' and '.join(self.groups) or 'an approver'} ({self.user}){said}"
+
+
+def votes_from(trace: Iterable[Trace]) -> dict[str, list[Vote]]:
+    """Return the votes of a run's approval.vote events, by node path."""
+    found: dict[str, list[Vote]] = {}
+    for event in trace:
+        if event.event != "approval.vote" or event.node is None:
+            continue
+        detail = event.detail
+        groups = detail.get("groups")
+        vote = Vote(event.node, event.execution_id, str(detail.get("user", "")),
+                    tuple(str(g) for g in groups) if isinstance(groups, list) else (),
+                    str(detail.get("decision", "")), str(detail.get("comment") or ""))  # fmt: skip
+        found.setdefault(event.node, []).append(vote)
+    return found
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,6 +148,7 @@ def explain(
     ended: str = "",
     focus: ExecutionId | None = None,
     cut: str = "",
+    votes: Mapping[str, Sequence[Vote]] | None = None,
 ) -> dict[str, Verdict]:
     """Walk root → leaves: return every node path's color and reason.
 
@@ -126,6 +159,7 @@ def explain(
     ended early while the run went on.
     """
     walk = Walk(graphs, rows, status, ended, focus, cut)
+    walk.votes = votes or {}
     walk.scope("main", "", Arrival(ExecutionId.root(), None))
     return walk.result
 
@@ -164,6 +198,7 @@ class Walk:
         self.ended = ended
         self.focus = focus
         self.cut = cut
+        self.votes: Mapping[str, Sequence[Vote]] = {}
         self.loops = frozenset().union(*(loops_of(graph) for graph in graphs.values()))
         self.result: dict[str, Verdict] = {}
 
@@ -249,7 +284,20 @@ class Walk:
                 if lost or arrival.closed:
                     why = lost or f"every {arrival.loose.split(' of ')[0]} finished"
                     return Verdict(Color.CANCELLED, f"Cancelled: {why} while {doing}")
+        if isinstance(node, g.ApprovalNode) and row.status is RowStatus.COMPLETED:
+            return Verdict(Color.COMPLETED, self.decided_reason(path, row))
         return Verdict(Color(row.status.value), live_reason(node, row))
+
+    def decided_reason(self, path: str, row: NodeRow) -> str:
+        """Return "Approved by finance (dana): "fine"": the decision and who took it."""
+        approved = row.result == g.Outcome.APPROVED.value
+        said = "Approved" if approved else "Rejected"
+        voted = (Decision.APPROVE if approved else Decision.REJECT).value
+        people = [
+            vote.words() for vote in self.votes.get(path, ())
+            if vote.execution_id == row.execution_id and vote.decision == voted
+        ]  # fmt: skip
+        return f"{said} by {' and '.join(people)}" if people else said
 
     def lost_race(self, path: str, row: NodeRow) -> str:
         """Return "race `r` was won by `b`" when a race of the row's own execution was won

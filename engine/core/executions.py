@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from engine.core import graph as g
-from engine.core.colors import Color, Verdict, explain
+from engine.core.colors import Color, Verdict, explain, votes_from
 from engine.core.events import RowStatus, RunStatus, Trace, WriteRow
 from engine.core.execution_ids import ExecutionId
 from engine.core.rows import NodeRow, apply_write
@@ -383,4 +383,5 @@ def explain_execution(
     cut = ""
     if chosen is not None and chosen.status is Color.CANCELLED and not status.finished:
         cut = chosen.reason.removeprefix("cancelled: ")
-    return explain(graphs, rows, status, ended, focus=ExecutionId.parse(focus), cut=cut)
+    focused = ExecutionId.parse(focus)
+    return explain(graphs, rows, status, ended, focus=focused, cut=cut, votes=votes_from(trace))

@@ -1092,7 +1092,7 @@ class Stepper:
             return
         votes[event.user] = {"decision": event.decision.value, "groups": groups}
         self.trace("approval.vote", frame, user=event.user, decision=event.decision.value,
-                   comment=event.comment)  # fmt: skip
+                   comment=event.comment, groups=list(event.groups))  # fmt: skip
         outcome = approval_outcome(node, votes)
         if outcome is None:
             return

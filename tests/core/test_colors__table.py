@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from engine.core.colors import explain, explain_node
-from engine.core.events import ActionFailed, Cancel
+from engine.core.colors import explain, explain_node, votes_from
+from engine.core.events import ActionFailed, ApprovalDecided, Cancel, Decision
 from tests.core.harness import Driver, edge, flow
 
 DEMO = Path(__file__).resolve().parents[2] / "designer" / "demo_flows"
@@ -331,3 +331,15 @@ def test_row_23_a_race_losers_finished_node_stays_completed() -> None:
     assert seen["ask"] == ("cancelled", f"Cancelled: {won} while waiting for legal")
     assert seen["after"] == ("skipped", f"Skipped: {won} before this started")
     assert seen["quick"] == ("completed", "Completed")
+
+
+def test_row_24_a_decided_approval_names_who_decided_and_what_they_said() -> None:
+    driver = Driver(approval_loop(max_iterations=1))
+    driver.send(
+        ApprovalDecided(at=driver.now(), key=next(iter(driver.approvals)), user="dana",
+                        groups=("finance",), decision=Decision.APPROVE, comment="fine")
+    )  # fmt: skip
+    status, ended = driver.state.status, driver.state.error or ""
+    seen = explain(driver.graphs, driver.rows, status, ended, votes=votes_from(driver.trace))
+    assert seen["ask"].reason == 'Approved by finance (dana): "fine"'
+    assert verdicts(driver)["ask"] == ("completed", "Approved")  # without the votes

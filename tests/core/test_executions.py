@@ -8,7 +8,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engine.core.colors import Color, explain
+from engine.core.colors import Color, explain, votes_from
 from engine.core.events import Cancel
 from engine.core.executions import executions, explain_execution, trace_rows
 from tests.core.harness import Driver, edge, flow
@@ -161,15 +161,16 @@ def test_rounds_of_a_loop_end_as_the_next_begins_and_the_last_with_the_loop() ->
         "root:1:lp:2": "completed",
         "root:1:lp:3": "completed",
     }
-    assert view(driver, "root:1:lp:2")["ask"] == ("completed", "Approved")
+    assert view(driver, "root:1:lp:2")["ask"] == ("completed", "Approved by finance (dana)")
 
 
 def assert_views_hold(driver: Driver) -> None:
     """The root's view is the aggregate one, and a finished run leaves nothing open."""
     status, ended = driver.state.status, driver.state.error or ""
-    whole = explain(driver.graphs, driver.rows, status, ended)
+    votes = votes_from(driver.trace)
+    whole = explain(driver.graphs, driver.rows, status, ended, votes=votes)
     assert explain_execution(driver.graphs, driver.trace, status, "root:1", ended) == whole
-    assert explain(driver.graphs, trace_rows(driver.trace), status, ended) == whole
+    assert explain(driver.graphs, trace_rows(driver.trace), status, ended, votes=votes) == whole
     found = executions(driver.trace, status, ended)
     if not status.finished:
         return
