@@ -153,6 +153,16 @@ class NodeRowSerializer(serializers.Serializer):
     attempt = serializers.IntegerField()
 
 
+class VoteSerializer(serializers.Serializer):
+    """One person's decision at an approval."""
+
+    user = serializers.CharField()
+    groups = serializers.ListField(child=serializers.CharField())
+    decision = serializers.ChoiceField(choices=["approve", "reject"])
+    comment = serializers.CharField(allow_blank=True)
+    at = serializers.CharField()
+
+
 class TreeSerializer(serializers.Serializer):
     """A run's node rows and every node's color."""
 
@@ -164,6 +174,10 @@ class TreeSerializer(serializers.Serializer):
     )
     reasons = serializers.DictField(
         child=serializers.CharField(), help_text="why each node has its color, in words"
+    )
+    decisions = serializers.DictField(
+        child=VoteSerializer(many=True),
+        help_text="who decided each decided approval, in its row's execution",
     )
 
 

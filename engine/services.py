@@ -280,14 +280,19 @@ def build_tree(run: Run) -> dict[str, Any]:
     rows = DjangoStore().rows(str(run.pk))
     deferred = "graphs" in run.get_deferred_fields()
     graphs = durable.run_graphs(str(run.pk), None if deferred else run.graphs)
-    verdicts = explain(graphs, rows, RunStatus(run.status), run.error,
-                       votes=decided_votes(str(run.pk), rows))  # fmt: skip
+    votes = decided_votes(str(run.pk), rows)
+    verdicts = explain(graphs, rows, RunStatus(run.status), run.error, votes=votes)
     return {
         "run": str(run.pk),
         "status": run.status,
         "nodes": {path: row.to_json() for path, row in sorted(rows.items())},
         "colors": {path: verdict.color for path, verdict in verdicts.items()},  # StrEnum: a str
         "reasons": {path: verdict.reason for path, verdict in verdicts.items()},
+        # Who decided each decided approval (its row's execution), for the inspector.
+        "decisions": {
+            path: [v.to_json() for v in found if v.execution_id == rows[path].execution_id]
+            for path, found in sorted(votes.items())
+        },
     }
 
 

@@ -153,7 +153,7 @@ class RunConsumer(LiveConsumer):
             return
         delta: dict[str, Any] = {"type": "delta", "status": tree["status"]}
         changed = False
-        for part in ("nodes", "colors", "reasons"):
+        for part in ("nodes", "colors", "reasons", "decisions"):
             before, now = self.last[part], tree[part]
             delta[part] = {key: value for key, value in now.items() if before.get(key) != value}
             changed = changed or bool(delta[part])

@@ -70,6 +70,12 @@ class Vote:
     groups: tuple[str, ...]
     decision: str
     comment: str = ""
+    at: str = ""
+
+    def to_json(self) -> dict[str, str | list[str]]:
+        """Return the vote as the monitor's inspector shows it."""
+        return {"user": self.user, "groups": list(self.groups), "decision": self.decision,
+                "comment": self.comment, "at": self.at}  # fmt: skip
 
     def words(self) -> str:
         """Return "finance (dana): "fine"", as a reason names a voter."""
@@ -87,7 +93,8 @@ def votes_from(trace: Iterable[Trace]) -> dict[str, list[Vote]]:
         groups = detail.get("groups")
         vote = Vote(event.node, event.execution_id, str(detail.get("user", "")),
                     tuple(str(g) for g in groups) if isinstance(groups, list) else (),
-                    str(detail.get("decision", "")), str(detail.get("comment") or ""))  # fmt: skip
+                    str(detail.get("decision", "")), str(detail.get("comment") or ""),
+                    event.at)  # fmt: skip
         found.setdefault(event.node, []).append(vote)
     return found
 

@@ -93,3 +93,9 @@ def test_the_tree_says_who_approved_and_what_they_said(demo, client_for) -> None
     assert tree["status"] == "completed"
     assert tree["reasons"]["fin"] == 'Approved by finance (finance): "fine"'
     assert tree["reasons"]["leg"] == "Approved by legal (legal)"
+    assert [
+        (v["user"], v["groups"], v["decision"], v["comment"]) for v in tree["decisions"]["fin"]
+    ] == [
+        ("finance", ["finance"], "approve", "fine"),
+    ]
+    assert tree["decisions"]["fin"][0]["at"].endswith("Z")
