@@ -27,7 +27,7 @@ from braid.permissions import Act, allows
 from engine import live, services
 from engine.api import listed, rows, visible_runs
 from engine.models import Run
-from monitor import reading
+from monitor import deltas, reading
 
 COALESCE_S = 0.1
 LIST_COALESCE_S = 0.25
@@ -151,16 +151,8 @@ class RunConsumer(LiveConsumer):
         if tree is None:
             await self.close(code=NO_SUCH_RUN)
             return
-        delta: dict[str, Any] = {"type": "delta", "status": tree["status"]}
-        changed = False
-        for part in ("nodes", "colors", "reasons", "decisions"):
-            before, now = self.last[part], tree[part]
-            delta[part] = {key: value for key, value in now.items() if before.get(key) != value}
-            changed = changed or bool(delta[part])
-        if tree["executions"]:
-            delta["executions"] = tree["executions"]
-            changed = True
-        if not changed and tree["status"] == self.last["status"]:
+        delta = deltas.tree_delta(self.last, tree)
+        if delta is None:
             return
         self.last = tree
         await self.send_message(delta)
