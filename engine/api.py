@@ -22,6 +22,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from approvals.models import ApprovalRequest, ApprovalStatus
+from braid.api_errors import NUMBER_MAX
 from braid.auth import group_names
 from braid.permissions import ALL, Act, Allowed, scope
 from braid.schema import RefusalSerializer
@@ -98,7 +99,7 @@ class StartSerializer(serializers.Serializer):
     """What starting a run takes: a flow slug, optionally a version, and the input."""
 
     flow = serializers.SlugField()
-    version = serializers.IntegerField(required=False, min_value=1)
+    version = serializers.IntegerField(required=False, min_value=1, max_value=NUMBER_MAX)
     input = serializers.JSONField(required=False, default=dict)
 
     def validate_input(self, value: object) -> object:
