@@ -4,8 +4,8 @@ DRF answers its own exceptions; everything else an API view raises becomes a JSO
 a request id that the log repeats beside the traceback. Bodies over the upload limit get
 413 before they are read, and unknown URLs under /api/ get a JSON 404 instead of a page.
 A NUL character in the URL or a query parameter is refused before any view reads it (404
-in the path, 400 in the query): PostgreSQL can compare no text holding one, and nothing
-the API stores holds one.
+in the path, 400 `query.nul` in the query, naming the parameters in `fields`): PostgreSQL
+can compare no text holding one, and nothing the API stores holds one.
 """
 
 import logging
@@ -101,7 +101,8 @@ class ApiErrorsMiddleware:
         if NUL in request.path_info:
             return error("not_found", "no API resource has a NUL character in its URL", 404)
         if nul := holding_nul(request):
-            return JsonResponse(dict.fromkeys(nul, NUL_IN_QUERY), status=400)
+            detail = f"{NUL_IN_QUERY}: {', '.join(nul)}"
+            return error("query.nul", detail, 400, fields=dict.fromkeys(nul, NUL_IN_QUERY))
         response = self.get_response(request)
         if response.status_code == 404 and not is_json(response):
             return error("not_found", f"no API resource at {request.path}", 404)

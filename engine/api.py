@@ -110,7 +110,7 @@ class StartSerializer(serializers.Serializer):
 
 IDEMPOTENCY_KEY = re.compile(r"[\x21-\x7e]{1,255}")
 IDEMPOTENCY_PARAMETER = OpenApiParameter(
-    "Idempotency-Key", str, OpenApiParameter.HEADER,
+    "Idempotency-Key", str, OpenApiParameter.HEADER, pattern=r"^[\x21-\x7e]{1,255}$",
     description="1 to 255 visible ASCII characters, unique per start: a start retried with "
     "the same key and body answers 200 with the run it started (and the header "
     "`Idempotent-Replayed: true`) instead of starting another; with another body, 422.",
@@ -216,7 +216,7 @@ FILTERS = [
         str,
         description="field:value — runs whose state field equals the value (read as JSON "
         "when it is JSON, else as text; equality only)",
-        pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,99}:.*$",
+        pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,99}:[^\u0000]*$",
     ),
 ]
 

@@ -33,6 +33,14 @@ HOSTILE = {
     "a full-width digit": "\uff19",
 }
 NUL_IN_QUERY = "a NUL character (\\u0000) cannot be searched for"
+
+
+def nul_refusal(*names: str) -> dict[str, Any]:
+    """Return the 400 body for query parameters holding a NUL."""
+    return {"code": "query.nul", "detail": f"{NUL_IN_QUERY}: {', '.join(names)}",
+            "fields": dict.fromkeys(names, NUL_IN_QUERY)}  # fmt: skip
+
+
 NOT_FOUND = {"code": "not_found", "detail": "No ApprovalRequest matches the given query."}
 
 
@@ -167,10 +175,10 @@ def test_a_nul_in_any_query_parameter_is_a_400_naming_it_on_every_database(  # t
             url = filled(path, {"id": str(run.pk)})
             answer = admin.get(url, {name: "a\x00b", "other": "fine"})
             got[(path, name)] = (answer.status_code, answer.json())
-            expected[(path, name)] = (400, {name: NUL_IN_QUERY})
+            expected[(path, name)] = (400, nul_refusal(name))
     answer = admin.get("/api/runs/", {"fl\x00ow": "x", "flow": ["ok", "\x00"]})
     got["/api/runs/", "two"] = (answer.status_code, answer.json())
-    expected["/api/runs/", "two"] = (400, {"fl\x00ow": NUL_IN_QUERY, "flow": NUL_IN_QUERY})
+    expected["/api/runs/", "two"] = (400, nul_refusal("fl\x00ow", "flow"))
     assert len(got) == 24 + 1  # 24 query parameters of 7 operations, and the two above
     assert got == expected
 
@@ -291,3 +299,77 @@ def test_those_who_see_a_request_but_may_not_decide_it_still_hear_why(  # type: 
     assert (admin.status_code, admin.json()["code"]) == (403, "approval.not_an_approver")
     shown = client_for("legal").get(f"/api/approvals/{leg}/")
     assert (shown.status_code, shown.json()["id"]) == (200, leg)
+
+
+# ---------------------------------------------------------------------------- the schema
+
+
+NO_NUL = "^[^\\u0000]*$"
+
+
+def test_the_schema_bounds_every_id_and_number_the_api_takes() -> None:
+    schema = SchemaGenerator().get_schema(request=None, public=True)
+    components = schema["components"]["schemas"]
+    assert components["BulkDecide"]["properties"]["ids"] == {
+        "type": "array", "minItems": 1, "maxItems": 500, "uniqueItems": True,
+        "items": {"type": "integer", "minimum": 1, "maximum": 2**63 - 1},
+    }  # fmt: skip
+    assert components["Start"]["properties"]["version"] == {
+        "type": "integer", "minimum": 1, "maximum": 2**31 - 1
+    }  # fmt: skip
+    assert components["FlowUpdate"]["properties"]["base_revision"]["maximum"] == 2**31 - 1
+    integers = {
+        (path, p["name"]): (p["schema"].get("minimum"), p["schema"].get("maximum"))
+        for _, path, operation in schema_operations()
+        for p in operation.get("parameters", [])
+        if p["in"] == "query" and p["schema"].get("type") == "integer"
+    }
+    assert set(integers.values()) == {(1, 500), (0, 1_000_000), (1, 2**31 - 1)}
+
+
+def test_the_schema_says_no_text_the_api_takes_holds_a_nul() -> None:
+    schema = SchemaGenerator().get_schema(request=None, public=True)
+    marked = sorted(
+        (path, p["name"])
+        for _, path, operation in schema_operations()
+        for p in operation.get("parameters", [])
+        if p["in"] == "query" and p["schema"].get("pattern") == NO_NUL
+    )
+    assert marked == [
+        ("/api/approvals/", "flow"), ("/api/approvals/", "group"), ("/api/approvals/", "q"),
+        ("/api/runs/", "created_after"), ("/api/runs/", "created_before"),
+        ("/api/runs/", "flow"), ("/api/runs/", "started_by"), ("/api/runs/{id}/writes/", "node"),
+    ]  # fmt: skip
+    components = schema["components"]["schemas"]
+    bodies = {
+        name: sorted(field for field, value in components[name]["properties"].items()
+                     if value.get("pattern") == NO_NUL)
+        for name in ("BulkDecide", "Decide", "HandOver", "Cancel", "FlowUpdate", "TestDecision")
+    }  # fmt: skip
+    assert bodies == {
+        "BulkDecide": ["comment"], "Decide": ["comment", "execution_id"],
+        "HandOver": ["comment", "to"], "Cancel": ["reason"], "FlowUpdate": ["name"],
+        "TestDecision": ["node"],
+    }  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("url", "body", "field"),
+    [
+        ("/api/approvals/decide/", {"ids": [1], "decision": "approve", "comment": "a\x00"},
+         "comment"),
+        ("/api/approvals/{fin}/decide/", {"decision": "approve", "comment": "a\x00"}, "comment"),
+        ("/api/approvals/{fin}/decide/", {"decision": "approve", "execution_id": "\x00"},
+         "execution_id"),
+        ("/api/approvals/{fin}/delegate/", {"to": "fin\x00"}, "to"),
+        ("/api/approvals/{fin}/delegate/", {"to": "finance", "comment": "\x00"}, "comment"),
+    ],
+)  # fmt: skip
+def test_a_nul_in_a_text_field_the_schema_marks_is_a_400(  # type: ignore[no-untyped-def]
+    demo, client_for, url, body, field
+) -> None:
+    run = start(client_for("analyst"), "invoice-sign-off", INVOICE)
+    answer = post(client_for("finance"), url.format(fin=request_id(run, "fin")), body)
+    assert (answer.status_code, answer.json()) == (
+        400, {field: ["Null characters are not allowed."]}
+    )  # fmt: skip
