@@ -6,11 +6,14 @@ values (22 digits, past the 64-bit range, negative, a float, 5,000 characters, a
 new operation is covered the day it lands. docs/security.md, "Clean refusals".
 """
 
+import base64
 import json
 import re
 from typing import Any
 
 import pytest
+from axes.models import AccessAttempt
+from django.test import Client
 from drf_spectacular.generators import SchemaGenerator
 
 from approvals.models import ApprovalRequest
@@ -373,3 +376,48 @@ def test_a_nul_in_a_text_field_the_schema_marks_is_a_400(  # type: ignore[no-unt
     assert (answer.status_code, answer.json()) == (
         400, {field: ["Null characters are not allowed."]}
     )  # fmt: skip
+
+
+# ---------------------------------------------------------------------------- credentials
+
+
+LONG_NAME = "n" * 5000
+
+
+def basic_client(username: str, password: str) -> Client:
+    token = base64.b64encode(f"{username}:{password}".encode()).decode()
+    return Client(HTTP_AUTHORIZATION=f"Basic {token}", raise_request_exception=False)
+
+
+@pytest.mark.parametrize(
+    ("username", "password"),
+    [("admin\x00", "braid-admin"), ("a\x00", "x"), (LONG_NAME, "x"), ("admin", "x" * 5000)],
+)
+def test_basic_auth_with_a_name_no_user_can_have_is_refused_as_wrong_credentials(  # type: ignore[no-untyped-def]
+    demo, username, password
+) -> None:
+    answer = basic_client(username, password).get("/api/runs/")
+    assert (answer.status_code, answer.json()) == (
+        403, {"code": "authentication_failed", "detail": "Invalid username/password."}
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("login", ["/login/", "/admin/login/"])
+def test_a_login_form_with_a_five_thousand_character_name_is_a_failed_login(  # type: ignore[no-untyped-def]
+    demo, login
+) -> None:
+    client = Client(raise_request_exception=False)
+    answer = client.post(login, {"username": LONG_NAME, "password": "x"})
+    assert answer.status_code == 200
+    assert "_auth_user_id" not in client.session
+    recorded = AccessAttempt.objects.values_list("username", "failures_since_start")
+    assert list(recorded) == [("n" * 255, 1)]
+
+
+@pytest.mark.parametrize("cookie", ["abcdefgh\x00ij", "a" * 5000, "abcdefgh-ij"])
+def test_a_session_cookie_no_session_key_can_be_counts_as_no_session(cookie: str) -> None:
+    client = Client(raise_request_exception=False)
+    client.cookies["sessionid"] = cookie
+    api, page = client.get("/api/runs/"), client.get("/runs/")
+    assert (api.status_code, api.json()["code"]) == (403, "not_authenticated")
+    assert (page.status_code, page["Location"]) == (302, "/login/?next=/runs/")

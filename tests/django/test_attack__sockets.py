@@ -324,3 +324,21 @@ def test_a_handshake_to_any_other_path_is_refused_with_4404_and_logs_no_error(  
         *[(path, False, code) for path in NO_SUCH_RUN for code in (4401, 4404)],
     ]
     assert [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR] == []
+
+
+def test_a_session_cookie_no_session_key_can_be_opens_no_socket_and_logs_no_error(  # type: ignore[no-untyped-def]
+    caplog,
+) -> None:
+    async def scenario() -> list[Any]:
+        codes = []
+        for cookie in (b"sessionid=abcdefgh\x00ij", b"sessionid=" + b"a" * 5000):
+            for path in ("/ws/inbox/", "/ws/runs/"):
+                socket = WebsocketCommunicator(
+                    application, path, headers=[ORIGIN, (b"cookie", cookie)]
+                )
+                codes.append((await socket.connect(timeout=5))[1])
+        return codes
+
+    with caplog.at_level(logging.WARNING):
+        assert asyncio.run(scenario()) == [4401] * 4
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR] == []
