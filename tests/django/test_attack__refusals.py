@@ -122,7 +122,7 @@ def test_every_path_parameter_refuses_hostile_values_with_a_json_404(  # type: i
                 answer = admin.generic(method, url, "{}", "application/json")
                 got[(method, path, name, label)] = (answer.status_code, answer.json()["code"])
                 swept += 1
-    assert swept == 21 * 9  # 21 path parameters of 17 paths, 9 values each
+    assert swept == 23 * 9  # 23 path parameters of 19 paths, 9 values each
     assert {key: value for key, value in got.items() if value != (404, "not_found")} == {}
 
 
@@ -182,7 +182,7 @@ def test_a_nul_in_any_query_parameter_is_a_400_naming_it_on_every_database(  # t
     answer = admin.get("/api/runs/", {"fl\x00ow": "x", "flow": ["ok", "\x00"]})
     got["/api/runs/", "two"] = (answer.status_code, answer.json())
     expected["/api/runs/", "two"] = (400, nul_refusal("fl\x00ow", "flow"))
-    assert len(got) == 24 + 1  # 24 query parameters of 7 operations, and the two above
+    assert len(got) == 25 + 1  # 25 query parameters of 8 operations, and the two above
     assert got == expected
 
 
@@ -341,7 +341,8 @@ def test_the_schema_says_no_text_the_api_takes_holds_a_nul() -> None:
     assert marked == [
         ("/api/approvals/", "flow"), ("/api/approvals/", "group"), ("/api/approvals/", "q"),
         ("/api/runs/", "created_after"), ("/api/runs/", "created_before"),
-        ("/api/runs/", "flow"), ("/api/runs/", "started_by"), ("/api/runs/{id}/writes/", "node"),
+        ("/api/runs/", "flow"), ("/api/runs/", "started_by"), ("/api/runs/{id}/execution/", "id"),
+        ("/api/runs/{id}/writes/", "node"),
     ]  # fmt: skip
     components = schema["components"]["schemas"]
     bodies = {

@@ -72,6 +72,8 @@ ROWS: list[tuple[str, str, Any, tuple[int, int, int, int, int]]] = [
     ("GET", "/api/runs/{run}/tree/", None, (403, 404, 200, 200, 200)),
     ("GET", "/api/runs/{run}/trace/", None, (403, 404, 200, 200, 200)),
     ("GET", "/api/runs/{run}/writes/?node=start", None, (403, 404, 200, 200, 200)),
+    ("GET", "/api/runs/{run}/executions/", None, (403, 404, 200, 200, 200)),
+    ("GET", "/api/runs/{run}/execution/?id=root:1", None, (403, 404, 200, 200, 200)),
     ("GET", "/api/approvals/", None, (403, 200, 200, 200, 200)),
     ("GET", "/api/approvals/{approval}/", None, (403, 404, 404, 200, 200)),
     ("GET", "/api/approvals/count/", None, (403, 200, 200, 200, 200)),
