@@ -5,12 +5,12 @@ from rest_framework.routers import DefaultRouter
 from approvals.api import ApprovalViewSet
 from designer.api import ActionCatalogViewSet, FlowViewSet
 from engine.api import RunViewSet
-from monitor.api import RunExecutionsViewSet
+from monitor.api import RunMonitorViewSet
 
 router = DefaultRouter()
 router.register("flows", FlowViewSet, basename="flow")
 router.register("runs", RunViewSet, basename="run")
-router.register("runs", RunExecutionsViewSet, basename="run-executions")
+router.register("runs", RunMonitorViewSet, basename="run-monitor")
 router.register("approvals", ApprovalViewSet, basename="approval")
 router.register("actions", ActionCatalogViewSet, basename="action")
 

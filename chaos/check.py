@@ -17,8 +17,9 @@ def check(chaos: Any, planned: list[PlannedRun], traffic: Any) -> dict[str, Any]
     from django.utils import timezone
 
     from approvals.models import ApprovalRequest
-    from engine import leases, services
+    from engine import leases
     from engine.models import Dispatch, PendingEvent, Run, Timer, TraceEvent
+    from monitor import reading
 
     connection.close()  # a fault may have ended the driver's connection
     now = timezone.now()
@@ -57,7 +58,7 @@ def check(chaos: Any, planned: list[PlannedRun], traffic: Any) -> dict[str, Any]
                     note("lost", f"{run_id} {run.status} with nothing left that could move it")
         trace = list(TraceEvent.objects.filter(run=run).order_by("seq"))
         tasks = {t.node for t in trace if t.event == "action.dispatched"}
-        for path, color in services.run_tree(run)["colors"].items():
+        for path, color in reading.run_tree(run)["colors"].items():
             if color != "running" or path not in tasks:
                 continue  # a foreach, loop or subflow runs while what it holds runs
             live = [d for d in open_dispatches if d.command.get("node") == path

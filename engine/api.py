@@ -11,7 +11,6 @@ from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db import IntegrityError
 from django.db.models import Q, QuerySet
 from django.db.models.fields.json import KeyTransform
-from django.http import HttpResponse
 from django.utils import timezone
 from django.utils.dateparse import parse_date, parse_datetime
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
@@ -29,11 +28,10 @@ from braid.schema import RefusalSerializer
 from designer.documents import NUL_REFUSED, holds_nul
 from designer.models import FlowVersion
 from engine import durable, services
-from engine.core.colors import Color
 from engine.core.events import RunStatus
 from engine.core.inputs import InputRejected
 from engine.core.values import loads_strict
-from engine.models import Run, TraceEvent
+from engine.models import Run
 
 
 class RunSerializer(serializers.ModelSerializer):
@@ -143,77 +141,6 @@ class CancelSerializer(serializers.Serializer):
     """Why a run is cancelled."""
 
     reason = serializers.CharField(required=False, allow_blank=True, default="", max_length=500)
-
-
-class NodeRowSerializer(serializers.Serializer):
-    """One node row (CONTRACT §3)."""
-
-    status = serializers.ChoiceField(choices=["running", "waiting", "completed", "failed"])
-    execution_id = serializers.CharField()
-    result = serializers.JSONField(allow_null=True)
-    attempt = serializers.IntegerField()
-
-
-class VoteSerializer(serializers.Serializer):
-    """One person's decision at an approval."""
-
-    user = serializers.CharField()
-    groups = serializers.ListField(child=serializers.CharField())
-    decision = serializers.ChoiceField(choices=["approve", "reject"])
-    comment = serializers.CharField(allow_blank=True)
-    at = serializers.CharField()
-
-
-class TreeSerializer(serializers.Serializer):
-    """A run's node rows and every node's color."""
-
-    run = serializers.UUIDField()
-    status = serializers.ChoiceField(choices=[s.value for s in RunStatus])
-    nodes = serializers.DictField(child=NodeRowSerializer())
-    colors = serializers.DictField(
-        child=serializers.ChoiceField(choices=[color.value for color in Color])
-    )
-    reasons = serializers.DictField(
-        child=serializers.CharField(), help_text="why each node has its color, in words"
-    )
-    decisions = serializers.DictField(
-        child=VoteSerializer(many=True),
-        help_text="who decided each decided approval, in its row's execution",
-    )
-
-
-class TraceEventSerializer(serializers.Serializer):
-    """One trace event."""
-
-    seq = serializers.IntegerField()
-    event = serializers.CharField()
-    execution_id = serializers.CharField()
-    node = serializers.CharField(allow_null=True)
-    at = serializers.DateTimeField()
-    detail = serializers.JSONField()
-
-
-class WriteSerializer(serializers.Serializer):
-    """One state write that reached a node."""
-
-    seq = serializers.IntegerField(help_text="the writer's completion, as a trace position")
-    node = serializers.CharField(help_text="the node path that wrote it")
-    execution_id = serializers.CharField()
-    field = serializers.CharField()
-    value = serializers.JSONField(
-        allow_null=True, help_text="the value; a list or object as its JSON text, cut at 200"
-    )
-    via = serializers.CharField(
-        allow_null=True, help_text="the merge that brought it in, or null on the node's own path"
-    )
-
-
-class WritesSerializer(serializers.Serializer):
-    """The state writes of a node's lineage."""
-
-    node = serializers.CharField()
-    execution_id = serializers.CharField()
-    writes = WriteSerializer(many=True)
 
 
 FILTERS = [
@@ -339,10 +266,6 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
         if getattr(self, "swagger_fake_view", False):  # drf-spectacular's schema pass
             return Run.objects.none()
         runs = Run.objects.select_related("flow_version__flow", "started_by")
-        if self.action in ("tree", "writes"):
-            # The tree reads the graphs from the per-process cache and the writes the trace,
-            # not this row's large columns.
-            runs = runs.defer("graphs", "snapshot", "input", "state", "redrive")
         return visible_runs(runs, self.request.user).order_by("-created_at")
 
     def get_permissions(self):  # type: ignore[no-untyped-def]
@@ -397,45 +320,6 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
                 return answer
             raise
         return Response(RunSerializer(run).data, status=status.HTTP_201_CREATED)
-
-    @extend_schema(responses=TreeSerializer)
-    @action(detail=True, methods=["get"])
-    def tree(self, request: Request, pk: str) -> Response:
-        """Return the run's node rows and every node's color, from one SELECT of its rows."""
-        run = self.get_object()
-        with services.gc_paused():  # building and encoding 10,000 rows: see gc_paused
-            body = json.dumps(services.build_tree(run), ensure_ascii=False, separators=(",", ":"))
-        return HttpResponse(body.encode(), content_type="application/json")
-
-    @extend_schema(
-        parameters=[OpenApiParameter("node", str, required=True, description="a node path")],
-        responses={200: WritesSerializer, 400: OpenApiResponse(RefusalSerializer)},
-    )
-    @action(detail=True, methods=["get"])
-    def writes(self, request: Request, pk: str) -> Response:
-        """Return the state writes of a node's lineage: its own, and what gathers, foreach
-        items, loop iterations and race winners merged into its path before it completed
-        (rebuilt from the trace; engine/core/history.py)."""
-        run = self.get_object()
-        path = request.query_params.get("node", "")
-        found = services.node_writes(run, path)
-        if found is None:
-            detail = f"no node {path!r} has run in this run" if path else "name a node: ?node="
-            return Response({"code": "run.node", "detail": detail}, status=400)
-        execution_id, writes = found
-        return Response({"node": path, "execution_id": execution_id,
-                         "writes": [write.to_json() for write in writes]})  # fmt: skip
-
-    @extend_schema(responses=TraceEventSerializer(many=True))
-    @action(detail=True, methods=["get"])
-    def trace(self, request: Request, pk: str) -> Response:
-        """Return the run's trace events in order, paged."""
-        run = self.get_object()
-        events = TraceEvent.objects.filter(run=run).order_by("seq")
-        page = self.paginate_queryset(events)
-        body = [{"seq": e.seq, "event": e.event, "execution_id": e.execution_id,
-                 "node": e.node or None, "at": e.at, "detail": e.detail} for e in page]  # fmt: skip
-        return self.get_paginated_response(body)
 
     @extend_schema(
         request=CancelSerializer,

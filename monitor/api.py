@@ -1,12 +1,17 @@
-"""The monitor's read side of a run: its execution tree and one execution's colors.
+"""The monitor's read side of a run, under /api/runs/<id>/: its tree (rows, colors,
+reasons, decisions), its trace, the writes that reach a node, its execution tree and one
+execution's colors.
 
-Both come from engine/core/executions.py over the run's trace, so the browser renders the
-tree's statuses and an item's, iteration's or branch's colors without inferring any.
+The colors and the executions come from engine/core (colors.py, executions.py), so the
+browser renders statuses and an item's, round's or branch's colors without inferring any.
 """
 
 from __future__ import annotations
 
+import json
+
 from django.db.models import QuerySet
+from django.http import HttpResponse
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers, viewsets
 from rest_framework.decorators import action
@@ -16,8 +21,81 @@ from rest_framework.response import Response
 from braid.permissions import Act, Allowed
 from braid.schema import RefusalSerializer
 from engine.api import visible_runs
-from engine.models import Run
+from engine.core.colors import Color
+from engine.core.events import RunStatus
+from engine.models import Run, TraceEvent
 from monitor import reading
+
+
+class NodeRowSerializer(serializers.Serializer):
+    """One node row (CONTRACT §3)."""
+
+    status = serializers.ChoiceField(choices=["running", "waiting", "completed", "failed"])
+    execution_id = serializers.CharField()
+    result = serializers.JSONField(allow_null=True)
+    attempt = serializers.IntegerField()
+
+
+class VoteSerializer(serializers.Serializer):
+    """One person's decision at an approval."""
+
+    user = serializers.CharField()
+    groups = serializers.ListField(child=serializers.CharField())
+    decision = serializers.ChoiceField(choices=["approve", "reject"])
+    comment = serializers.CharField(allow_blank=True)
+    at = serializers.CharField()
+
+
+class TreeSerializer(serializers.Serializer):
+    """A run's node rows and every node's color."""
+
+    run = serializers.UUIDField()
+    status = serializers.ChoiceField(choices=[s.value for s in RunStatus])
+    nodes = serializers.DictField(child=NodeRowSerializer())
+    colors = serializers.DictField(
+        child=serializers.ChoiceField(choices=[color.value for color in Color])
+    )
+    reasons = serializers.DictField(
+        child=serializers.CharField(), help_text="why each node has its color, in words"
+    )
+    decisions = serializers.DictField(
+        child=VoteSerializer(many=True),
+        help_text="who decided each decided approval, in its row's execution",
+    )
+
+
+class TraceEventSerializer(serializers.Serializer):
+    """One trace event."""
+
+    seq = serializers.IntegerField()
+    event = serializers.CharField()
+    execution_id = serializers.CharField()
+    node = serializers.CharField(allow_null=True)
+    at = serializers.DateTimeField()
+    detail = serializers.JSONField()
+
+
+class WriteSerializer(serializers.Serializer):
+    """One state write that reached a node."""
+
+    seq = serializers.IntegerField(help_text="the writer's completion, as a trace position")
+    node = serializers.CharField(help_text="the node path that wrote it")
+    execution_id = serializers.CharField()
+    field = serializers.CharField()
+    value = serializers.JSONField(
+        allow_null=True, help_text="the value; a list or object as its JSON text, cut at 200"
+    )
+    via = serializers.CharField(
+        allow_null=True, help_text="the merge that brought it in, or null on the node's own path"
+    )
+
+
+class WritesSerializer(serializers.Serializer):
+    """The state writes of a node's lineage."""
+
+    node = serializers.CharField()
+    execution_id = serializers.CharField()
+    writes = WriteSerializer(many=True)
 
 
 class ExecutionSerializer(serializers.Serializer):
@@ -48,9 +126,12 @@ class ExecutionViewSerializer(serializers.Serializer):
     reasons = serializers.DictField(child=serializers.CharField())
 
 
-class RunExecutionsViewSet(viewsets.GenericViewSet):
-    """A run's executions, under /api/runs/<id>/: who may read the run may read these."""
+class RunMonitorViewSet(viewsets.GenericViewSet):
+    """What the monitor reads of a run, under /api/runs/<id>/: who may read the run may
+    read these."""
 
+    # Not "trace": the trace/ action is a method of that name, and DRF would route HTTP
+    # TRACE to it and advertise it in Allow.
     http_method_names = ["get", "head", "options"]
 
     def get_queryset(self) -> QuerySet[Run]:
@@ -61,6 +142,45 @@ class RunExecutionsViewSet(viewsets.GenericViewSet):
 
     def get_permissions(self):  # type: ignore[no-untyped-def]
         return [Allowed.to(Act.READ_RUNS)()]
+
+    @extend_schema(responses=TreeSerializer)
+    @action(detail=True, methods=["get"])
+    def tree(self, request: Request, pk: str) -> Response:
+        """Return the run's node rows and every node's color, from one SELECT of its rows."""
+        run = self.get_object()
+        with reading.gc_paused():  # building and encoding 10,000 rows: see gc_paused
+            body = json.dumps(reading.build_tree(run), ensure_ascii=False, separators=(",", ":"))
+        return HttpResponse(body.encode(), content_type="application/json")
+
+    @extend_schema(
+        parameters=[OpenApiParameter("node", str, required=True, description="a node path")],
+        responses={200: WritesSerializer, 400: OpenApiResponse(RefusalSerializer)},
+    )
+    @action(detail=True, methods=["get"])
+    def writes(self, request: Request, pk: str) -> Response:
+        """Return the state writes of a node's lineage: its own, and what gathers, foreach
+        items, loop iterations and race winners merged into its path before it completed
+        (rebuilt from the trace; engine/core/history.py)."""
+        run = self.get_object()
+        path = request.query_params.get("node", "")
+        found = reading.node_writes(run, path)
+        if found is None:
+            detail = f"no node {path!r} has run in this run" if path else "name a node: ?node="
+            return Response({"code": "run.node", "detail": detail}, status=400)
+        execution_id, writes = found
+        return Response({"node": path, "execution_id": execution_id,
+                         "writes": [write.to_json() for write in writes]})  # fmt: skip
+
+    @extend_schema(responses=TraceEventSerializer(many=True))
+    @action(detail=True, methods=["get"])
+    def trace(self, request: Request, pk: str) -> Response:
+        """Return the run's trace events in order, paged."""
+        run = self.get_object()
+        events = TraceEvent.objects.filter(run=run).order_by("seq")
+        page = self.paginate_queryset(events)
+        body = [{"seq": e.seq, "event": e.event, "execution_id": e.execution_id,
+                 "node": e.node or None, "at": e.at, "detail": e.detail} for e in page]  # fmt: skip
+        return self.get_paginated_response(body)
 
     @extend_schema(responses=ExecutionsSerializer)
     @action(detail=True, methods=["get"])

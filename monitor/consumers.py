@@ -24,7 +24,7 @@ from django.db.models import Count
 
 from braid import sockets
 from braid.permissions import Act, allows
-from engine import live, services
+from engine import live
 from engine.api import listed, rows, visible_runs
 from engine.models import Run
 from monitor import deltas, reading
@@ -132,8 +132,8 @@ class RunConsumer(LiveConsumer):
             return None
         if whole or not hasattr(self, "executions"):
             self.executions = reading.LiveExecutions(self.run_id)
-            return {**services.run_tree(run), "executions": self.executions.all(run)}
-        return {**services.run_tree(run), "executions": self.executions.changed(run)}
+            return {**reading.run_tree(run), "executions": self.executions.all(run)}
+        return {**reading.run_tree(run), "executions": self.executions.changed(run)}
 
     async def send_snapshot(self) -> None:
         tree = await database_sync_to_async(self.load)(whole=True)

@@ -32,10 +32,10 @@ def snapshot(run: Run, live: reading.LiveExecutions | None = None) -> dict[str, 
     run.refresh_from_db()
     if live is None:
         return {
-            **services.run_tree(run),
+            **reading.run_tree(run),
             "executions": reading.LiveExecutions(str(run.pk)).all(run),
         }
-    return {**services.run_tree(run), "executions": live.changed(run)}
+    return {**reading.run_tree(run), "executions": live.changed(run)}
 
 
 def step(run: Run, rng: random.Random) -> bool:
@@ -72,7 +72,7 @@ def test_deltas_applied_to_the_first_snapshot_give_a_fresh_tree(
                              User.objects.get(username="analyst"))  # fmt: skip
     live = reading.LiveExecutions(str(run.pk))
     run.refresh_from_db()
-    held = {**services.run_tree(run), "executions": live.all(run)}
+    held = {**reading.run_tree(run), "executions": live.all(run)}
     last = held
     rng = random.Random(seed)
     for _ in range(8):
