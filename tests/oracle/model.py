@@ -27,7 +27,10 @@ The rule it implements (the spec, CONTRACT §4 as the lead stated it):
 * A finished run shows nothing pending, running or waiting.
 * A retry (`action.redriven`) puts the run back as it was just before the action's
   failure (the runtime restores that snapshot), so the replay restores its own
-  checkpoint taken before that `action.failed`; writes stay (rows are not restored).
+  checkpoint taken before that `action.failed`, the writes included: what the failing
+  step did after the failure (an item skipped, the path on to a `fail` node) is undone,
+  and the run will do it again. The owners of the retried action read running again
+  (`frame.retried`, at their next attempt).
 
 Decisions where the trace is coarser than the rows are documented in docs/monitor-oracle.md.
 """
@@ -113,6 +116,7 @@ class Replayed:
     iterations: dict[tuple[str, str], int] = field(default_factory=dict)
     admitted: dict[tuple[str, str], int] = field(default_factory=dict)
     ended_items: dict[tuple[str, str], int] = field(default_factory=dict)
+    writes: dict[str, set[tuple[str, int]]] = field(default_factory=dict)
     run: Color = Color.PENDING  # the run's status: running/waiting are derived
 
 
@@ -130,7 +134,6 @@ class Model:
         self.index(MAIN, "")
         self.bodies = {key: bodies_of(graph) for key, graph in graphs.items()}
         self.now = Replayed()
-        self.writes: dict[str, set[tuple[str, int]]] = {}
         self.checkpoints: dict[tuple[str, str, int], Replayed] = {}
         for event in trace:
             self.apply(event)
@@ -196,7 +199,7 @@ class Model:
             self.now.live[(path, eid)] = live
         if write:
             attempt = self.now.attempts.get((path, eid), 1)
-            self.writes.setdefault(path, set()).add((eid, attempt))
+            self.now.writes.setdefault(path, set()).add((eid, attempt))
 
     def start(self, eid: str, kind: Kind, owner: str | None) -> None:
         """Record an execution that started."""
@@ -251,6 +254,10 @@ class Model:
     def on_action_redriven(self, event: Trace, path: str, eid: str) -> None:
         attempt = int(event.detail["attempt"]) - 1  # type: ignore[arg-type]
         self.now = copy.deepcopy(self.checkpoints[(path, eid, attempt)])
+
+    def on_frame_retried(self, event: Trace, path: str, eid: str) -> None:
+        self.now.attempts[(path, eid)] = int(event.detail["attempt"])  # type: ignore[arg-type]
+        self.record(path, eid, Color.RUNNING, Live.BLOCKED)
 
     def on_paused(self, event: Trace, path: str, eid: str) -> None:
         self.record(path, eid, Color.WAITING, Live.SUSPENDED)
@@ -386,7 +393,7 @@ class Model:
 
     def latest_write(self, path: str) -> str | None:
         """Return the execution id of the write the fence keeps (then attempt), if any."""
-        writes = self.writes.get(path)
+        writes = self.now.writes.get(path)
         if not writes:
             return None
         return max(writes, key=lambda write: (encoded(write[0]), write[1]))[0]

@@ -181,6 +181,24 @@ def subflow_retried_after_its_failure() -> RetryingDriver:
     return driver
 
 
+def retry_after_a_step_that_went_on_past_the_failure() -> RetryingDriver:
+    """A skipped item's failure let the step go on to a `fail` node, which failed the run;
+    the retry restores the state before the failure: `check` and `stop` run again later."""
+    nodes = [
+        {"id": "each", "type": "foreach", "items": "[1]", "as": "x", "on_item_failure": "skip"},
+        {"id": "work", "type": "task", "action": "noop"},
+        {"id": "check", "type": "if", "condition": "true"},
+        {"id": "stop", "type": "fail", "error": "planned"},
+    ]
+    edges = [("start", "each"), ("each", "work", "item"), ("work", "each"),
+             ("each", "check", "done"), ("check", "stop", "true"),
+             ("check", "end", "false")]  # fmt: skip
+    driver = RetryingDriver(document(nodes, edges))
+    fail_action(driver, "work")
+    driver.retry()
+    return driver
+
+
 @dataclass(frozen=True)
 class Case:
     """A run at a moment, the colors the rule gives, and the walk's class if it differs."""
@@ -259,6 +277,11 @@ CASES = {
             "after": P,
             "end": P,
         },
+        None,
+    ),
+    "a retry after a step that went on past the failure": Case(
+        retry_after_a_step_that_went_on_past_the_failure,
+        {"start": C, "each": R, "work": R, "check": P, "stop": P, "end": P},
         None,
     ),
 }
