@@ -199,6 +199,70 @@ def retry_after_a_step_that_went_on_past_the_failure() -> RetryingDriver:
     return driver
 
 
+def nested_loop_idle_in_a_later_round() -> RetryingDriver:
+    """An outer loop's first round ran the inner loop once (`mark`); its second round ran
+    the inner loop no iteration; the run completed."""
+    nodes = [
+        {"id": "outer", "type": "loop", "while": "state.c < 2", "max_iterations": 2},
+        {"id": "tick", "type": "set", "values": {"c": "1"}},
+        {"id": "inner", "type": "loop", "while": "state.c == 1 && state.n == 0",
+         "max_iterations": 1},
+        {"id": "mark", "type": "set", "values": {"n": "1"}},
+    ]  # fmt: skip
+    edges = [("start", "outer"), ("outer", "tick", "body"), ("tick", "inner"),
+             ("inner", "mark", "body"), ("mark", "inner"), ("inner", "outer", "done"),
+             ("outer", "end", "done")]  # fmt: skip
+    return RetryingDriver(document(nodes, edges, c="sum", n="sum"))
+
+
+def nested_loop_running_in_a_later_item() -> RetryingDriver:
+    """Item 1 ran the inner loop and `after`; item 2's inner loop runs `work`."""
+    nodes = [
+        {"id": "each", "type": "foreach", "items": "[1, 2]", "as": "x", "concurrency": 1},
+        {"id": "inner", "type": "loop", "while": "true", "max_iterations": 1},
+        {"id": "work", "type": "task", "action": "noop"},
+        {"id": "after", "type": "set", "values": {"n": "1"}},
+    ]
+    edges = [("start", "each"), ("each", "inner", "item"), ("inner", "work", "body"),
+             ("work", "inner"), ("inner", "after", "exhausted"), ("after", "each"),
+             ("each", "end", "done")]  # fmt: skip
+    driver = RetryingDriver(document(nodes, edges, n="sum"))
+    driver.complete("run|work|root:1:each:1:inner:1|1")
+    return driver
+
+
+def loop_in_a_foreach_item_in_its_second_round() -> RetryingDriver:
+    """The loop of `a live loop in a later round`, as the body of a one-item foreach."""
+    nodes = [*LOOP_BODY, {"id": "each", "type": "foreach", "items": "[1]", "as": "x"}]
+    edges = [("start", "each"), ("each", "loop", "item"), *LOOP_EDGES[1:-1],
+             ("loop", "each", "done"), ("each", "end", "done")]  # fmt: skip
+    driver = RetryingDriver(document(nodes, edges, c="sum", log="append"))
+    driver.decide("ask", "u", ("g",), "approve", "root:1:each:1:loop:1")
+    return driver
+
+
+def item_failed_while_its_race_waits() -> RetryingDriver:
+    """Item 1 of a `skip` foreach: `work` fails its race while `ask` waits in the other
+    branch; the item fails, the foreach goes on, item 2 waits at `gate`."""
+    nodes = [
+        {"id": "each", "type": "foreach", "items": "[1, 2]", "as": "x", "concurrency": 1,
+         "on_item_failure": "skip"},
+        {"id": "gate", "type": "approval", "groups": ["g"], "policy": "any"},
+        {"id": "race", "type": "race", "branches": ["a", "b"]},
+        {"id": "ask", "type": "approval", "groups": ["g"], "policy": "any"},
+        {"id": "work", "type": "task", "action": "noop"},
+    ]  # fmt: skip
+    edges = [("start", "each"), ("each", "gate", "item"), ("gate", "race", "approved"),
+             ("gate", "race", "rejected"), ("race", "ask", "branch:a"),
+             ("race", "work", "branch:b"), ("ask", "race", "approved"),
+             ("ask", "race", "rejected"), ("work", "race"), ("race", "each"),
+             ("each", "end", "done")]  # fmt: skip
+    driver = RetryingDriver(document(nodes, edges))
+    driver.decide("gate", "u", ("g",), "approve", "root:1:each:1")
+    fail_action(driver, "work")
+    return driver
+
+
 @dataclass(frozen=True)
 class Case:
     """A run at a moment, the colors the rule gives, and the walk's class if it differs."""
@@ -283,6 +347,28 @@ CASES = {
         retry_after_a_step_that_went_on_past_the_failure,
         {"start": C, "each": R, "work": R, "check": P, "stop": P, "end": P},
         None,
+    ),
+    "a nested loop idle in a later round": Case(
+        nested_loop_idle_in_a_later_round,
+        {"start": C, "outer": C, "tick": C, "inner": C, "mark": C, "end": C},
+        "an inner loop that ran no iteration in its latest round paints its body skipped "
+        "over an earlier round's rows",
+    ),
+    "a nested loop running in a later item": Case(
+        nested_loop_running_in_a_later_item,
+        {"start": C, "each": R, "inner": R, "work": R, "after": C, "end": P},
+        "below a foreach or loop still running in a later item, an earlier item's row "
+        "reads pending",
+    ),
+    "a live loop in a foreach item": Case(
+        loop_in_a_foreach_item_in_its_second_round,
+        {"start": C, "each": R, "loop": R, "tick": C, "first": C, "note": P, "ask": W, "end": P},
+        "inside a foreach body, an older round of a live loop shows its row, not pending",
+    ),
+    "a failed item's waiting rows while its foreach goes on": Case(
+        item_failed_while_its_race_waits,
+        {"start": C, "each": R, "gate": W, "race": F, "ask": X, "work": F, "end": P},
+        "a skipped or collected item's running and waiting rows stay running and waiting",
     ),
 }
 
