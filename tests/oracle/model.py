@@ -38,6 +38,8 @@ Decisions where the trace is coarser than the rows are documented in docs/monito
 from __future__ import annotations
 
 import copy
+import json
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -118,6 +120,7 @@ class Replayed:
     ended_items: dict[tuple[str, str], int] = field(default_factory=dict)
     writes: dict[str, set[tuple[str, int]]] = field(default_factory=dict)
     run: Color = Color.PENDING  # the run's status: running/waiting are derived
+    input: object = None
 
 
 def parent_of(eid: str) -> str:
@@ -220,6 +223,7 @@ class Model:
 
     def on_run_started(self, event: Trace, path: str, eid: str) -> None:
         self.now.run = Color.RUNNING
+        self.now.input = event.detail.get("input")
         self.start(ROOT, Kind.ROOT, None)
 
     def on_run_completed(self, event: Trace, path: str, eid: str) -> None:
@@ -451,10 +455,13 @@ class Model:
             return exits  # every race branch started at once; a child scope runs by itself
         graph = self.graphs[place.graph]
         if isinstance(node, g.ForeachNode):
-            running = self.now.admitted.get((path, eid), 0) - self.now.ended_items.get(
-                (path, eid), 0
-            )
-            more = running >= node.max_concurrency  # else every item has been admitted
+            admitted = self.now.admitted.get((path, eid), 0)
+            count = self.item_count(place)
+            if count is None:  # unknown: assume more while the admitted fill the concurrency
+                running = admitted - self.now.ended_items.get((path, eid), 0)
+                more = running >= node.max_concurrency
+            else:
+                more = admitted < count
             entry = graph.successor(node.id, g.Outcome.ITEM.value)
         else:
             assert isinstance(node, g.LoopNode)
@@ -463,6 +470,25 @@ class Model:
         if more and entry is not None:
             exits.append(place.prefix + entry.target)
         return exits
+
+    def item_count(self, place: Place) -> int | None:
+        """Return how many items a foreach has, where the trace tells: a literal list, or
+        `input.<field>` in the run's own graph (the input is traced with `run.started`)."""
+        node = place.node
+        assert isinstance(node, g.ForeachNode)
+        text = node.items.strip()
+        named = re.fullmatch(r"input\.([A-Za-z_][A-Za-z0-9_]*)", text)
+        if named is not None:
+            data = self.now.input
+            if place.prefix or not isinstance(data, dict):
+                return None  # a subflow's input is not traced
+            items = data.get(named.group(1))
+            return len(items) if isinstance(items, list) else None
+        try:
+            items = json.loads(text)
+        except ValueError:
+            return None
+        return len(items) if isinstance(items, list) else None
 
     def is_body(self, place: Place, target: str) -> bool:
         """Return whether a path is in the body of the owner at `place`."""
