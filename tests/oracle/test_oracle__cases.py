@@ -357,6 +357,25 @@ def loop_cancelled_after_a_fork_passed_an_empty_foreach() -> RetryingDriver:
     return driver
 
 
+def loop_cancelled_in_a_later_round_after_a_foreach() -> RetryingDriver:
+    """Round 1 ran a foreach of one item, `work` and `after`; round 2 runs `work`; cancel."""
+    nodes = [
+        {"id": "loop", "type": "loop", "while": "true", "max_iterations": 2},
+        {"id": "each", "type": "foreach", "items": "[1]", "as": "x"},
+        {"id": "body", "type": "set", "values": {}},
+        {"id": "work", "type": "task", "action": "noop"},
+        {"id": "after", "type": "task", "action": "noop"},
+    ]
+    edges = [("start", "loop"), ("loop", "each", "body"), ("each", "body", "item"),
+             ("body", "each"), ("each", "work", "done"), ("work", "after"), ("after", "loop"),
+             ("loop", "end", "exhausted")]  # fmt: skip
+    driver = RetryingDriver(document(nodes, edges))
+    driver.complete("run|work|root:1:loop:1|1")
+    driver.complete("run|after|root:1:loop:1|1")
+    cancel(driver)
+    return driver
+
+
 def race_lost_while_an_attempt_waits_for_its_retry() -> RetryingDriver:
     """`flaky` failed attempt 1 and waits for attempt 2 when `work` wins the race."""
     nodes = [
@@ -421,6 +440,9 @@ CUT_IN_AN_EARLIER_ITEM = (
 HIDDEN_BELOW_A_NESTED_OWNER = (
     "below a loop or foreach in a foreach body, a later item's frame upstream hides an "
     "earlier item's row as pending"
+)
+LOOP_CANCELLED_PAST_A_FOREACH = (
+    "in a loop the run was cancelled in, rows after a foreach of its body read skipped"
 )
 C, F, X, S, P, R, W = "completed", "failed", "cancelled", "skipped", "pending", "running", "waiting"
 CASES = {
@@ -553,8 +575,12 @@ CASES = {
             "after": X,
             "end": S,
         },
-        "after a fork branch passed a foreach of no items in a loop, the gather's row and "
-        "what follows read skipped",
+        LOOP_CANCELLED_PAST_A_FOREACH,
+    ),
+    "a loop cancelled in a later round after a foreach": Case(
+        loop_cancelled_in_a_later_round_after_a_foreach,
+        {"start": C, "loop": X, "each": C, "body": C, "work": X, "after": C, "end": S},
+        LOOP_CANCELLED_PAST_A_FOREACH,
     ),
     "a race lost while an attempt waits for its retry": Case(
         race_lost_while_an_attempt_waits_for_its_retry,
