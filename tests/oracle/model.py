@@ -27,7 +27,10 @@ The rule it implements (the spec, CONTRACT §4 as the lead stated it):
 * A finished run shows nothing pending, running or waiting.
 * A retry (`action.redriven`) puts the run back as it was just before the action's
   failure (the runtime restores that snapshot), so the replay restores its own
-  checkpoint taken before that `action.failed`; writes stay (rows are not restored).
+  checkpoint taken before that `action.failed`, the writes included: what the failing
+  step did after the failure (an item skipped, the path on to a `fail` node) is undone,
+  and the run will do it again. The owners of the retried action read running again
+  (`frame.retried`, at their next attempt).
 
 Decisions where the trace is coarser than the rows are documented in docs/monitor-oracle.md.
 """
@@ -35,6 +38,8 @@ Decisions where the trace is coarser than the rows are documented in docs/monito
 from __future__ import annotations
 
 import copy
+import json
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -113,7 +118,9 @@ class Replayed:
     iterations: dict[tuple[str, str], int] = field(default_factory=dict)
     admitted: dict[tuple[str, str], int] = field(default_factory=dict)
     ended_items: dict[tuple[str, str], int] = field(default_factory=dict)
+    writes: dict[str, set[tuple[str, int]]] = field(default_factory=dict)
     run: Color = Color.PENDING  # the run's status: running/waiting are derived
+    input: object = None
 
 
 def parent_of(eid: str) -> str:
@@ -130,7 +137,6 @@ class Model:
         self.index(MAIN, "")
         self.bodies = {key: bodies_of(graph) for key, graph in graphs.items()}
         self.now = Replayed()
-        self.writes: dict[str, set[tuple[str, int]]] = {}
         self.checkpoints: dict[tuple[str, str, int], Replayed] = {}
         for event in trace:
             self.apply(event)
@@ -196,7 +202,7 @@ class Model:
             self.now.live[(path, eid)] = live
         if write:
             attempt = self.now.attempts.get((path, eid), 1)
-            self.writes.setdefault(path, set()).add((eid, attempt))
+            self.now.writes.setdefault(path, set()).add((eid, attempt))
 
     def start(self, eid: str, kind: Kind, owner: str | None) -> None:
         """Record an execution that started."""
@@ -217,6 +223,7 @@ class Model:
 
     def on_run_started(self, event: Trace, path: str, eid: str) -> None:
         self.now.run = Color.RUNNING
+        self.now.input = event.detail.get("input")
         self.start(ROOT, Kind.ROOT, None)
 
     def on_run_completed(self, event: Trace, path: str, eid: str) -> None:
@@ -251,6 +258,10 @@ class Model:
     def on_action_redriven(self, event: Trace, path: str, eid: str) -> None:
         attempt = int(event.detail["attempt"]) - 1  # type: ignore[arg-type]
         self.now = copy.deepcopy(self.checkpoints[(path, eid, attempt)])
+
+    def on_frame_retried(self, event: Trace, path: str, eid: str) -> None:
+        self.now.attempts[(path, eid)] = int(event.detail["attempt"])  # type: ignore[arg-type]
+        self.record(path, eid, Color.RUNNING, Live.BLOCKED)
 
     def on_paused(self, event: Trace, path: str, eid: str) -> None:
         self.record(path, eid, Color.WAITING, Live.SUSPENDED)
@@ -386,7 +397,7 @@ class Model:
 
     def latest_write(self, path: str) -> str | None:
         """Return the execution id of the write the fence keeps (then attempt), if any."""
-        writes = self.writes.get(path)
+        writes = self.now.writes.get(path)
         if not writes:
             return None
         return max(writes, key=lambda write: (encoded(write[0]), write[1]))[0]
@@ -444,10 +455,13 @@ class Model:
             return exits  # every race branch started at once; a child scope runs by itself
         graph = self.graphs[place.graph]
         if isinstance(node, g.ForeachNode):
-            running = self.now.admitted.get((path, eid), 0) - self.now.ended_items.get(
-                (path, eid), 0
-            )
-            more = running >= node.max_concurrency  # else every item has been admitted
+            admitted = self.now.admitted.get((path, eid), 0)
+            count = self.item_count(place)
+            if count is None:  # unknown: assume more while the admitted fill the concurrency
+                running = admitted - self.now.ended_items.get((path, eid), 0)
+                more = running >= node.max_concurrency
+            else:
+                more = admitted < count
             entry = graph.successor(node.id, g.Outcome.ITEM.value)
         else:
             assert isinstance(node, g.LoopNode)
@@ -456,6 +470,25 @@ class Model:
         if more and entry is not None:
             exits.append(place.prefix + entry.target)
         return exits
+
+    def item_count(self, place: Place) -> int | None:
+        """Return how many items a foreach has, where the trace tells: a literal list, or
+        `input.<field>` in the run's own graph (the input is traced with `run.started`)."""
+        node = place.node
+        assert isinstance(node, g.ForeachNode)
+        text = node.items.strip()
+        named = re.fullmatch(r"input\.([A-Za-z_][A-Za-z0-9_]*)", text)
+        if named is not None:
+            data = self.now.input
+            if place.prefix or not isinstance(data, dict):
+                return None  # a subflow's input is not traced
+            items = data.get(named.group(1))
+            return len(items) if isinstance(items, list) else None
+        try:
+            items = json.loads(text)
+        except ValueError:
+            return None
+        return len(items) if isinstance(items, list) else None
 
     def is_body(self, place: Place, target: str) -> bool:
         """Return whether a path is in the body of the owner at `place`."""

@@ -181,6 +181,249 @@ def subflow_retried_after_its_failure() -> RetryingDriver:
     return driver
 
 
+def retry_after_a_step_that_went_on_past_the_failure() -> RetryingDriver:
+    """A skipped item's failure let the step go on to a `fail` node, which failed the run;
+    the retry restores the state before the failure: `check` and `stop` run again later."""
+    nodes = [
+        {"id": "each", "type": "foreach", "items": "[1]", "as": "x", "on_item_failure": "skip"},
+        {"id": "work", "type": "task", "action": "noop"},
+        {"id": "check", "type": "if", "condition": "true"},
+        {"id": "stop", "type": "fail", "error": "planned"},
+    ]
+    edges = [("start", "each"), ("each", "work", "item"), ("work", "each"),
+             ("each", "check", "done"), ("check", "stop", "true"),
+             ("check", "end", "false")]  # fmt: skip
+    driver = RetryingDriver(document(nodes, edges))
+    fail_action(driver, "work")
+    driver.retry()
+    return driver
+
+
+def nested_loop_idle_in_a_later_round() -> RetryingDriver:
+    """An outer loop's first round ran the inner loop once (`mark`); its second round ran
+    the inner loop no iteration; the run completed."""
+    nodes = [
+        {"id": "outer", "type": "loop", "while": "state.c < 2", "max_iterations": 2},
+        {"id": "tick", "type": "set", "values": {"c": "1"}},
+        {"id": "inner", "type": "loop", "while": "state.c == 1 && state.n == 0",
+         "max_iterations": 1},
+        {"id": "mark", "type": "set", "values": {"n": "1"}},
+    ]  # fmt: skip
+    edges = [("start", "outer"), ("outer", "tick", "body"), ("tick", "inner"),
+             ("inner", "mark", "body"), ("mark", "inner"), ("inner", "outer", "done"),
+             ("outer", "end", "done")]  # fmt: skip
+    return RetryingDriver(document(nodes, edges, c="sum", n="sum"))
+
+
+def nested_loop_running_in_a_later_item() -> RetryingDriver:
+    """Item 1 ran the inner loop and `after`; item 2's inner loop runs `work`."""
+    nodes = [
+        {"id": "each", "type": "foreach", "items": "[1, 2]", "as": "x", "concurrency": 1},
+        {"id": "inner", "type": "loop", "while": "true", "max_iterations": 1},
+        {"id": "work", "type": "task", "action": "noop"},
+        {"id": "after", "type": "set", "values": {"n": "1"}},
+    ]
+    edges = [("start", "each"), ("each", "inner", "item"), ("inner", "work", "body"),
+             ("work", "inner"), ("inner", "after", "exhausted"), ("after", "each"),
+             ("each", "end", "done")]  # fmt: skip
+    driver = RetryingDriver(document(nodes, edges, n="sum"))
+    driver.complete("run|work|root:1:each:1:inner:1|1")
+    return driver
+
+
+def loop_in_a_foreach_item_in_its_second_round() -> RetryingDriver:
+    """The loop of `a live loop in a later round`, as the body of a one-item foreach."""
+    nodes = [*LOOP_BODY, {"id": "each", "type": "foreach", "items": "[1]", "as": "x"}]
+    edges = [("start", "each"), ("each", "loop", "item"), *LOOP_EDGES[1:-1],
+             ("loop", "each", "done"), ("each", "end", "done")]  # fmt: skip
+    driver = RetryingDriver(document(nodes, edges, c="sum", log="append"))
+    driver.decide("ask", "u", ("g",), "approve", "root:1:each:1:loop:1")
+    return driver
+
+
+def item_failed_while_its_race_waits() -> RetryingDriver:
+    """Item 1 of a `skip` foreach: `work` fails its race while `ask` waits in the other
+    branch; the item fails, the foreach goes on, item 2 waits at `gate`."""
+    nodes = [
+        {"id": "each", "type": "foreach", "items": "[1, 2]", "as": "x", "concurrency": 1,
+         "on_item_failure": "skip"},
+        {"id": "gate", "type": "approval", "groups": ["g"], "policy": "any"},
+        {"id": "race", "type": "race", "branches": ["a", "b"]},
+        {"id": "ask", "type": "approval", "groups": ["g"], "policy": "any"},
+        {"id": "work", "type": "task", "action": "noop"},
+    ]  # fmt: skip
+    edges = [("start", "each"), ("each", "gate", "item"), ("gate", "race", "approved"),
+             ("gate", "race", "rejected"), ("race", "ask", "branch:a"),
+             ("race", "work", "branch:b"), ("ask", "race", "approved"),
+             ("ask", "race", "rejected"), ("work", "race"), ("race", "each"),
+             ("each", "end", "done")]  # fmt: skip
+    driver = RetryingDriver(document(nodes, edges))
+    driver.decide("gate", "u", ("g",), "approve", "root:1:each:1")
+    fail_action(driver, "work")
+    return driver
+
+
+def race_lost_in_an_earlier_item() -> RetryingDriver:
+    """Item 1's race was won by `work` while `slow` ran; item 2 runs `pre`, upstream."""
+    nodes = [
+        {"id": "each", "type": "foreach", "items": "[1, 2]", "as": "x", "concurrency": 2},
+        {"id": "race", "type": "race", "branches": ["a", "b"]},
+        {"id": "pre", "type": "task", "action": "noop"},
+        {"id": "slow", "type": "task", "action": "noop"},
+        {"id": "work", "type": "task", "action": "noop"},
+    ]
+    edges = [("start", "each"), ("each", "race", "item"), ("race", "pre", "branch:a"),
+             ("pre", "slow"), ("slow", "race"), ("race", "work", "branch:b"), ("work", "race"),
+             ("race", "each"), ("each", "end", "done")]  # fmt: skip
+    driver = RetryingDriver(document(nodes, edges))
+    driver.complete("run|pre|root:1:each:1:race.a:1|1")
+    driver.complete("run|work|root:1:each:1:race.b:1|1")
+    return driver
+
+
+def running_row_below_a_loop_in_an_earlier_item() -> RetryingDriver:
+    """Item 1 runs `slow`; item 2 runs `pre`, upstream; a loop with no round is above both."""
+    nodes = [
+        {"id": "each", "type": "foreach", "items": "[1, 2]", "as": "x", "concurrency": 2},
+        {"id": "idle", "type": "loop", "while": "false", "max_iterations": 1},
+        {"id": "round", "type": "set", "values": {}},
+        {"id": "pre", "type": "task", "action": "noop"},
+        {"id": "slow", "type": "task", "action": "noop"},
+    ]
+    edges = [("start", "each"), ("each", "idle", "item"), ("idle", "round", "body"),
+             ("round", "idle"), ("idle", "pre", "done"), ("pre", "slow"), ("slow", "each"),
+             ("each", "end", "done")]  # fmt: skip
+    driver = RetryingDriver(document(nodes, edges))
+    driver.complete("run|pre|root:1:each:1|1")
+    return driver
+
+
+def race_lost_in_a_loop_round_that_may_repeat() -> RetryingDriver:
+    """Round 1 of 2: `quick` won the race before `slow` started; `hold` waits."""
+    nodes = [
+        {"id": "loop", "type": "loop", "while": "state.c < 2", "max_iterations": 2},
+        {"id": "tick", "type": "set", "values": {"c": "1"}},
+        {"id": "race", "type": "race", "branches": ["a", "b"]},
+        {"id": "quick", "type": "set", "values": {}},
+        {"id": "slow", "type": "set", "values": {}},
+        {"id": "hold", "type": "approval", "groups": ["g"], "policy": "any"},
+    ]
+    edges = [("start", "loop"), ("loop", "tick", "body"), ("tick", "race"),
+             ("race", "quick", "branch:a"), ("quick", "race"), ("race", "slow", "branch:b"),
+             ("slow", "race"), ("race", "hold"), ("hold", "loop", "approved"),
+             ("hold", "loop", "rejected"), ("loop", "end", "done")]  # fmt: skip
+    return RetryingDriver(document(nodes, edges, c="sum"))
+
+
+def foreach_whose_items_all_passed_a_node() -> RetryingDriver:
+    """Both items of a foreach were admitted, took `check`'s false and run `work`."""
+    nodes = [
+        {"id": "each", "type": "foreach", "items": "[1, 2]", "as": "x", "concurrency": 2},
+        {"id": "check", "type": "if", "condition": "false"},
+        {"id": "note", "type": "set", "values": {}},
+        {"id": "work", "type": "task", "action": "noop"},
+    ]
+    edges = [("start", "each"), ("each", "check", "item"), ("check", "note", "true"),
+             ("note", "work"), ("check", "work", "false"), ("work", "each"),
+             ("each", "end", "done")]  # fmt: skip
+    return RetryingDriver(document(nodes, edges))
+
+
+def loop_cancelled_after_a_fork_passed_an_empty_foreach() -> RetryingDriver:
+    """A loop round forked; branch a passed a foreach of no items; the gather fired and
+    `after` runs; the run is cancelled."""
+    nodes = [
+        {"id": "loop", "type": "loop", "while": "true", "max_iterations": 2},
+        {"id": "split", "type": "fork", "branches": ["a", "b"]},
+        {"id": "each", "type": "foreach", "items": "[]", "as": "x"},
+        {"id": "body", "type": "set", "values": {}},
+        {"id": "work", "type": "task", "action": "noop"},
+        {"id": "other", "type": "set", "values": {}},
+        {"id": "join", "type": "gather", "slots": ["a", "b"]},
+        {"id": "after", "type": "task", "action": "noop"},
+    ]
+    edges = [("start", "loop"), ("loop", "split", "body"), ("split", "each", "branch:a"),
+             ("each", "body", "item"), ("body", "each"), ("each", "work", "done"),
+             ("split", "other", "branch:b"), ("join", "after"), ("after", "loop"),
+             ("loop", "end", "exhausted")]  # fmt: skip
+    built = document(nodes, edges)
+    built["edges"] += [
+        {"source": "work", "target": "join", "slot": "a"},
+        {"source": "other", "target": "join", "slot": "b"},
+    ]
+    driver = RetryingDriver(built)
+    driver.complete("run|work|root:1:loop:1:split.a:1|1")
+    cancel(driver)
+    return driver
+
+
+def loop_cancelled_in_a_later_round_after_a_foreach() -> RetryingDriver:
+    """Round 1 ran a foreach of one item, `work` and `after`; round 2 runs `work`; cancel."""
+    nodes = [
+        {"id": "loop", "type": "loop", "while": "true", "max_iterations": 2},
+        {"id": "each", "type": "foreach", "items": "[1]", "as": "x"},
+        {"id": "body", "type": "set", "values": {}},
+        {"id": "work", "type": "task", "action": "noop"},
+        {"id": "after", "type": "task", "action": "noop"},
+    ]
+    edges = [("start", "loop"), ("loop", "each", "body"), ("each", "body", "item"),
+             ("body", "each"), ("each", "work", "done"), ("work", "after"), ("after", "loop"),
+             ("loop", "end", "exhausted")]  # fmt: skip
+    driver = RetryingDriver(document(nodes, edges))
+    driver.complete("run|work|root:1:loop:1|1")
+    driver.complete("run|after|root:1:loop:1|1")
+    cancel(driver)
+    return driver
+
+
+def race_lost_while_an_attempt_waits_for_its_retry() -> RetryingDriver:
+    """`flaky` failed attempt 1 and waits for attempt 2 when `work` wins the race."""
+    nodes = [
+        {"id": "race", "type": "race", "branches": ["a", "b"]},
+        {"id": "flaky", "type": "task", "action": "flaky", "params": {"succeed_on": 2},
+         "retry": {"max_attempts": 2, "backoff_s": 10}},
+        {"id": "after", "type": "set", "values": {}},
+        {"id": "work", "type": "task", "action": "noop"},
+        {"id": "later", "type": "task", "action": "noop"},
+    ]  # fmt: skip
+    edges = [("start", "race"), ("race", "flaky", "branch:a"), ("flaky", "after"),
+             ("after", "race"), ("race", "work", "branch:b"), ("work", "race"),
+             ("race", "later"), ("later", "end")]  # fmt: skip
+    driver = RetryingDriver(document(nodes, edges))
+    fail_action(driver, "flaky")
+    driver.complete("run|work|root:1:race.b:1|1")
+    return driver
+
+
+def loop_failed_inside_a_collected_item() -> RetryingDriver:
+    """A foreach (collect) item's loop forked; `work` failed, so the loop failed, the item
+    failed, the foreach completed and the run goes on at `later`; `ask` was waiting."""
+    nodes = [
+        {"id": "each", "type": "foreach", "items": "[1]", "as": "x",
+         "on_item_failure": "collect", "errors": "errors"},
+        {"id": "loop", "type": "loop", "while": "true", "max_iterations": 1},
+        {"id": "split", "type": "fork", "branches": ["a", "b"]},
+        {"id": "ask", "type": "approval", "groups": ["g"], "policy": "any"},
+        {"id": "work", "type": "task", "action": "noop"},
+        {"id": "join", "type": "gather", "slots": ["a", "b"]},
+        {"id": "after", "type": "set", "values": {}},
+        {"id": "later", "type": "task", "action": "noop"},
+    ]  # fmt: skip
+    edges = [("start", "each"), ("each", "loop", "item"), ("loop", "split", "body"),
+             ("split", "ask", "branch:a"), ("split", "work", "branch:b"), ("join", "after"),
+             ("after", "loop"), ("loop", "each", "exhausted"), ("each", "later", "done"),
+             ("later", "end")]  # fmt: skip
+    built = document(nodes, edges, errors="append")
+    built["edges"] += [
+        {"source": "ask", "target": "join", "slot": "a", "outcome": "approved"},
+        {"source": "ask", "target": "join", "slot": "a", "outcome": "rejected"},
+        {"source": "work", "target": "join", "slot": "b"},
+    ]
+    driver = RetryingDriver(built)
+    fail_action(driver, "work")
+    return driver
+
+
 @dataclass(frozen=True)
 class Case:
     """A run at a moment, the colors the rule gives, and the walk's class if it differs."""
@@ -190,6 +433,17 @@ class Case:
     walk_class: str | None
 
 
+CUT_IN_AN_EARLIER_ITEM = (
+    "an earlier item cut short (a failure it absorbed, a race lost) keeps its running and "
+    "waiting rows live while a later item runs"
+)
+HIDDEN_BELOW_A_NESTED_OWNER = (
+    "below a loop or foreach in a foreach body, a later item's frame upstream hides an "
+    "earlier item's row as pending"
+)
+LOOP_CANCELLED_PAST_A_FOREACH = (
+    "in a loop the run was cancelled in, rows after a foreach of its body read skipped"
+)
 C, F, X, S, P, R, W = "completed", "failed", "cancelled", "skipped", "pending", "running", "waiting"
 CASES = {
     "cancel inside a foreach": Case(
@@ -260,6 +514,95 @@ CASES = {
             "end": P,
         },
         None,
+    ),
+    "a retry after a step that went on past the failure": Case(
+        retry_after_a_step_that_went_on_past_the_failure,
+        {"start": C, "each": R, "work": R, "check": P, "stop": P, "end": P},
+        None,
+    ),
+    "a nested loop idle in a later round": Case(
+        nested_loop_idle_in_a_later_round,
+        {"start": C, "outer": C, "tick": C, "inner": C, "mark": C, "end": C},
+        "an inner loop that ran no iteration in its latest round paints its body skipped "
+        "over an earlier round's rows",
+    ),
+    "a nested loop running in a later item": Case(
+        nested_loop_running_in_a_later_item,
+        {"start": C, "each": R, "inner": R, "work": R, "after": C, "end": P},
+        HIDDEN_BELOW_A_NESTED_OWNER,
+    ),
+    "a live loop in a foreach item": Case(
+        loop_in_a_foreach_item_in_its_second_round,
+        {"start": C, "each": R, "loop": R, "tick": C, "first": C, "note": P, "ask": W, "end": P},
+        "inside a foreach body, an older round of a live loop shows its row, not pending",
+    ),
+    "a failed item's waiting rows while its foreach goes on": Case(
+        item_failed_while_its_race_waits,
+        {"start": C, "each": R, "gate": W, "race": F, "ask": X, "work": F, "end": P},
+        CUT_IN_AN_EARLIER_ITEM,
+    ),
+    "a race lost in an earlier item": Case(
+        race_lost_in_an_earlier_item,
+        {"start": C, "each": R, "race": R, "pre": R, "slow": X, "work": R, "end": P},
+        CUT_IN_AN_EARLIER_ITEM,
+    ),
+    "a running row below a loop in an earlier item": Case(
+        running_row_below_a_loop_in_an_earlier_item,
+        {"start": C, "each": R, "idle": C, "round": S, "pre": R, "slow": R, "end": P},
+        HIDDEN_BELOW_A_NESTED_OWNER,
+    ),
+    "a race lost in a loop round that may repeat": Case(
+        race_lost_in_a_loop_round_that_may_repeat,
+        {"start": C, "loop": R, "tick": C, "race": C, "quick": C, "slow": P, "hold": W, "end": P},
+        "a race loser that never started reads skipped though another round may reach it",
+    ),
+    "a foreach whose items all passed a node": Case(
+        foreach_whose_items_all_passed_a_node,
+        {"start": C, "each": R, "check": C, "note": S, "work": R, "end": P},
+        "a body node no admitted item can reach reads pending while the foreach runs",
+    ),
+    "a loop cancelled after a fork passed an empty foreach": Case(
+        loop_cancelled_after_a_fork_passed_an_empty_foreach,
+        {
+            "start": C,
+            "loop": X,
+            "split": C,
+            "each": C,
+            "body": S,
+            "work": C,
+            "other": C,
+            "join": C,
+            "after": X,
+            "end": S,
+        },
+        LOOP_CANCELLED_PAST_A_FOREACH,
+    ),
+    "a loop cancelled in a later round after a foreach": Case(
+        loop_cancelled_in_a_later_round_after_a_foreach,
+        {"start": C, "loop": X, "each": C, "body": C, "work": X, "after": C, "end": S},
+        LOOP_CANCELLED_PAST_A_FOREACH,
+    ),
+    "a race lost while an attempt waits for its retry": Case(
+        race_lost_while_an_attempt_waits_for_its_retry,
+        {"start": C, "race": C, "flaky": F, "after": S, "work": C, "later": R, "end": P},
+        "after a failed attempt whose retry will never come, its path stays pending",
+    ),
+    "a loop failed inside a collected item": Case(
+        loop_failed_inside_a_collected_item,
+        {
+            "start": C,
+            "each": C,
+            "loop": F,
+            "split": C,
+            "ask": X,
+            "work": F,
+            "join": S,
+            "after": S,
+            "later": R,
+            "end": P,
+        },
+        "the body of a loop that failed while the run goes on keeps waiting rows waiting and "
+        "unreached nodes pending",
     ),
 }
 
