@@ -83,6 +83,51 @@ class Vote:
         return f"{' and '.join(self.groups) or 'an approver'} ({self.user}){said}"
 
 
+# The events that say a row's frame moved on or ended (frame.cancelled ends it).
+FRAME_EVENTS = frozenset(
+    {"frame.cancelled", "paused", "resumed", "action.dispatched", "action.redriven",
+     "frame.retried"}
+)  # fmt: skip
+
+
+def rows_cut_short(trace: Iterable[Trace], rows: Mapping[str, NodeRow]) -> dict[str, str]:
+    """Return "Cancelled: …" by node path for the running or waiting rows whose frame the
+    trace last says was cancelled (an item its foreach let fail, a race lost in an earlier
+    item). A retry of the run undoes the cancels its failure made (`action.redriven`)."""
+    live = {path: row.execution_id for path, row in rows.items()
+            if row.status in (RowStatus.RUNNING, RowStatus.WAITING)}  # fmt: skip
+    last: dict[str, tuple[int, Trace]] = {}
+    failed_at: dict[tuple[str | None, str], int] = {}
+    for index, event in enumerate(trace):
+        node, kind = event.node, event.event
+        if kind == "action.failed":
+            failed_at[(node, event.execution_id)] = index
+        elif kind == "action.redriven":
+            since = failed_at.get((node, event.execution_id), index)
+            last = {path: seen for path, seen in last.items() if seen[0] < since}
+        if kind in FRAME_EVENTS and node in live and event.execution_id == live[node]:
+            last[node] = (index, event)
+    return {
+        path: cancelled_words(str(event.detail.get("reason", "")))
+        for path, (_, event) in last.items()
+        if event.event == "frame.cancelled"
+    }
+
+
+def cancelled_words(engine_text: str) -> str:
+    """Return why a frame was cancelled in people's words, from the engine's reason ("run
+    cancelled by admin", "race r won by b", a failure's message)."""
+    text = engine_text.removeprefix("run ")
+    race, won, winner = text.removeprefix("race ").partition(" won by ")
+    if text.startswith("race ") and won:
+        return f"Cancelled: race `{race}` was won by `{winner}`"
+    who, colon, why = text.partition(": ")
+    if who.startswith("cancelled by "):
+        because = f" ({why})" if colon and why else ""
+        return f"Cancelled by {who.removeprefix('cancelled by ')}{because}"
+    return f"Cancelled: {text}" if text else "Cancelled"
+
+
 def votes_from(trace: Iterable[Trace]) -> dict[str, list[Vote]]:
     """Return the votes of a run's approval.vote events, by node path."""
     found: dict[str, list[Vote]] = {}
@@ -175,6 +220,7 @@ def explain(
     focus: ExecutionId | None = None,
     cut: str = "",
     votes: Mapping[str, Sequence[Vote]] | None = None,
+    cut_rows: Mapping[str, str] | None = None,
 ) -> dict[str, Verdict]:
     """Walk root → leaves: return every node path's color and reason.
 
@@ -182,10 +228,13 @@ def explain(
     …"); it explains the rows a finished run left running or waiting. With a `focus`
     (an item or iteration: engine/core/executions.py), the walk enters that execution of
     its foreach or loop exactly instead of the whole body; `cut` says why that execution
-    ended early while the run went on.
+    ended early while the run went on. `votes` name who decided (`votes_from`), and
+    `cut_rows` the running or waiting rows whose frame was cancelled while the run goes
+    on (`rows_cut_short`): in a body, rows alone cannot tell an earlier item's.
     """
     walk = Walk(graphs, rows, status, ended, focus, cut)
     walk.votes = votes or {}
+    walk.cut_rows = cut_rows or {}
     walk.scope("main", "", Arrival(ExecutionId.root(), None))
     return walk.result
 
@@ -196,13 +245,18 @@ def explain_node(
     status: RunStatus,
     path: str,
     ended: str = "",
+    votes: Mapping[str, Sequence[Vote]] | None = None,
+    cut_rows: Mapping[str, str] | None = None,
 ) -> Verdict | None:
     """Walk leaf → root: return one node path's color and reason, or None if unreachable.
 
     Only the node's ancestors are visited (and, for a node inside a subflow, the subflow
-    node's ancestors in the parent graph).
+    node's ancestors in the parent graph). The arguments are explain()'s.
     """
-    return Climb(Walk(graphs, rows, status, ended)).verdict("main", "", path)
+    walk = Walk(graphs, rows, status, ended)
+    walk.votes = votes or {}
+    walk.cut_rows = cut_rows or {}
+    return Climb(walk).verdict("main", "", path)
 
 
 class Walk:
@@ -225,6 +279,7 @@ class Walk:
         self.focus = focus
         self.cut = cut
         self.votes: Mapping[str, Sequence[Vote]] = {}
+        self.cut_rows: Mapping[str, str] = {}
         self.loops = frozenset().union(*(loops_of(graph) for graph in graphs.values()))
         self.result: dict[str, Verdict] = {}
 
@@ -308,6 +363,8 @@ class Walk:
                 return Verdict(Color.CANCELLED, f"Cancelled: {arrival.cut} while {doing}")
             if self.finished:
                 return Verdict(Color.CANCELLED, self.cut_short(row))
+            if path in self.cut_rows:
+                return Verdict(Color.CANCELLED, f"{self.cut_rows[path]} while {doing}")
             if arrival.loose:
                 # In a body, a race lost in this row's own item or round cut it short; in a
                 # body whose owner finished, whatever still runs was cut short.
@@ -315,6 +372,10 @@ class Walk:
                 if lost or arrival.closed:
                     why = lost or f"every {arrival.loose.split(' of ')[0]} finished"
                     return Verdict(Color.CANCELLED, f"Cancelled: {why} while {doing}")
+        if arrival.loose and not self.finished:
+            later = self.older_round(path, row)
+            if later:
+                return Verdict(Color.PENDING, later)
         if isinstance(node, g.ApprovalNode) and row.status is RowStatus.COMPLETED:
             return Verdict(Color.COMPLETED, self.decided_reason(path, row))
         return Verdict(Color(row.status.value), live_reason(node, row))
@@ -329,6 +390,26 @@ class Walk:
             if vote.execution_id == row.execution_id and vote.decision == voted
         ]  # fmt: skip
         return f"{said} by {' and '.join(people)}" if people else said
+
+    def older_round(self, path: str, row: NodeRow) -> str:
+        """Return "Pending: loop `l` is in round n; …" when the row is from an older round of
+        a loop still running in the row's own item (a body sees it loosely), else ''."""
+        scope = path.rpartition("/")[0]
+        prefix = scope + "/" if scope else ""
+        segments = ExecutionId.parse(row.execution_id).segments
+        for depth, segment in enumerate(segments):
+            if segment.name not in self.loops:
+                continue
+            looped = self.rows.get(prefix + segment.name)
+            if looped is None or looped.status is not RowStatus.RUNNING:
+                continue
+            if ExecutionId.parse(looped.execution_id).segments != segments[:depth]:
+                continue
+            now = looped.result.get("iteration") if isinstance(looped.result, dict) else None
+            if isinstance(now, int) and now > segment.number:
+                return (f"Pending: loop `{segment.name}` is in round {now}; this last ran in "
+                        f"round {segment.number}")  # fmt: skip
+        return ""
 
     def lost_race(self, path: str, row: NodeRow) -> str:
         """Return "race `r` was won by `b`" when a race of the row's own execution was won
@@ -364,6 +445,9 @@ class Walk:
 
     def unreached(self, arrival: Arrival) -> Verdict:
         """Return the verdict of a node the live path reaches but no row records."""
+        if arrival.cut and arrival.again:
+            later = f"a later round of loop `{arrival.again}` may reach this"
+            return Verdict(Color.PENDING, f"Pending: {arrival.cut} in this round; {later}")
         if arrival.cut:
             return Verdict(Color.SKIPPED, f"Skipped: {arrival.cut} before this started")
         if self.finished or arrival.closed:
@@ -454,7 +538,12 @@ class Walk:
             cut_race = self.cut_race(prefix, node, arrival, verdict, edges)
             if cut_race is not None:
                 return cut_race
-        if arrival.paint is None and verdict.color is Color.FAILED and not self.finished:
+        if (
+            arrival.paint is None
+            and verdict.color is Color.FAILED
+            and not self.finished
+            and not arrival.cut
+        ):
             # On a live path a failed row is an attempt the run will retry (a failure that
             # ends its activation ends the run, or lies in a body, where rows speak).
             attempt = self.rows[prefix + node.id].attempt if prefix + node.id in self.rows else 1
@@ -526,7 +615,10 @@ class Walk:
             fallback = paint or painted(Color.PENDING, verdict.reason, arrival.execution_id)
             return [(e.target, fallback) for e in edges]
         body = self.body_arrival(node, arrival, row, verdict)
-        if paint is not None:
+        if arrival.loose:
+            # In an outer body the owner's row is one item's: the exits show their own rows.
+            leave = arrival
+        elif paint is not None:
             leave = paint
         elif verdict.color is Color.COMPLETED:
             leave = arrival._replace(execution_id=ExecutionId.parse(row.execution_id))
@@ -573,6 +665,9 @@ class Walk:
             return Arrival(focused, None, cut=cut)
         # Nested in another body, any row under the outer body's execution counts.
         scope = arrival.execution_id if arrival.loose and arrival.execution_id else owner
+        cut = arrival.cut
+        if not cut and not self.finished and verdict.color in (Color.FAILED, Color.CANCELLED):
+            cut = f"`{node.id}` {verdict.color.value}"  # e.g. in an item its foreach let fail
         # A finished body is closed, unless a later round of a live loop may open it again.
         closed = (
             verdict.color is Color.COMPLETED
@@ -581,10 +676,11 @@ class Walk:
         )
         if isinstance(node, g.ForeachNode):
             noun = f"item of foreach `{node.id}`"
-            return Arrival(scope, None, loose=noun, cut=arrival.cut, closed=closed)
+            return Arrival(scope, None, loose=noun, cut=cut, closed=closed)
         loose = f"iteration of loop `{node.id}`"
         result = row.result if isinstance(row.result, dict) else {}
-        if verdict.color is Color.COMPLETED and result.get("iterations") == 0:
+        ran_none = verdict.color is Color.COMPLETED and result.get("iterations") == 0
+        if ran_none and not arrival.loose and not arrival.again:
             return painted(Color.SKIPPED, f"Skipped: loop `{node.id}` ran no round")
         number = result.get("iteration")
         if verdict.color is Color.RUNNING and not arrival.loose and isinstance(number, int):
@@ -595,7 +691,7 @@ class Walk:
                 return Arrival(round_eid, None, cut=arrival.cut, again=again or arrival.again)
             return painted(Color.PENDING, f"Pending: loop `{node.id}` has not started a "
                                           "round")  # fmt: skip
-        return Arrival(scope, None, loose=loose, cut=arrival.cut, closed=closed)
+        return Arrival(scope, None, loose=loose, cut=cut, closed=closed)
 
     def focused(self, node: g.Node, owner: ExecutionId) -> ExecutionId | None:
         """Return the item or iteration of `node` the focus lies in, if it lies in one."""

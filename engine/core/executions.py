@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from engine.core import graph as g
-from engine.core.colors import Color, Verdict, explain, votes_from
+from engine.core.colors import Color, Verdict, cancelled_words, explain, rows_cut_short, votes_from
 from engine.core.events import RowStatus, RunStatus, Trace, WriteRow
 from engine.core.execution_ids import ExecutionId
 from engine.core.rows import NodeRow, apply_write
@@ -285,7 +285,7 @@ def settle_execution(tree: ExecutionTree, event: Trace) -> None:
     elif kind in ("item.failed", "node.failed"):
         record.ended, record.reason = Color.FAILED, f"Failed: {detail.get('error')}"
     elif kind == "frame.cancelled":
-        record.ended, record.reason = Color.CANCELLED, cancel_words(str(detail.get("reason")))
+        record.ended, record.reason = Color.CANCELLED, cancelled_words(str(detail.get("reason")))
     elif kind in ("path.ended", "gather.waiting") and record.kind is not ExecutionKind.ROOT:
         record.ended, record.reason = Color.COMPLETED, "Completed"
     elif kind == "iteration.started" and event.node is not None:
@@ -321,20 +321,6 @@ def close_children(children: list[Opened], event: Trace) -> None:
             record.reason = f"Cancelled: `{event.node}` failed"
 
 
-def cancel_words(engine_text: str) -> str:
-    """Return why an execution was cancelled in people's words, from the engine's reason
-    ("run cancelled by admin", "cancelled by admin: duplicate", "race r won by b")."""
-    text = engine_text.removeprefix("run ")
-    race, won, winner = text.removeprefix("race ").partition(" won by ")
-    if text.startswith("race ") and won:
-        return f"Cancelled: race `{race}` was won by `{winner}`"
-    who, colon, why = text.partition(": ")
-    if who.startswith("cancelled by "):
-        because = f" ({why})" if colon and why else ""
-        return f"Cancelled by {who.removeprefix('cancelled by ')}{because}"
-    return f"Cancelled: {text}"
-
-
 def finish(record: Opened, waiting: set[str], status: RunStatus, ended: str) -> Execution:
     """Return one execution's status: its end if it ended, else the run's or its own."""
     color, reason = record.ended, record.reason
@@ -345,7 +331,7 @@ def finish(record: Opened, waiting: set[str], status: RunStatus, ended: str) -> 
         color = Color.CANCELLED
         reason = f"Cancelled: the run {status.value} before this finished"
         if ended and status is RunStatus.CANCELLED:
-            reason = cancel_words(ended)
+            reason = cancelled_words(ended)
     elif color is None:
         waits = record.id in waiting
         color = Color.WAITING if waits else Color.RUNNING
@@ -384,4 +370,6 @@ def explain_execution(
     if chosen is not None and chosen.status is Color.CANCELLED and not status.finished:
         cut = chosen.reason.removeprefix("cancelled: ")
     focused = ExecutionId.parse(focus)
-    return explain(graphs, rows, status, ended, focus=focused, cut=cut, votes=votes_from(trace))
+    votes, cut_rows = votes_from(trace), rows_cut_short(trace, rows)
+    return explain(graphs, rows, status, ended, focus=focused, cut=cut, votes=votes,
+                   cut_rows=cut_rows)  # fmt: skip

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from engine.core.colors import explain, explain_node
+from engine.core.colors import explain, explain_node, rows_cut_short
 from engine.core.events import (
     ActionFailed,
     Cancel,
@@ -124,10 +124,12 @@ def make_move(driver: RetryingDriver, move: str, rng: random.Random) -> str:
 def walk_colors(driver: Driver) -> dict[str, str]:
     """Return the root → leaf walk's colors, checking the leaf → root walk agrees on each."""
     status, ended = driver.state.status, driver.state.error or ""
-    whole = explain(driver.graphs, driver.rows, status, ended)
+    # What the product's tree reads beside the rows: the frames the trace says were cut.
+    cut_rows = rows_cut_short(driver.trace, driver.rows)
+    whole = explain(driver.graphs, driver.rows, status, ended, cut_rows=cut_rows)
     found = {}
     for path, verdict in whole.items():
-        single = explain_node(driver.graphs, driver.rows, status, path, ended)
+        single = explain_node(driver.graphs, driver.rows, status, path, ended, cut_rows=cut_rows)
         assert single is not None and single.color == verdict.color, (path, verdict, single)
         found[path] = verdict.color.value
     return found

@@ -38,8 +38,6 @@ Decisions where the trace is coarser than the rows are documented in docs/monito
 from __future__ import annotations
 
 import copy
-import json
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -116,8 +114,6 @@ class Replayed:
     live: dict[tuple[str, str], Live] = field(default_factory=dict)
     executions: dict[str, Execution] = field(default_factory=dict)
     iterations: dict[tuple[str, str], int] = field(default_factory=dict)
-    admitted: dict[tuple[str, str], int] = field(default_factory=dict)
-    ended_items: dict[tuple[str, str], int] = field(default_factory=dict)
     writes: dict[str, set[tuple[str, int]]] = field(default_factory=dict)
     run: Color = Color.PENDING  # the run's status: running/waiting are derived
     input: object = None
@@ -322,8 +318,6 @@ class Model:
 
     def on_item_started(self, event: Trace, path: str, eid: str) -> None:
         self.owner_running(path, eid)
-        key = (path, parent_of(eid))
-        self.now.admitted[key] = self.now.admitted.get(key, 0) + 1
         self.start(eid, Kind.ITEM, path)
 
     def on_item_finished(self, event: Trace, path: str, eid: str) -> None:
@@ -334,8 +328,6 @@ class Model:
 
     def item_over(self, path: str, eid: str, status: Color) -> None:
         """One foreach item returned or failed (under skip/collect)."""
-        key = (path, parent_of(eid))
-        self.now.ended_items[key] = self.now.ended_items.get(key, 0) + 1
         self.end(eid, status)
 
     def on_iteration_started(self, event: Trace, path: str, eid: str) -> None:
@@ -455,13 +447,10 @@ class Model:
             return exits  # every race branch started at once; a child scope runs by itself
         graph = self.graphs[place.graph]
         if isinstance(node, g.ForeachNode):
-            admitted = self.now.admitted.get((path, eid), 0)
-            count = self.item_count(place)
-            if count is None:  # unknown: assume more while the admitted fill the concurrency
-                running = admitted - self.now.ended_items.get((path, eid), 0)
-                more = running >= node.max_concurrency
-            else:
-                more = admitted < count
+            # Decision (f), docs/monitor-oracle.md: while a foreach runs, its whole body is
+            # still reachable in the aggregate view. Which items are left and where each
+            # stands is the per-item view's to say; one row per path cannot tell it.
+            more = True
             entry = graph.successor(node.id, g.Outcome.ITEM.value)
         else:
             assert isinstance(node, g.LoopNode)
@@ -470,25 +459,6 @@ class Model:
         if more and entry is not None:
             exits.append(place.prefix + entry.target)
         return exits
-
-    def item_count(self, place: Place) -> int | None:
-        """Return how many items a foreach has, where the trace tells: a literal list, or
-        `input.<field>` in the run's own graph (the input is traced with `run.started`)."""
-        node = place.node
-        assert isinstance(node, g.ForeachNode)
-        text = node.items.strip()
-        named = re.fullmatch(r"input\.([A-Za-z_][A-Za-z0-9_]*)", text)
-        if named is not None:
-            data = self.now.input
-            if place.prefix or not isinstance(data, dict):
-                return None  # a subflow's input is not traced
-            items = data.get(named.group(1))
-            return len(items) if isinstance(items, list) else None
-        try:
-            items = json.loads(text)
-        except ValueError:
-            return None
-        return len(items) if isinstance(items, list) else None
 
     def is_body(self, place: Place, target: str) -> bool:
         """Return whether a path is in the body of the owner at `place`."""
