@@ -159,6 +159,12 @@ export function sentence(text: string): string {
   return /[.!?…]$/.test(text) ? text : `${text}.`;
 }
 
+/** The part of a reason a status pill beside it does not already say: "cancelled: by admin" → "by admin". */
+export function reasonBeside(status: string, reason: string): string {
+  if (reason === status) return "";
+  return reason.startsWith(`${status}: `) ? reason.slice(status.length + 2) : reason;
+}
+
 /** An execution's tooltip: its id, and its status with the reason the server gives. */
 export function executionTooltip(execution: Execution): string {
   return `${execution.id} — ${execution.reason === "" ? execution.status : execution.reason}`;
@@ -375,7 +381,9 @@ function Inspector({ doc, graphs, runId, groups, node, picture, shown, viewing, 
             <dt>In</dt>
             <dd>
               {executionTitle(viewing)} <code>{viewing.id}</code> <StatusPill status={viewing.status} />
-              <div className="muted">{viewing.reason}</div>
+              {reasonBeside(viewing.status, viewing.reason) !== "" && (
+                <div className="muted">{reasonBeside(viewing.status, viewing.reason)}</div>
+              )}
             </dd>
           </>
         )}
@@ -646,7 +654,10 @@ export function ViewMode({ chosen, execution, state, onLive, onRetry }: {
       Showing {name}
       {execution !== undefined && (
         <>
-          {" "}<StatusPill status={execution.status} /> <span className="view-mode__reason">{execution.reason}</span>
+          {" "}<StatusPill status={execution.status} />
+          {reasonBeside(execution.status, execution.reason) !== "" && (
+            <span className="view-mode__reason"> {reasonBeside(execution.status, execution.reason)}</span>
+          )}
         </>
       )}
       . Each node is colored as it stood in this execution. {live}

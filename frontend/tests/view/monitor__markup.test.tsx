@@ -170,7 +170,13 @@ test("a chosen execution reads as loading, then failed in place, then with its s
   expect(failed).toContain(">Try again</button>");
   const ready = mode({ execution: item.id, view: { execution: item.id, colors: {}, reasons: {} }, error: "" });
   expect(ready).toContain("braid-color--cancelled");
-  expect(ready).toContain('<span class="view-mode__reason">cancelled: run cancelled by admin</span>');
+  expect(ready).toContain('<span class="view-mode__reason"> run cancelled by admin</span>');
+  const done = tree.byId.get("root:1:lines:1")!;
+  const plain = renderToStaticMarkup(
+    <ViewMode chosen={done.id} execution={done} state={{ execution: done.id, view: { execution: done.id, colors: {}, reasons: {} }, error: "" }} onLive={() => undefined} onRetry={() => undefined} />,
+  );
+  expect(plain).toContain("braid-color--completed");
+  expect(plain).not.toContain("view-mode__reason");
   expect(ready).not.toContain("Loading");
 });
 
