@@ -466,6 +466,8 @@ interface GanttProps {
   chosen: string | null;
   truncated: boolean;
   error: string;
+  /** False until the trace's first pages have arrived. */
+  ready: boolean;
 }
 
 /** The server's statuses as the timeline reads them: executions by id, and each node's live row. */
@@ -477,14 +479,14 @@ function serverStatuses(tree: ExecutionTree, picture: RunPicture | null): Server
   };
 }
 
-function Gantt({ events, now, statuses, chosen, truncated, error }: GanttProps) {
+function Gantt({ events, now, statuses, chosen, truncated, error, ready }: GanttProps) {
   const line = useMemo(() => {
-    if (statuses === null) return null;
+    if (statuses === null || !ready) return null;
     const all = timeline(events, now, statuses);
     if (chosen === null) return all;
     const related = (id: string) => isWithin(id, chosen) || isWithin(chosen, id);
     return { ...all, bars: all.bars.filter((bar) => related(bar.executionId)) };
-  }, [events, now, statuses, chosen]);
+  }, [events, now, statuses, chosen, ready]);
   const notes = (
     <>
       {error !== "" && <p className="error" role="alert">{error}</p>}
@@ -682,7 +684,7 @@ export function RunView({ data }: { data: RunViewData }) {
     [],
   );
   const { picture, executions, executionsError, connection, error } = useRunLive(data.run.id);
-  const { events, truncated, error: traceError } = useTrace(data.run.id, picture);
+  const { events, truncated, error: traceError, ready: traceReady } = useTrace(data.run.id, picture);
   const [chosen, setChosen] = useState<string | null>(null);
   const [node, setNode] = useState<string | null>(null);
   const [help, setHelp] = useState(false);
@@ -765,7 +767,7 @@ export function RunView({ data }: { data: RunViewData }) {
       </div>
       <div className="run-below">
         <ExecutionTreePanel tree={tree} chosen={chosen} onChoose={setChosen} ready={executions !== null} error={executionsError} />
-        <Gantt events={events} now={now} statuses={statuses} chosen={chosen} truncated={truncated} error={traceError} />
+        <Gantt events={events} now={now} statuses={statuses} chosen={chosen} truncated={truncated} error={traceError} ready={traceReady} />
         {data.viewer.can_administer && <AdminActions runId={data.run.id} status={status} />}
       </div>
       <Shortcuts open={help} onClose={() => setHelp(false)} items={RUN_SHORTCUTS} />

@@ -88,6 +88,10 @@ test("the run view starts with the legend of seven colors, the graph, the panels
   expect(markup).toContain('aria-label="Flow graph: IF"');
   expect(markup).toContain("Executions");
   expect(markup).toContain("Timeline");
+  // Nothing is guessed before the server answers: the tree and the timeline say they are loading.
+  expect(markup).toContain("Loading the executions…");
+  expect(markup).toContain("Loading the timeline…");
+  expect(markup).not.toContain("No node has run yet.");
   expect(markup).toContain("Cancel run");
   expect(markup).toContain(">Retry<");
   expect(markup).toContain("connecting");
