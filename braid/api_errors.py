@@ -3,6 +3,9 @@
 DRF answers its own exceptions; everything else an API view raises becomes a JSON 500 with
 a request id that the log repeats beside the traceback. Bodies over the upload limit get
 413 before they are read, and unknown URLs under /api/ get a JSON 404 instead of a page.
+A NUL character in the URL or a query parameter is refused before any view reads it (404
+in the path, 400 `query.nul` in the query, naming the parameters in `fields`): PostgreSQL
+can compare no text holding one, and nothing the API stores holds one.
 """
 
 import logging
@@ -20,6 +23,14 @@ from rest_framework.response import Response
 from rest_framework.views import exception_handler
 
 logger = logging.getLogger("braid.api")
+
+# The largest values the database's integer columns hold: an id (BigAutoField) and a
+# number such as a version or a revision (PositiveIntegerField). Input past them is a 400
+# (or a 404 in a path), never a query: SQLite raises OverflowError on such a parameter.
+ID_MAX = 2**63 - 1
+NUMBER_MAX = 2**31 - 1
+NUL = "\x00"
+NUL_IN_QUERY = "a NUL character (\\u0000) cannot be searched for"
 
 
 def error(code: str, detail: str, status: int, **extra: object) -> JsonResponse:
@@ -87,6 +98,11 @@ class ApiErrorsMiddleware:
             return self.get_response(request)
         if declared_length(request) > settings.DATA_UPLOAD_MAX_MEMORY_SIZE:
             return too_large()
+        if NUL in request.path_info:
+            return error("not_found", "no API resource has a NUL character in its URL", 404)
+        if nul := holding_nul(request):
+            detail = f"{NUL_IN_QUERY}: {', '.join(nul)}"
+            return error("query.nul", detail, 400, fields=dict.fromkeys(nul, NUL_IN_QUERY))
         response = self.get_response(request)
         if response.status_code == 404 and not is_json(response):
             return error("not_found", f"no API resource at {request.path}", 404)
@@ -109,6 +125,11 @@ def declared_length(request: HttpRequest) -> int:
         return int(request.META.get("CONTENT_LENGTH") or 0)
     except ValueError:
         return 0
+
+
+def holding_nul(request: HttpRequest) -> list[str]:
+    """Return the query parameters whose name or any value holds a NUL, sorted."""
+    return sorted({name for name, values in request.GET.lists() if NUL in name + "".join(values)})
 
 
 def is_json(response: HttpResponse) -> bool:

@@ -101,6 +101,8 @@ class ThrottledBasicAuthentication(BasicAuthentication):
     """
 
     def authenticate_credentials(self, userid, password, request=None):  # type: ignore[no-untyped-def]
+        if "\x00" in userid:  # no user has one, and PostgreSQL would refuse the lookup (500)
+            raise AuthenticationFailed("Invalid username/password.")
         django_request = getattr(request, "_request", request)
         user = VERIFIED.user(userid, password, django_request) if django_request else None
         if user is not None:
@@ -113,6 +115,25 @@ class ThrottledBasicAuthentication(BasicAuthentication):
             raise
         VERIFIED.remember(userid, password, user)
         return (user, auth)
+
+
+# AccessAttempt.username is a varchar(255): PostgreSQL refused a longer name (a 500 from the
+# login form and Basic auth alike, where SQLite stored it), and a NUL.
+ATTEMPT_USERNAME_MAX = 255
+
+
+def attempted_username(request: HttpRequest, credentials: dict[str, Any] | None = None) -> Any:
+    """AXES_USERNAME_CALLABLE: the user name an attempt gave (as django-axes reads it), with
+    any NUL replaced and cut to what its table stores. No user's name is that long or holds
+    a NUL, so no two real names are counted as one."""
+    field = settings.AXES_USERNAME_FORM_FIELD
+    if credentials:
+        name = credentials.get(field)
+    else:
+        name = getattr(request, "data", request.POST).get(field)
+    if not isinstance(name, str):
+        return name
+    return name.replace("\x00", "\ufffd")[:ATTEMPT_USERNAME_MAX]
 
 
 def lockout_detail() -> str:

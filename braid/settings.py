@@ -124,6 +124,7 @@ AXES_COOLOFF_TIME = dt.timedelta(minutes=int(os.environ.get("BRAID_LOGIN_LOCKOUT
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_CALLABLE = "braid.lockout.locked_out"
+AXES_USERNAME_CALLABLE = "braid.lockout.attempted_username"
 AXES_VERBOSE = False
 
 ROOT_URLCONF = "braid.urls"
@@ -386,6 +387,8 @@ CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 # Tasks are published with delay_on_commit() (see braid/celery.py), so a worker never
 # receives a message about rows its producer has not committed yet.
 
+# Database sessions that ignore a cookie no session key can be (braid/sessions.py).
+SESSION_ENGINE = "braid.sessions"
 SESSION_COOKIE_HTTPONLY = True
 X_FRAME_OPTIONS = "DENY"
 SECURE_CONTENT_TYPE_NOSNIFF = True

@@ -17,6 +17,7 @@ browser stays open on logout.
 import hashlib
 from typing import Any
 
+from channels.generic.websocket import AsyncWebsocketConsumer
 from django.contrib.auth.hashers import UNUSABLE_PASSWORD_PREFIX
 from django.db.models.signals import post_delete
 from django.http import HttpRequest
@@ -27,6 +28,7 @@ from engine import live
 MAX_MESSAGE = 4096
 SESSION_ENDED = "session.ended"
 NOT_LOGGED_IN = 4401
+NO_SUCH_SOCKET = 4404
 RESYNC_ONLY = 'the only message a client sends is {"type": "resync"}'
 
 
@@ -94,3 +96,12 @@ def note_password_change(sender: type[Any], instance: Any, **kwargs: Any) -> Non
     # one that never logged anybody in, so no socket can be open on it.
     usable = bool(stored) and not str(stored).startswith(UNUSABLE_PASSWORD_PREFIX)
     instance._braid_password_changed = usable and stored != instance.password
+
+
+class NoSuchSocket(AsyncWebsocketConsumer):
+    """The last route: a handshake to any other path is refused with 4404 before it is
+    accepted (Daphne answers it 403), instead of channels' URLRouter raising ValueError,
+    which Daphne logged as an application error and answered 500."""
+
+    async def connect(self) -> None:
+        await self.close(code=NO_SUCH_SOCKET)

@@ -12,10 +12,10 @@ from jsonschema import Draft202012Validator
 from jsonschema import ValidationError as JsonSchemaError
 from rest_framework import serializers, status, viewsets
 from rest_framework.decorators import action
-from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from braid.api_errors import NUMBER_MAX, bounded
 from braid.permissions import Act, Allowed
 from braid.schema import ERROR
 from designer import services
@@ -90,6 +90,7 @@ class FlowUpdateSerializer(FlowSerializer):
         write_only=True,
         required=False,
         min_value=1,
+        max_value=NUMBER_MAX,
         help_text="the draft revision this edit started from; a save from an older revision "
         "is a 409 (flow.draft_conflict) carrying the stored draft and its revision",
     )
@@ -327,7 +328,7 @@ class FlowViewSet(viewsets.ModelViewSet):
         parameters=[
             OpenApiParameter(
                 "version",
-                {"type": "integer", "minimum": 1},
+                {"type": "integer", "minimum": 1, "maximum": NUMBER_MAX},
                 description="a published version number",
             )
         ],
@@ -340,9 +341,7 @@ class FlowViewSet(viewsets.ModelViewSet):
         if number is None:
             graph = flow.draft
         else:
-            if not (number.isascii() and number.isdigit() and len(number) < 10):
-                raise ValidationError({"version": "must be a published version number"})
-            version = flow.versions.filter(number=int(number)).first()
+            version = flow.versions.filter(number=bounded("version", number, 1, NUMBER_MAX)).first()
             if version is None:
                 raise Http404(f"{slug} has no version {number}")
             graph = version.graph

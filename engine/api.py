@@ -22,6 +22,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from approvals.models import ApprovalRequest, ApprovalStatus
+from braid.api_errors import NUMBER_MAX
 from braid.auth import group_names
 from braid.permissions import ALL, Act, Allowed, scope
 from braid.schema import RefusalSerializer
@@ -98,7 +99,7 @@ class StartSerializer(serializers.Serializer):
     """What starting a run takes: a flow slug, optionally a version, and the input."""
 
     flow = serializers.SlugField()
-    version = serializers.IntegerField(required=False, min_value=1)
+    version = serializers.IntegerField(required=False, min_value=1, max_value=NUMBER_MAX)
     input = serializers.JSONField(required=False, default=dict)
 
     def validate_input(self, value: object) -> object:
@@ -109,7 +110,7 @@ class StartSerializer(serializers.Serializer):
 
 IDEMPOTENCY_KEY = re.compile(r"[\x21-\x7e]{1,255}")
 IDEMPOTENCY_PARAMETER = OpenApiParameter(
-    "Idempotency-Key", str, OpenApiParameter.HEADER,
+    "Idempotency-Key", str, OpenApiParameter.HEADER, pattern=r"^[\x21-\x7e]{1,255}$",
     description="1 to 255 visible ASCII characters, unique per start: a start retried with "
     "the same key and body answers 200 with the run it started (and the header "
     "`Idempotent-Replayed: true`) instead of starting another; with another body, 422.",
@@ -153,6 +154,16 @@ class NodeRowSerializer(serializers.Serializer):
     attempt = serializers.IntegerField()
 
 
+class VoteSerializer(serializers.Serializer):
+    """One person's decision at an approval."""
+
+    user = serializers.CharField()
+    groups = serializers.ListField(child=serializers.CharField())
+    decision = serializers.ChoiceField(choices=["approve", "reject"])
+    comment = serializers.CharField(allow_blank=True)
+    at = serializers.CharField()
+
+
 class TreeSerializer(serializers.Serializer):
     """A run's node rows and every node's color."""
 
@@ -164,6 +175,10 @@ class TreeSerializer(serializers.Serializer):
     )
     reasons = serializers.DictField(
         child=serializers.CharField(), help_text="why each node has its color, in words"
+    )
+    decisions = serializers.DictField(
+        child=VoteSerializer(many=True),
+        help_text="who decided each decided approval, in its row's execution",
     )
 
 
@@ -215,7 +230,7 @@ FILTERS = [
         str,
         description="field:value — runs whose state field equals the value (read as JSON "
         "when it is JSON, else as text; equality only)",
-        pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,99}:.*$",
+        pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,99}:[^\u0000]*$",
     ),
 ]
 

@@ -20,16 +20,17 @@ from designer.services import check_graph
 from engine import durable, test_runs
 from engine.actions import ACTIONS
 from engine.core import expression_limits
-from engine.core.colors import colors, explain
-from engine.core.events import Decision, RunStatus, SetTimer
+from engine.core.colors import Vote, colors, explain, votes_from
+from engine.core.events import Decision, RowStatus, RunStatus, SetTimer, Trace
 from engine.core.graph import Graph, SubflowNode
 from engine.core.history import Write, lineage_writes
 from engine.core.inputs import InputRejected, check_input
+from engine.core.rows import NodeRow
 from engine.core.runtime import Clock, InProcessRuntime, RealClock
 from engine.core.state import MAIN, RunState, subflow_key
 from engine.core.store import UnknownRun
 from engine.core.validation import Report
-from engine.models import NodeState, PendingEvent, Run, Runtime
+from engine.models import NodeState, PendingEvent, Run, Runtime, TraceEvent
 from engine.store import DjangoStore
 
 
@@ -279,14 +280,38 @@ def build_tree(run: Run) -> dict[str, Any]:
     rows = DjangoStore().rows(str(run.pk))
     deferred = "graphs" in run.get_deferred_fields()
     graphs = durable.run_graphs(str(run.pk), None if deferred else run.graphs)
-    verdicts = explain(graphs, rows, RunStatus(run.status), run.error)
+    votes = decided_votes(str(run.pk), rows)
+    verdicts = explain(graphs, rows, RunStatus(run.status), run.error, votes=votes)
     return {
         "run": str(run.pk),
         "status": run.status,
         "nodes": {path: row.to_json() for path, row in sorted(rows.items())},
         "colors": {path: verdict.color for path, verdict in verdicts.items()},  # StrEnum: a str
         "reasons": {path: verdict.reason for path, verdict in verdicts.items()},
+        # Who decided each decided approval (its row's execution), for the inspector.
+        "decisions": {
+            path: [v.to_json() for v in found if v.execution_id == rows[path].execution_id]
+            for path, found in sorted(votes.items())
+        },
     }
+
+
+DECISIONS = frozenset({"approved", "rejected"})
+
+
+def decided_votes(run_id: str, rows: Mapping[str, NodeRow]) -> dict[str, list[Vote]]:
+    """Return who decided the run's decided approvals, from their approval.vote events: a
+    second query, made only when an approval row is completed and not a gather's or task's."""
+    decided = [path for path, row in rows.items()
+               if row.status is RowStatus.COMPLETED and isinstance(row.result, str)
+               and row.result in DECISIONS]  # fmt: skip
+    if not decided:
+        return {}
+    events = TraceEvent.objects.filter(run_id=run_id, event="approval.vote", node__in=decided)
+    return votes_from(
+        Trace(e.event, e.execution_id, e.node or None, e.at, e.detail)
+        for e in events.order_by("seq")
+    )
 
 
 def node_writes(run: Run, path: str) -> tuple[str, list[Write]] | None:

@@ -27,6 +27,7 @@ from braid.permissions import Act, allows
 from engine import live, services
 from engine.api import listed, rows, visible_runs
 from engine.models import Run
+from monitor import deltas, reading
 
 COALESCE_S = 0.1
 LIST_COALESCE_S = 0.25
@@ -124,12 +125,18 @@ class RunConsumer(LiveConsumer):
     def group_names(self) -> list[str]:
         return [live.run_group(self.run_id)]
 
-    def load(self) -> dict[str, Any] | None:
+    def load(self, whole: bool = False) -> dict[str, Any] | None:
+        """Return the run's tree and its executions: all of them, or those that changed."""
         run = Run.objects.filter(pk=self.run_id).first()
-        return None if run is None else services.run_tree(run)
+        if run is None:
+            return None
+        if whole or not hasattr(self, "executions"):
+            self.executions = reading.LiveExecutions(self.run_id)
+            return {**services.run_tree(run), "executions": self.executions.all(run)}
+        return {**services.run_tree(run), "executions": self.executions.changed(run)}
 
     async def send_snapshot(self) -> None:
-        tree = await database_sync_to_async(self.load)()
+        tree = await database_sync_to_async(self.load)(whole=True)
         if tree is None:
             await self.close(code=NO_SUCH_RUN)
             return
@@ -144,13 +151,8 @@ class RunConsumer(LiveConsumer):
         if tree is None:
             await self.close(code=NO_SUCH_RUN)
             return
-        delta: dict[str, Any] = {"type": "delta", "status": tree["status"]}
-        changed = False
-        for part in ("nodes", "colors", "reasons"):
-            before, now = self.last[part], tree[part]
-            delta[part] = {key: value for key, value in now.items() if before.get(key) != value}
-            changed = changed or bool(delta[part])
-        if not changed and tree["status"] == self.last["status"]:
+        delta = deltas.tree_delta(self.last, tree)
+        if delta is None:
             return
         self.last = tree
         await self.send_message(delta)

@@ -24,13 +24,15 @@ derivation table is docs/monitor-states.md.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from enum import StrEnum
+from functools import lru_cache
+from typing import NamedTuple
 
 from engine.core import graph as g
-from engine.core.events import RowStatus, RunStatus
-from engine.core.execution_ids import ExecutionId
+from engine.core.events import Decision, RowStatus, RunStatus, Trace
+from engine.core.execution_ids import ExecutionId, Segment
 from engine.core.rows import NodeRow
 from engine.core.state import subflow_key
 
@@ -59,16 +61,57 @@ PLAIN = frozenset({g.StartNode, g.EndNode, g.TaskNode, g.SetNode, g.WaitNode, g.
 
 
 @dataclass(frozen=True, slots=True)
-class Verdict:
-    """A node's color and why."""
+class Vote:
+    """One person's decision at an approval, as the trace records it (approval.vote)."""
+
+    node: str
+    execution_id: str
+    user: str
+    groups: tuple[str, ...]
+    decision: str
+    comment: str = ""
+    at: str = ""
+
+    def to_json(self) -> dict[str, str | list[str]]:
+        """Return the vote as the monitor's inspector shows it."""
+        return {"user": self.user, "groups": list(self.groups), "decision": self.decision,
+                "comment": self.comment, "at": self.at}  # fmt: skip
+
+    def words(self) -> str:
+        """Return "finance (dana): "fine"", as a reason names a voter."""
+        said = f': "{self.comment}"' if self.comment else ""
+        return f"{' and '.join(self.groups) or 'an approver'} ({self.user}){said}"
+
+
+def votes_from(trace: Iterable[Trace]) -> dict[str, list[Vote]]:
+    """Return the votes of a run's approval.vote events, by node path."""
+    found: dict[str, list[Vote]] = {}
+    for event in trace:
+        if event.event != "approval.vote" or event.node is None:
+            continue
+        detail = event.detail
+        groups = detail.get("groups")
+        vote = Vote(event.node, event.execution_id, str(detail.get("user", "")),
+                    tuple(str(g) for g in groups) if isinstance(groups, list) else (),
+                    str(detail.get("decision", "")), str(detail.get("comment") or ""),
+                    event.at)  # fmt: skip
+        found.setdefault(event.node, []).append(vote)
+    return found
+
+
+class Verdict(NamedTuple):
+    """A node's color and why (a tuple: the walk makes one per node)."""
 
     color: Color
     reason: str
 
 
-@dataclass(frozen=True, slots=True)
-class Arrival:
-    """How the walk reached a node: live with an execution id, or painted with a color."""
+class Arrival(NamedTuple):
+    """How the walk reached a node: live with an execution id, or painted with a color.
+
+    A tuple, not a frozen dataclass: a fork of 10,000 makes 15,000 of them per walk, and a
+    frozen dataclass costs three times as much to make.
+    """
 
     execution_id: ExecutionId | None
     paint: Color | None
@@ -92,11 +135,26 @@ def painted(color: Color, why: str, execution_id: ExecutionId | None = None) -> 
     return Arrival(execution_id, color, why)
 
 
+def same(written: ExecutionId, live: ExecutionId | None) -> bool:
+    """Return whether two ids are equal, by identity first (parsed ids are cached)."""
+    return written is live or written == live
+
+
 def best(arrivals: list[Arrival]) -> Arrival | None:
     """Return the arrival that claims a node, or None when nothing reaches it."""
-    if len(arrivals) == 1:
-        return arrivals[0]
-    return max(arrivals, key=lambda arrival: arrival.order, default=None)
+    if len(arrivals) <= 1:
+        return arrivals[0] if arrivals else None
+    # Rank first: only the arrivals of the highest rank need their ids encoded (a gather
+    # of 10,000 branches half of which are still pending compares 5,000, not 10,000).
+    top = max(rank_of(arrival) for arrival in arrivals)
+    tied = [arrival for arrival in arrivals if rank_of(arrival) == top]
+    return tied[0] if len(tied) == 1 else max(tied, key=lambda arrival: arrival.order)
+
+
+def rank_of(arrival: Arrival) -> tuple[int, str]:
+    """Return the first two keys of an arrival's order."""
+    rank = LIVE_RANK if arrival.paint is None else PAINT_RANK[arrival.paint]
+    return rank, arrival.loose
 
 
 def colors(
@@ -116,6 +174,7 @@ def explain(
     ended: str = "",
     focus: ExecutionId | None = None,
     cut: str = "",
+    votes: Mapping[str, Sequence[Vote]] | None = None,
 ) -> dict[str, Verdict]:
     """Walk root → leaves: return every node path's color and reason.
 
@@ -126,6 +185,7 @@ def explain(
     ended early while the run went on.
     """
     walk = Walk(graphs, rows, status, ended, focus, cut)
+    walk.votes = votes or {}
     walk.scope("main", "", Arrival(ExecutionId.root(), None))
     return walk.result
 
@@ -164,6 +224,7 @@ class Walk:
         self.ended = ended
         self.focus = focus
         self.cut = cut
+        self.votes: Mapping[str, Sequence[Vote]] = {}
         self.loops = frozenset().union(*(loops_of(graph) for graph in graphs.values()))
         self.result: dict[str, Verdict] = {}
 
@@ -183,6 +244,7 @@ class Walk:
         rows = self.rows
         # Hoisted: the loop is hot (an enum member's lookup goes through a descriptor).
         completed, painted_completed = RowStatus.COMPLETED, Color.COMPLETED
+        plain_done = Verdict(Color.COMPLETED, "Completed")  # what completed_reason says
         parse = ExecutionId.parse
         for node_id in order:
             arrival = best(claims.pop(node_id, []))
@@ -196,11 +258,15 @@ class Walk:
                 and arrival.paint is None
                 and not arrival.loose
                 and type(node) in PLAIN
-                and parse(row.execution_id) == arrival.execution_id
+                and same(parse(row.execution_id), arrival.execution_id)
             ):
                 # Most nodes: a plain node its live execution completed passes the same
                 # arrival on (what settle decides for it, without the general rule's cost).
-                self.result[prefix + node_id] = Verdict(painted_completed, live_reason(node, row))
+                self.result[prefix + node_id] = (
+                    plain_done
+                    if row.attempt == 1
+                    else Verdict(painted_completed, f"Completed on attempt {row.attempt}")
+                )
                 for edge in edges[node_id]:
                     claims.setdefault(edge.target, []).append(arrival)
                 continue
@@ -237,9 +303,9 @@ class Walk:
         if not self.belongs(row, arrival, isinstance(node, g.GatherNode)):
             return self.older(row, arrival)
         if row.status in (RowStatus.RUNNING, RowStatus.WAITING):
-            doing = "running" if row.status is RowStatus.RUNNING else "waiting"
+            doing = self.doing(row)
             if arrival.cut:
-                return Verdict(Color.CANCELLED, f"cancelled: {arrival.cut} while this was {doing}")
+                return Verdict(Color.CANCELLED, f"Cancelled: {arrival.cut} while {doing}")
             if self.finished:
                 return Verdict(Color.CANCELLED, self.cut_short(row))
             if arrival.loose:
@@ -248,8 +314,21 @@ class Walk:
                 lost = self.lost_race(path, row)
                 if lost or arrival.closed:
                     why = lost or f"every {arrival.loose.split(' of ')[0]} finished"
-                    return Verdict(Color.CANCELLED, f"cancelled: {why} while this was {doing}")
+                    return Verdict(Color.CANCELLED, f"Cancelled: {why} while {doing}")
+        if isinstance(node, g.ApprovalNode) and row.status is RowStatus.COMPLETED:
+            return Verdict(Color.COMPLETED, self.decided_reason(path, row))
         return Verdict(Color(row.status.value), live_reason(node, row))
+
+    def decided_reason(self, path: str, row: NodeRow) -> str:
+        """Return "Approved by finance (dana): "fine"": the decision and who took it."""
+        approved = row.result == g.Outcome.APPROVED.value
+        said = "Approved" if approved else "Rejected"
+        voted = (Decision.APPROVE if approved else Decision.REJECT).value
+        people = [
+            vote.words() for vote in self.votes.get(path, ())
+            if vote.execution_id == row.execution_id and vote.decision == voted
+        ]  # fmt: skip
+        return f"{said} by {' and '.join(people)}" if people else said
 
     def lost_race(self, path: str, row: NodeRow) -> str:
         """Return "race `r` was won by `b`" when a race of the row's own execution was won
@@ -286,38 +365,58 @@ class Walk:
     def unreached(self, arrival: Arrival) -> Verdict:
         """Return the verdict of a node the live path reaches but no row records."""
         if arrival.cut:
-            return Verdict(Color.SKIPPED, f"skipped: {arrival.cut} before this started")
+            return Verdict(Color.SKIPPED, f"Skipped: {arrival.cut} before this started")
         if self.finished or arrival.closed:
             if arrival.loose:
-                return Verdict(Color.SKIPPED, f"skipped: no {arrival.loose} reached it")
-            return Verdict(Color.SKIPPED, "skipped: the run finished without reaching it")
+                return Verdict(Color.SKIPPED, f"Skipped: no {arrival.loose} reached this")
+            return Verdict(Color.SKIPPED, self.finished_without())
         if arrival.loose:
-            return Verdict(Color.PENDING, f"pending: no {arrival.loose} has reached it yet")
-        return Verdict(Color.PENDING, "pending: not reached yet")
+            return Verdict(Color.PENDING, f"Pending: no {arrival.loose} has reached this yet")
+        return Verdict(Color.PENDING, "Pending: not reached yet")
 
     def older(self, row: NodeRow, arrival: Arrival) -> Verdict:
         """Return the verdict of a node whose row another execution wrote (an older one)."""
         assert arrival.execution_id is not None
         live = arrival.execution_id
         if arrival.cut:
-            return Verdict(Color.SKIPPED, f"skipped: {arrival.cut} before this started")
+            return Verdict(Color.SKIPPED, f"Skipped: {arrival.cut} before this started")
         if self.finished or arrival.closed:
-            return Verdict(Color.SKIPPED, "skipped: the run finished without reaching it in "
-                                          f"execution {live}")  # fmt: skip
+            return Verdict(Color.SKIPPED, self.finished_without())
         later = iteration_reason(live, row, self.loops)
-        return Verdict(Color.PENDING, later or f"pending: not reached yet in execution {live}")
+        return Verdict(Color.PENDING, later or "Pending: not reached yet in this round")
+
+    def doing(self, row: NodeRow) -> str:
+        """Return what a running or waiting row was doing: "waiting for legal"."""
+        if row.status is RowStatus.RUNNING:
+            return "running"
+        node = self.node_at(row.node)
+        if isinstance(node, g.ApprovalNode):
+            return f"waiting for {' and '.join(node.groups)}"
+        if isinstance(node, g.WaitNode):
+            return "waiting for its timer"
+        return "waiting"
 
     def cut_short(self, row: NodeRow) -> str:
         """Return why a row left running or waiting in a finished run shows cancelled."""
-        doing = "running" if row.status is RowStatus.RUNNING else "waiting"
+        doing = self.doing(row)
         if self.status is RunStatus.CANCELLED:
             who, _, why = self.ended.partition(": ")
             because = f" ({why})" if why else ""
-            return f"cancelled: the run was {who or 'cancelled'}{because} while this was {doing}"
+            who = who.removeprefix("cancelled by ") or "an admin"
+            return f"Cancelled by {who}{because} while {doing}"
         failed = self.first_failure()
         if self.status is RunStatus.FAILED and failed:
-            return f"cancelled: `{failed}` failed while this was {doing}"
-        return f"cancelled: the run ended ({self.status.value}) while it was {doing}"
+            return f"Cancelled: `{failed}` failed while {doing}"
+        return f"Cancelled: the run ended ({self.status.value}) while {doing}"
+
+    def finished_without(self) -> str:
+        """Return why a finished run never reached a node."""
+        failed = self.first_failure() if self.status is RunStatus.FAILED else ""
+        if failed:
+            return f"Skipped: the run failed at `{failed}` before reaching this"
+        if self.status is RunStatus.CANCELLED:
+            return "Skipped: the run was cancelled before reaching this"
+        return "Skipped: the run finished without reaching this"
 
     def first_failure(self) -> str:
         """Return the path of the deepest failed row (the failure itself), or ''."""
@@ -359,7 +458,7 @@ class Walk:
             # On a live path a failed row is an attempt the run will retry (a failure that
             # ends its activation ends the run, or lies in a body, where rows speak).
             attempt = self.rows[prefix + node.id].attempt if prefix + node.id in self.rows else 1
-            again = f"pending: `{node.id}` failed attempt {attempt} and will be retried"
+            again = f"Pending: `{node.id}` failed attempt {attempt} and will be retried"
             return [(e.target, painted(Color.PENDING, again, arrival.execution_id)) for e in edges]
         paint = downstream_paint(node, arrival, verdict)
         if paint is not None:
@@ -368,7 +467,7 @@ class Walk:
         eid = ExecutionId.parse(row.execution_id) if row else arrival.execution_id
         assert eid is not None
         if verdict.color is Color.COMPLETED and not isinstance(node, DECIDING):
-            onward = arrival if eid == arrival.execution_id else replace(arrival, execution_id=eid)
+            onward = arrival if eid == arrival.execution_id else arrival._replace(execution_id=eid)
             return [(e.target, onward) for e in edges]  # the fast path: most nodes
         decided = row.result if row is not None else None
         return [
@@ -430,9 +529,9 @@ class Walk:
         if paint is not None:
             leave = paint
         elif verdict.color is Color.COMPLETED:
-            leave = replace(arrival, execution_id=ExecutionId.parse(row.execution_id))
+            leave = arrival._replace(execution_id=ExecutionId.parse(row.execution_id))
         else:
-            doing = f"pending: `{node.id}` is {verdict.color.value}"
+            doing = f"Pending: `{node.id}` is {verdict.color.value}"
             leave = painted(Color.PENDING, doing, arrival.execution_id)
         return [(e.target, body if e.follows in body_outcomes else leave) for e in edges]
 
@@ -442,24 +541,24 @@ class Walk:
     ) -> Arrival:  # fmt: skip
         """Return how the walk enters an edge's target from a node that ran (or runs)."""
         if isinstance(node, g.ForkNode) and edge.branch is not None:
-            return Arrival(eid.branch(node.id, edge.branch), None)
+            return Arrival(ExecutionId((*eid.segments, branch_segment(node.id, edge.branch))), None)
         if isinstance(node, g.RaceNode) and edge.branch is not None:
             branch = eid.branch(node.id, edge.branch)
             if decided is None or edge.branch == decided:
                 return Arrival(branch, None)
             return Arrival(branch, None, cut=f"race `{node.id}` was won by `{decided}`")
         if verdict.color is not Color.COMPLETED:
-            return painted(Color.PENDING, f"pending: `{node.id}` is {verdict.color.value}", eid)
+            return painted(Color.PENDING, f"Pending: `{node.id}` is {verdict.color.value}", eid)
         if isinstance(node, g.IfNode | g.SwitchNode | g.ApprovalNode | g.RaceNode):
             taken = edge.follows == decided or (
                 isinstance(node, g.RaceNode) and edge.follows == g.Outcome.NEXT.value
             )
             if not taken:
                 if arrival.again:  # pending means the run can still reach it
-                    later = (f"pending: `{node.id}` took `{decided}` in this round; a later "
+                    later = (f"Pending: `{node.id}` chose `{decided}` in this round; a later "
                              f"round of loop `{arrival.again}` may take this path")  # fmt: skip
                     return painted(Color.PENDING, later, eid)
-                took = f"skipped: `{node.id}` took `{decided}`"
+                took = f"Not taken: `{node.id}` chose `{decided}`"
                 return painted(Color.SKIPPED, took, eid)
         return Arrival(eid, None)
 
@@ -486,7 +585,7 @@ class Walk:
         loose = f"iteration of loop `{node.id}`"
         result = row.result if isinstance(row.result, dict) else {}
         if verdict.color is Color.COMPLETED and result.get("iterations") == 0:
-            return painted(Color.SKIPPED, f"skipped: loop `{node.id}` ran no iteration")
+            return painted(Color.SKIPPED, f"Skipped: loop `{node.id}` ran no round")
         number = result.get("iteration")
         if verdict.color is Color.RUNNING and not arrival.loose and isinstance(number, int):
             if number > 0:
@@ -494,8 +593,8 @@ class Walk:
                 again = node.id if number < node.max_iterations else ""
                 round_eid = owner.iteration(node.id, number)
                 return Arrival(round_eid, None, cut=arrival.cut, again=again or arrival.again)
-            return painted(Color.PENDING, f"pending: loop `{node.id}` has not started an "
-                                          "iteration")  # fmt: skip
+            return painted(Color.PENDING, f"Pending: loop `{node.id}` has not started a "
+                                          "round")  # fmt: skip
         return Arrival(scope, None, loose=loose, cut=arrival.cut, closed=closed)
 
     def focused(self, node: g.Node, owner: ExecutionId) -> ExecutionId | None:
@@ -515,11 +614,11 @@ class Walk:
         """Return how the walk enters a subflow's graph from its calling node."""
         row = self.rows.get(prefix + node.id)
         if arrival.paint is not None or row is None or not self.belongs(row, arrival):
-            return painted(verdict.color, f"{verdict.color.value}: subflow `{node.id}` is "
-                                          f"{verdict.color.value} ({verdict.reason})")  # fmt: skip
+            called = f"{verdict.color.value.capitalize()}: subflow `{node.id}` is "
+            return painted(verdict.color, f"{called}{verdict.color.value} ({verdict.reason})")
         if arrival.loose:
             return arrival  # a body's subflow: each child node shows its own row, as above
-        return replace(arrival, execution_id=ExecutionId.parse(row.execution_id).subflow(node.id))
+        return arrival._replace(execution_id=ExecutionId.parse(row.execution_id).subflow(node.id))
 
 
 class Climb:
@@ -665,6 +764,12 @@ def forward_order(graph: g.Graph, start: str) -> list[str]:
     return order
 
 
+@lru_cache(maxsize=65536)
+def branch_segment(node: str, branch: str) -> Segment:
+    """Return the segment of a fork's branch, made once (a fork of 10,000 asks each walk)."""
+    return Segment(f"{node}.{branch}", 1)
+
+
 def loops_of(graph: g.Graph) -> frozenset[str]:
     """Return the ids of a graph's loop nodes (cached on the graph)."""
     cache: frozenset[str] | None = graph.__dict__.get("_loops")
@@ -683,45 +788,66 @@ def iteration_reason(live: ExecutionId, row: NodeRow, loops: frozenset[str]) -> 
         if now.number != then.number:
             if now.number < then.number or now.name not in loops:
                 return ""
-            return (f"pending: loop `{now.name}` is in iteration {now.number}; this node last "
-                    f"ran in iteration {then.number}")  # fmt: skip
+            return (f"Pending: loop `{now.name}` is in round {now.number}; this last ran in "
+                    f"round {then.number}")  # fmt: skip
     return ""
 
 
 def live_reason(node: g.Node, row: NodeRow) -> str:
-    """Return the reason of a color the node's own row decides."""
-    attempt = f", attempt {row.attempt}" if row.attempt > 1 else ""
+    """Return the reason of a color the node's own row decides, in people's words (the
+    execution id and the row's details are the inspector's)."""
     if row.status is RowStatus.COMPLETED:
-        return f"completed in execution {row.execution_id}{attempt}"
+        return completed_reason(node, row)
     if row.status is RowStatus.FAILED:
-        return f"failed: {row.result}" if row.result not in (None, "") else "failed"
+        return f"Failed: {row.result}" if row.result not in (None, "") else "Failed"
     if row.status is RowStatus.WAITING:
         if isinstance(node, g.ApprovalNode):
-            return f"waiting: for a decision by {', '.join(node.groups)}"
+            return f"Waiting for a decision by {' and '.join(node.groups)}"
         if isinstance(node, g.WaitNode):
-            return "waiting: for its timer"
-        return "waiting: for an event"
+            return "Waiting for its timer"
+        return "Waiting for an event"
     doing = {
         g.ForkNode: "its branches are running",
         g.RaceNode: "its branches are racing",
         g.ForeachNode: "its items are running",
-        g.LoopNode: "its iterations are running",
+        g.LoopNode: "its rounds are running",
         g.SubflowNode: "its subflow is running",
         g.GatherNode: "it waits for its slots",
     }
     for kind, text in doing.items():
         if isinstance(node, kind):
-            return f"running: {text}"
-    return f"running: its action is in flight{attempt}"
+            return f"Running: {text}"
+    attempt = f" (attempt {row.attempt})" if row.attempt > 1 else ""
+    return f"Running: its action is in flight{attempt}"
+
+
+def completed_reason(node: g.Node, row: NodeRow) -> str:
+    """Return what a completed node did: its choice, its winner, its rounds or items."""
+    result = row.result
+    if isinstance(node, g.ApprovalNode):
+        return "Approved" if result == g.Outcome.APPROVED.value else "Rejected"
+    if isinstance(node, g.IfNode | g.SwitchNode):
+        return f"Completed: chose `{result}`"
+    if isinstance(node, g.RaceNode):
+        return f"Completed: `{result}` won"
+    if isinstance(node, g.LoopNode) and isinstance(result, dict):
+        rounds = result.get("iterations")
+        limit = ", at its limit" if result.get("outcome") == g.Outcome.EXHAUSTED.value else ""
+        return f"Completed after {rounds} round{'' if rounds == 1 else 's'}{limit}"
+    if isinstance(node, g.ForeachNode) and isinstance(result, dict):
+        items, failed = result.get("items"), result.get("failed") or 0
+        dropped = f", {failed} failed" if failed else ""
+        return f"Completed: {items} item{'' if items == 1 else 's'}{dropped}"
+    return f"Completed on attempt {row.attempt}" if row.attempt > 1 else "Completed"
 
 
 def within(onward: Arrival, arrival: Arrival) -> Arrival:
     """Return an onward live arrival inside the cut activation, or the live loop round,
     its node was reached in."""
     if onward.paint is None and arrival.cut and not onward.cut:
-        onward = replace(onward, cut=arrival.cut)
+        onward = onward._replace(cut=arrival.cut)
     if onward.paint is None and arrival.again and not onward.again:
-        onward = replace(onward, again=arrival.again)
+        onward = onward._replace(again=arrival.again)
     return onward
 
 
@@ -734,11 +860,11 @@ def downstream_paint(node: g.Node, arrival: Arrival, verdict: Verdict) -> Arriva
     if arrival.paint is not None:
         return arrival
     if arrival.cut and verdict.color in (Color.CANCELLED, Color.SKIPPED):
-        return painted(Color.SKIPPED, f"skipped: {arrival.cut} before this started")
+        return painted(Color.SKIPPED, f"Skipped: {arrival.cut} before this started")
     if verdict.color is Color.FAILED:
-        return painted(Color.SKIPPED, f"skipped: upstream `{node.id}` failed")
+        return painted(Color.SKIPPED, f"Skipped: `{node.id}` failed before reaching this")
     if verdict.color is Color.CANCELLED:
-        return painted(Color.SKIPPED, f"skipped: upstream `{node.id}` was cancelled")
+        return painted(Color.SKIPPED, f"Skipped: `{node.id}` was cancelled before reaching this")
     if verdict.color in (Color.PENDING, Color.SKIPPED):
         return painted(verdict.color, verdict.reason, arrival.execution_id)
     return None

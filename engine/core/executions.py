@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from engine.core import graph as g
-from engine.core.colors import Color, Verdict, explain
+from engine.core.colors import Color, Verdict, explain, votes_from
 from engine.core.events import RowStatus, RunStatus, Trace, WriteRow
 from engine.core.execution_ids import ExecutionId
 from engine.core.rows import NodeRow, apply_write
@@ -157,6 +157,8 @@ class Replay:
         """Return the result a completed row carries where the walk reads it."""
         if (path, eid) in self.winners:
             return self.winners[(path, eid)]
+        if "result" in detail:  # a foreach's items, a loop's rounds
+            return detail["result"]
         if (path, eid) in self.iterations:
             return {"iterations": self.iterations[(path, eid)]}
         return detail.get("outcome")
@@ -202,19 +204,52 @@ def label_of(kind: ExecutionKind, execution_id: str) -> str:
 
 def executions(trace: Sequence[Trace], status: RunStatus, ended: str = "") -> list[Execution]:
     """Return the run's execution tree, parents before children, each with its status."""
-    root = str(ExecutionId.root())
-    first = trace[0].at if trace else ""
-    opened: dict[str, Opened] = {root: Opened(root, ExecutionKind.ROOT, "", "run", first, first)}
-    for event in trace:
-        record = opened.get(event.execution_id)
-        if event.event in OPENING and event.node is not None and record is None:
-            kind = OPENING[event.event]
-            record = Opened(event.execution_id, kind, event.node,
-                            label_of(kind, event.execution_id), event.at, event.at)  # fmt: skip
-            opened[event.execution_id] = record
-        touch(opened, event)
-        settle_execution(opened, event)
-    return [finish(record, opened, status, ended) for record in ordered(opened)]
+    tree = ExecutionTree()
+    tree.add(trace)
+    return tree.executions(status, ended)
+
+
+class ExecutionTree:
+    """The execution tree, built up event by event: a live socket adds the events traced
+    since it last looked and sends the executions whose status changed."""
+
+    def __init__(self) -> None:
+        root = str(ExecutionId.root())
+        self.opened: dict[str, Opened] = {root: Opened(root, ExecutionKind.ROOT, "", "run", "", "")}
+        # (owner node path, the execution it runs in) → the executions it opened
+        self.children: dict[tuple[str, str], list[Opened]] = {}
+
+    def add(self, trace: Iterable[Trace]) -> None:
+        """Apply trace events, in their order."""
+        opened = self.opened
+        for event in trace:
+            root = opened[str(ExecutionId.root())]
+            if not root.first_at:
+                root.first_at = root.last_at = event.at
+            record = opened.get(event.execution_id)
+            if event.event in OPENING and event.node is not None and record is None:
+                kind = OPENING[event.event]
+                record = Opened(event.execution_id, kind, event.node,
+                                label_of(kind, event.execution_id), event.at, event.at)  # fmt: skip
+                opened[event.execution_id] = record
+                key = (event.node, parent_text(event.execution_id))
+                self.children.setdefault(key, []).append(record)
+            touch(opened, event)
+            settle_execution(self, event)
+
+    def executions(self, status: RunStatus, ended: str = "") -> list[Execution]:
+        """Return every execution, parents before children, with its status now."""
+        waiting = set()
+        for record in self.opened.values():
+            if record.paused > 0 and record.ended is None:
+                eid = record.id
+                while eid not in waiting:
+                    waiting.add(eid)
+                    above = parent_text(eid)
+                    if above == eid:
+                        break
+                    eid = above
+        return [finish(r, waiting, status, ended) for r in ordered(self.opened)]
 
 
 def touch(opened: Mapping[str, Opened], event: Trace) -> None:
@@ -230,12 +265,12 @@ def touch(opened: Mapping[str, Opened], event: Trace) -> None:
         eid = above
 
 
-def settle_execution(opened: Mapping[str, Opened], event: Trace) -> None:
+def settle_execution(tree: ExecutionTree, event: Trace) -> None:
     """Apply what one event says of the execution it names (or the children it closes)."""
     kind, eid, detail = event.event, event.execution_id, event.detail
     if kind in ("node.completed", "node.failed", "race.won") and event.node is not None:
-        close_children(opened, event)
-    record = opened.get(eid)
+        close_children(tree.children.get((event.node, eid), []), event)
+    record = tree.opened.get(eid)
     if record is None:
         return
     if kind == "paused":
@@ -246,28 +281,21 @@ def settle_execution(opened: Mapping[str, Opened], event: Trace) -> None:
         return
     record.last = kind
     if kind == "item.finished":  # traced under the item's own execution
-        record.ended, record.reason = Color.COMPLETED, "completed"
+        record.ended, record.reason = Color.COMPLETED, "Completed"
     elif kind in ("item.failed", "node.failed"):
-        record.ended, record.reason = Color.FAILED, f"failed: {detail.get('error')}"
+        record.ended, record.reason = Color.FAILED, f"Failed: {detail.get('error')}"
     elif kind == "frame.cancelled":
-        record.ended, record.reason = Color.CANCELLED, f"cancelled: {detail.get('reason')}"
+        record.ended, record.reason = Color.CANCELLED, cancel_words(str(detail.get("reason")))
     elif kind in ("path.ended", "gather.waiting") and record.kind is not ExecutionKind.ROOT:
-        record.ended, record.reason = Color.COMPLETED, "completed"
-    elif kind == "iteration.started":
-        close_earlier_iterations(opened, event)
+        record.ended, record.reason = Color.COMPLETED, "Completed"
+    elif kind == "iteration.started" and event.node is not None:
+        # A new round of a loop starts: its earlier rounds have completed.
+        for earlier in tree.children.get((event.node, parent_text(eid)), []):
+            if earlier.id != eid and earlier.ended is None:
+                earlier.ended, earlier.reason = Color.COMPLETED, "Completed"
 
 
-def close_earlier_iterations(opened: Mapping[str, Opened], event: Trace) -> None:
-    """A new iteration of a loop starts: its earlier iterations have completed."""
-    owner = parent_text(event.execution_id)
-    for record in opened.values():
-        if (record.kind is ExecutionKind.ITERATION and record.owner == event.node
-                and parent_text(record.id) == owner and record.id != event.execution_id
-                and record.ended is None):  # fmt: skip
-            record.ended, record.reason = Color.COMPLETED, "completed"
-
-
-def close_children(opened: Mapping[str, Opened], event: Trace) -> None:
+def close_children(children: list[Opened], event: Trace) -> None:
     """An owner node finished in an execution: its children still open finished with it.
 
     A loop's last iteration and a subflow call completed when their node did; a race's
@@ -276,43 +304,52 @@ def close_children(opened: Mapping[str, Opened], event: Trace) -> None:
     cut short.
     """
     winner = event.detail.get("winner") if event.event == "race.won" else None
-    for record in opened.values():
-        if record.ended is not None or record.owner != event.node:
-            continue
-        if parent_text(record.id) != event.execution_id:
+    for record in children:
+        if record.ended is not None:
             continue
         if event.event == "race.won" and record.label != winner:
             record.ended = Color.CANCELLED
-            record.reason = f"cancelled: race `{event.node}` was won by `{winner}`"
+            record.reason = f"Cancelled: race `{event.node}` was won by `{winner}`"
         elif event.event != "node.failed" or (
             record.kind is ExecutionKind.ITERATION and record.last == "node.completed"
         ):
-            record.ended, record.reason = Color.COMPLETED, "completed"
+            record.ended, record.reason = Color.COMPLETED, "Completed"
         elif record.kind is ExecutionKind.SUBFLOW:
-            record.ended, record.reason = Color.FAILED, f"failed: {event.detail.get('error')}"
+            record.ended, record.reason = Color.FAILED, f"Failed: {event.detail.get('error')}"
         else:
             record.ended = Color.CANCELLED
-            record.reason = f"cancelled: `{event.node}` failed"
+            record.reason = f"Cancelled: `{event.node}` failed"
 
 
-def finish(
-    record: Opened, opened: Mapping[str, Opened], status: RunStatus, ended: str
-) -> Execution:
+def cancel_words(engine_text: str) -> str:
+    """Return why an execution was cancelled in people's words, from the engine's reason
+    ("run cancelled by admin", "cancelled by admin: duplicate", "race r won by b")."""
+    text = engine_text.removeprefix("run ")
+    race, won, winner = text.removeprefix("race ").partition(" won by ")
+    if text.startswith("race ") and won:
+        return f"Cancelled: race `{race}` was won by `{winner}`"
+    who, colon, why = text.partition(": ")
+    if who.startswith("cancelled by "):
+        because = f" ({why})" if colon and why else ""
+        return f"Cancelled by {who.removeprefix('cancelled by ')}{because}"
+    return f"Cancelled: {text}"
+
+
+def finish(record: Opened, waiting: set[str], status: RunStatus, ended: str) -> Execution:
     """Return one execution's status: its end if it ended, else the run's or its own."""
     color, reason = record.ended, record.reason
     if record.kind is ExecutionKind.ROOT:
         color = Color(status.value)
-        reason = f"{status.value}: {ended}" if ended else status.value
+        reason = status.value.capitalize() + (f": {ended}" if ended else "")
     elif color is None and status.finished:
         color = Color.CANCELLED
-        reason = f"cancelled: the run {status.value} before it finished"
+        reason = f"Cancelled: the run {status.value} before this finished"
         if ended and status is RunStatus.CANCELLED:
-            reason = f"cancelled: the run was {ended}"
+            reason = cancel_words(ended)
     elif color is None:
-        waits = any(o.paused > 0 and within(o.id, record.id) for o in opened.values()
-                    if o.ended is None)  # fmt: skip
+        waits = record.id in waiting
         color = Color.WAITING if waits else Color.RUNNING
-        reason = "waiting: for a decision or a timer" if waits else "running"
+        reason = "Waiting for a decision or a timer" if waits else "Running"
     parent = None if record.kind is ExecutionKind.ROOT else parent_text(record.id)
     return Execution(record.id, parent, record.kind, record.owner, record.label, color,
                      reason, record.first_at, record.last_at)  # fmt: skip
@@ -346,4 +383,5 @@ def explain_execution(
     cut = ""
     if chosen is not None and chosen.status is Color.CANCELLED and not status.finished:
         cut = chosen.reason.removeprefix("cancelled: ")
-    return explain(graphs, rows, status, ended, focus=ExecutionId.parse(focus), cut=cut)
+    focused = ExecutionId.parse(focus)
+    return explain(graphs, rows, status, ended, focus=focused, cut=cut, votes=votes_from(trace))

@@ -582,7 +582,13 @@ class Stepper:
         the monitor can show the writes that reach a node (engine/core/history.py).
         """
         self.row(frame, RowStatus.COMPLETED, result)
-        self.trace_completed(frame, writes, outcome=outcome)
+        if isinstance(result, dict) and isinstance(
+            self.state.node_of(frame), g.ForeachNode | g.LoopNode
+        ):
+            # What a foreach or loop did (items, rounds): the monitor's reason reads it.
+            self.trace_completed(frame, writes, outcome=outcome, result=result)
+        else:
+            self.trace_completed(frame, writes, outcome=outcome)
         self.follow(frame, outcome)
 
     def on_start(self, frame: Frame, node: g.StartNode) -> None:
@@ -1086,7 +1092,7 @@ class Stepper:
             return
         votes[event.user] = {"decision": event.decision.value, "groups": groups}
         self.trace("approval.vote", frame, user=event.user, decision=event.decision.value,
-                   comment=event.comment)  # fmt: skip
+                   comment=event.comment, groups=list(event.groups))  # fmt: skip
         outcome = approval_outcome(node, votes)
         if outcome is None:
             return

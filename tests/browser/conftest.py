@@ -1,6 +1,7 @@
 """Playwright on Debian's Chromium; never a downloaded browser."""
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from playwright.sync_api import Browser, Page, sync_playwright
@@ -44,9 +45,15 @@ def fast_password_hashing(settings) -> None:  # type: ignore[no-untyped-def]
 
 
 @pytest.fixture(scope="session")
-def braid_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def braid_server_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The var directory of the session's server: its database and its log, serve.log."""
+    return tmp_path_factory.mktemp("braid-server")
+
+
+@pytest.fixture(scope="session")
+def braid_server(braid_server_dir: Path) -> Iterator[str]:
     """Braid as `make run` serves it (Daphne, the embedded worker, websockets) on a fresh
     SQLite database with the demo loaded; yield its base URL. Shared by the session's
     browser tests: each one starts its own runs."""
-    with braid_serving(tmp_path_factory.mktemp("braid-server")) as base_url:
+    with braid_serving(braid_server_dir) as base_url:
         yield base_url

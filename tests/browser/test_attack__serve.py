@@ -2,16 +2,18 @@
 
 Daphne itself refuses a message over 1 MiB (it fails the connection) before any consumer
 reads it; the consumers answer the rest with an error and stay open; the server keeps
-serving; and logging out closes every socket of that session (all three routes) within 5 s.
+serving; logging out closes every socket of that session (all three routes) within 5 s;
+and a handshake to a path no socket serves is refused (403) without an error in the log.
 """
 
 import json
 import time
 import urllib.request
 from contextlib import ExitStack
+from pathlib import Path
 
 import pytest
-from websockets.exceptions import ConnectionClosed
+from websockets.exceptions import ConnectionClosed, InvalidStatus
 from websockets.sync.client import ClientConnection, connect
 
 from tests.processes import Browserless, socket_headers
@@ -91,3 +93,33 @@ def test_logging_out_closes_all_three_sockets_of_the_session_within_5_s(braid_se
     assert landed == braid_server + "/login/"
     assert codes == [4401, 4401, 4401]
     assert elapsed < 5
+
+
+def handshake_status(client: Browserless, path: str) -> int:
+    """Open a socket as the client's session; return 101 when accepted, else the HTTP status
+    the handshake was refused with."""
+    url = client.base_url.replace("http://", "ws://") + path
+    try:
+        with connect(url, additional_headers=socket_headers(client), open_timeout=10):
+            return 101
+    except InvalidStatus as refused:
+        return refused.response.status_code
+
+
+def test_a_handshake_to_a_path_no_socket_serves_is_refused_and_logs_no_error(
+    braid_server: str, braid_server_dir: Path
+) -> None:
+    log = braid_server_dir / "serve.log"
+    finance = Browserless(braid_server)
+    finance.login("finance", "braid-finance")
+    logged_before = log.stat().st_size
+    paths = ["/ws/nothing/", "/ws/runs/a/b/", "/ws/inbox/extra/", "/ws/", "/ws/runs/not-a-run/"]
+    statuses = [handshake_status(finance, path) for path in paths]
+    statuses.append(handshake_status(finance, "/ws/inbox/"))  # the server still serves sockets
+    time.sleep(0.5)  # Daphne writes its access and error lines after answering
+    with log.open("rb") as lines:
+        lines.seek(logged_before)
+        written = lines.read().decode(errors="replace")
+    assert statuses == [403, 403, 403, 403, 403, 101]
+    alarming = ("Traceback", "Exception", "Error", " 500")
+    assert [line for line in written.splitlines() if any(w in line for w in alarming)] == []

@@ -31,7 +31,7 @@ def test_a_test_run_colors_the_canvas_decides_and_stores_nothing(
         node(page, "fin")
         .locator(".braid-node")
         .get_attribute("title")
-        .endswith("waiting: for a decision by finance")
+        .endswith("Waiting for a decision by finance")
     )
     approvals = page.get_by_role("list", name="Approvals waiting")
     approvals.get_by_role("listitem").filter(has_text="fin").get_by_role(

@@ -344,7 +344,7 @@ def test_an_approver_decides_in_the_run_view_and_the_graph_follows(
     expect(node(page, "fin")).to_have_class(re.compile(r"braid-color--waiting"))
     page.locator('.react-flow__node[data-id="leg"]').click()
     inspector = page.get_by_role("region", name=re.compile("Node leg"))
-    expect(inspector).to_contain_text("waiting: for a decision by legal")
+    expect(inspector).to_contain_text("Waiting for a decision by legal")
     expect(inspector.get_by_role("button", name="Approve")).to_have_count(0)
     page.locator('.react-flow__node[data-id="fin"]').click()
     inspector = page.get_by_role("region", name=re.compile("Node fin"))
@@ -489,7 +489,7 @@ def test_subflow_children_are_drawn_inside_their_node_nested_and_colored_live(
     page.locator('.react-flow__node[data-id="wrap/pay"]').hover()
     reason = page.locator('[id="braid-reason-wrap/pay"]')
     expect(reason).to_be_visible()
-    expect(reason).to_contain_text("pending: `review` is waiting")
+    expect(reason).to_contain_text("Pending: `review` is waiting")
     page.keyboard.press("Escape")
 
     child.click()

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from engine.core.colors import explain, explain_node
-from engine.core.events import ActionFailed, Cancel
+from engine.core.colors import explain, explain_node, votes_from
+from engine.core.events import ActionFailed, ApprovalDecided, Cancel, Decision
 from tests.core.harness import Driver, edge, flow
 
 DEMO = Path(__file__).resolve().parents[2] / "designer" / "demo_flows"
@@ -49,23 +49,23 @@ def check_flow() -> dict[str, Any]:
 def test_row_1_a_row_of_the_live_execution_shows_its_status() -> None:
     driver = Driver(chain("charge"))
     driver.run_actions()
-    assert verdicts(driver)["charge"] == ("completed", "completed in execution root:1")
+    assert verdicts(driver)["charge"] == ("completed", "Completed")
 
 
 def test_row_2_a_running_row_is_running_with_what_it_does() -> None:
     assert verdicts(Driver(chain("charge")))["charge"] == (
-        "running", "running: its action is in flight",
+        "running", "Running: its action is in flight",
     )  # fmt: skip
 
 
 def test_row_3_an_approval_waits_for_its_groups() -> None:
     driver = Driver(demo("invoice-sign-off"), {"invoice": {"id": "I", "amount": 5, "vendor": "V"}})
-    assert verdicts(driver)["fin"] == ("waiting", "waiting: for a decision by finance")
+    assert verdicts(driver)["fin"] == ("waiting", "Waiting for a decision by finance")
 
 
 def test_row_4_a_wait_waits_for_its_timer() -> None:
     driver = Driver(demo("approval-or-timeout"), {"item": "desk", "hours": 1})
-    assert verdicts(driver)["timer"] == ("waiting", "waiting: for its timer")
+    assert verdicts(driver)["timer"] == ("waiting", "Waiting for its timer")
 
 
 def test_row_5_a_failed_row_shows_the_failure() -> None:
@@ -73,7 +73,7 @@ def test_row_5_a_failed_row_shows_the_failure() -> None:
     key = next(iter(driver.actions))
     driver.actions.pop(key)
     driver.send(ActionFailed(at=driver.now(), key=key, error="card declined"))
-    assert verdicts(driver)["charge"] == ("failed", "failed: card declined")
+    assert verdicts(driver)["charge"] == ("failed", "Failed: card declined")
 
 
 def test_row_6_a_row_left_waiting_by_a_cancelled_run_is_cancelled() -> None:
@@ -81,7 +81,7 @@ def test_row_6_a_row_left_waiting_by_a_cancelled_run_is_cancelled() -> None:
     driver.send(Cancel(at=driver.now(), by="admin", reason="duplicate invoice"))
     assert verdicts(driver)["fin"] == (
         "cancelled",
-        "cancelled: the run was cancelled by admin (duplicate invoice) while this was waiting",
+        "Cancelled by admin (duplicate invoice) while waiting for finance",
     )
 
 
@@ -95,14 +95,14 @@ def test_row_7_a_row_left_running_by_a_failed_sibling_is_cancelled() -> None:
          edge("join", "done")],
     )  # fmt: skip
     seen = verdicts(Driver(document))
-    assert seen["slow"] == ("cancelled", "cancelled: `boom` failed while this was running")
-    assert seen["boom"] == ("failed", "failed: no budget")
-    assert seen["join"] == ("skipped", "skipped: upstream `slow` was cancelled")
+    assert seen["slow"] == ("cancelled", "Cancelled: `boom` failed while running")
+    assert seen["boom"] == ("failed", "Failed: no budget")
+    assert seen["join"] == ("skipped", "Skipped: `slow` was cancelled before reaching this")
 
 
 def test_row_8_a_node_not_reached_in_a_live_run_is_pending() -> None:
     assert verdicts(Driver(chain("charge", "ship")))["ship"] == (
-        "pending", "pending: `charge` is running",
+        "pending", "Pending: `charge` is running",
     )  # fmt: skip
 
 
@@ -110,9 +110,8 @@ def test_row_9_a_node_a_finished_run_never_reached_is_skipped() -> None:
     driver = Driver(chain("charge", "ship"))
     driver.send(Cancel(at=driver.now(), by="admin", reason=""))
     seen = verdicts(driver)
-    assert seen["charge"] == ("cancelled", "cancelled: the run was cancelled by admin while "
-                                           "this was running")  # fmt: skip
-    assert seen["ship"] == ("skipped", "skipped: upstream `charge` was cancelled")
+    assert seen["charge"] == ("cancelled", "Cancelled by admin while running")
+    assert seen["ship"] == ("skipped", "Skipped: `charge` was cancelled before reaching this")
 
 
 def loop_flow() -> dict[str, Any]:
@@ -129,9 +128,9 @@ def test_row_10_a_row_of_an_older_iteration_under_a_live_loop_is_pending() -> No
     for _ in range(4):  # iterations 1 and 2 complete, iteration 3 drafts
         driver.complete(next(iter(driver.actions)))
     seen = verdicts(driver)
-    assert seen["draft"] == ("running", "running: its action is in flight")
+    assert seen["draft"] == ("running", "Running: its action is in flight")
     assert seen["check"] == (
-        "pending", "pending: loop `review` is in iteration 3; this node last ran in iteration 2",
+        "pending", "Pending: loop `review` is in round 3; this last ran in round 2",
     )  # fmt: skip
 
 
@@ -139,8 +138,8 @@ def test_row_11_the_outcome_a_decision_did_not_take_is_skipped() -> None:
     driver = Driver(check_flow(), {"go": False})
     driver.run_actions()
     seen = verdicts(driver)
-    assert seen["yes"] == ("skipped", "skipped: `check` took `false`")
-    assert seen["no"] == ("completed", "completed in execution root:1")
+    assert seen["yes"] == ("skipped", "Not taken: `check` chose `false`")
+    assert seen["no"] == ("completed", "Completed")
 
 
 def test_row_12_a_race_losers_branch_keeps_what_it_did() -> None:
@@ -148,12 +147,12 @@ def test_row_12_a_race_losers_branch_keeps_what_it_did() -> None:
     driver.fire(next(iter(driver.timers)))
     seen = verdicts(driver)
     assert seen["approve"] == (
-        "cancelled", "cancelled: race `deadline` was won by `timer` while this was waiting",
+        "cancelled", "Cancelled: race `deadline` was won by `timer` while waiting for finance",
     )  # fmt: skip
     assert seen["approved"] == (
-        "skipped", "skipped: race `deadline` was won by `timer` before this started",
+        "skipped", "Skipped: race `deadline` was won by `timer` before this started",
     )  # fmt: skip
-    assert seen["decided"] == ("skipped", "skipped: `deadline` took `timer`")
+    assert seen["decided"] == ("skipped", "Not taken: `deadline` chose `timer`")
 
 
 def test_row_13_downstream_of_a_failure_is_skipped() -> None:
@@ -161,14 +160,14 @@ def test_row_13_downstream_of_a_failure_is_skipped() -> None:
     key = next(iter(driver.actions))
     driver.actions.pop(key)
     driver.send(ActionFailed(at=driver.now(), key=key, error="declined"))
-    assert verdicts(driver)["ship"] == ("skipped", "skipped: upstream `charge` failed")
+    assert verdicts(driver)["ship"] == ("skipped", "Skipped: `charge` failed before reaching this")
 
 
 def test_row_14_a_paint_keeps_the_reason_of_the_node_that_decided_it() -> None:
     driver = Driver(check_flow(), {"go": True})
     document_seen = verdicts(driver)
-    assert document_seen["no"] == ("skipped", "skipped: `check` took `true`")
-    assert document_seen["done"] == ("pending", "pending: `yes` is running")
+    assert document_seen["no"] == ("skipped", "Not taken: `check` chose `true`")
+    assert document_seen["done"] == ("pending", "Pending: `yes` is running")
 
 
 def test_row_15_a_foreach_body_no_item_reached_names_the_foreach() -> None:
@@ -176,7 +175,7 @@ def test_row_15_a_foreach_body_no_item_reached_names_the_foreach() -> None:
     driver = Driver(demo("batch-line-approval"), {"lines": lines})
     driver.settle()
     seen = verdicts(driver)
-    assert seen["review"] == ("skipped", "skipped: no item of foreach `lines` reached it")
+    assert seen["review"] == ("skipped", "Skipped: no item of foreach `lines` reached this")
     assert seen["small"][0] == "completed"
 
 
@@ -185,7 +184,7 @@ def test_row_16_a_loop_that_ran_no_iteration_skips_its_body() -> None:
     document["nodes"][1]["while"] = "false"
     driver = Driver(document)
     seen = verdicts(driver)
-    assert seen["draft"] == ("skipped", "skipped: loop `review` ran no iteration")
+    assert seen["draft"] == ("skipped", "Skipped: loop `review` ran no round")
     assert seen["done"][0] == "completed"
 
 
@@ -197,16 +196,16 @@ def test_row_17_a_subflow_not_reached_paints_its_nodes_with_its_reason() -> None
     )
     driver.settle()
     seen = verdicts(driver)
-    assert seen["assess/score"] == ("completed", "completed in execution root:1:assess:1")
-    assert seen["review"] == ("skipped", "skipped: `risky` took `false`")
+    assert seen["assess/score"] == ("completed", "Completed")
+    assert seen["review"] == ("skipped", "Not taken: `risky` chose `false`")
 
 
 def test_row_18_a_gather_shows_the_row_of_its_continuation() -> None:
     driver = Driver(demo("staged-gathers"))
     seen = verdicts(driver)
-    assert seen["ab"] == ("completed", "completed in execution root:1")
-    assert seen["c_done"] == ("pending", "pending: `c` is running")
-    assert seen["dc"] == ("pending", "pending: not reached yet")
+    assert seen["ab"] == ("completed", "Completed")
+    assert seen["c_done"] == ("pending", "Pending: `c` is running")
+    assert seen["dc"] == ("pending", "Pending: not reached yet")
 
 
 def test_a_path_that_is_no_node_has_no_verdict() -> None:
@@ -242,9 +241,9 @@ def test_row_19_a_failed_foreach_item_fails_and_its_running_siblings_are_cancell
     seen = verdicts(driver)
     assert driver.state.status.value == "failed"
     assert seen["each"][0] == "failed"
-    assert seen["boom"] == ("failed", "failed: item two is bad")
-    assert seen["work"] == ("cancelled", "cancelled: `boom` failed while this was running")
-    assert seen["done"] == ("skipped", "skipped: upstream `each` failed")
+    assert seen["boom"] == ("failed", "Failed: item two is bad")
+    assert seen["work"] == ("cancelled", "Cancelled: `boom` failed while running")
+    assert seen["done"] == ("skipped", "Skipped: `each` failed before reaching this")
 
 
 def lines_flow_cancelled() -> Driver:
@@ -260,16 +259,16 @@ def test_row_20_a_cancel_inside_a_foreach_leaves_its_body_the_truth_of_its_rows(
     seen = verdicts(lines_flow_cancelled())
     assert seen["lines"] == (
         "cancelled",
-        "cancelled: the run was cancelled by admin (duplicate batch) while this was running",
+        "Cancelled by admin (duplicate batch) while running",
     )
-    assert seen["small"] == ("completed", "completed in execution root:1:lines:1")
-    assert seen["big"] == ("completed", "completed in execution root:1:lines:3")
+    assert seen["small"] == ("completed", "Completed")
+    assert seen["big"] == ("completed", "Completed: chose `true`")
     assert seen["review"] == (
         "cancelled",
-        "cancelled: the run was cancelled by admin (duplicate batch) while this was waiting",
+        "Cancelled by admin (duplicate batch) while waiting for finance",
     )
-    assert seen["ok"] == ("skipped", "skipped: no item of foreach `lines` reached it")
-    assert seen["done"] == ("skipped", "skipped: upstream `lines` was cancelled")
+    assert seen["ok"] == ("skipped", "Skipped: no item of foreach `lines` reached this")
+    assert seen["done"] == ("skipped", "Skipped: `lines` was cancelled before reaching this")
 
 
 def approval_loop(max_iterations: int = 3) -> dict[str, Any]:
@@ -291,11 +290,11 @@ def test_row_21_a_cancel_inside_a_loop_keeps_the_rounds_writes_and_cancels_its_w
     driver.decide("ask", "dana", ("finance",), "approve")
     driver.send(Cancel(at=driver.now(), by="admin", reason=""))
     seen = verdicts(driver)
-    assert seen["count"] == ("completed", "completed in execution root:1:lp:2")
+    assert seen["count"] == ("completed", "Completed")
     assert seen["ask"] == (
-        "cancelled", "cancelled: the run was cancelled by admin while this was waiting",
+        "cancelled", "Cancelled by admin while waiting for finance",
     )  # fmt: skip
-    assert seen["done"] == ("skipped", "skipped: upstream `lp` was cancelled")
+    assert seen["done"] == ("skipped", "Skipped: `lp` was cancelled before reaching this")
 
 
 def test_row_22_a_loop_that_fails_at_its_limit_shows_the_body_it_ran() -> None:
@@ -305,9 +304,9 @@ def test_row_22_a_loop_that_fails_at_its_limit_shows_the_body_it_ran() -> None:
     seen = verdicts(driver)
     assert driver.state.status.value == "failed"
     assert seen["lp"][0] == "failed"
-    assert seen["count"] == ("completed", "completed in execution root:1:lp:3")
-    assert seen["ask"] == ("completed", "completed in execution root:1:lp:3")
-    assert seen["done"] == ("skipped", "skipped: upstream `lp` failed")
+    assert seen["count"] == ("completed", "Completed")
+    assert seen["ask"] == ("completed", "Approved")
+    assert seen["done"] == ("skipped", "Skipped: `lp` failed before reaching this")
 
 
 def test_row_23_a_race_losers_finished_node_stays_completed() -> None:
@@ -327,8 +326,20 @@ def test_row_23_a_race_losers_finished_node_stays_completed() -> None:
     driver.run_actions()  # the fast branch returns first and wins
     seen = verdicts(driver)
     assert driver.state.status.value == "completed"
-    assert seen["prep"] == ("completed", "completed in execution root:1:race.slow:1")
+    assert seen["prep"] == ("completed", "Completed")
     won = "race `race` was won by `fast`"
-    assert seen["ask"] == ("cancelled", f"cancelled: {won} while this was waiting")
-    assert seen["after"] == ("skipped", f"skipped: {won} before this started")
-    assert seen["quick"] == ("completed", "completed in execution root:1:race.fast:1")
+    assert seen["ask"] == ("cancelled", f"Cancelled: {won} while waiting for legal")
+    assert seen["after"] == ("skipped", f"Skipped: {won} before this started")
+    assert seen["quick"] == ("completed", "Completed")
+
+
+def test_row_24_a_decided_approval_names_who_decided_and_what_they_said() -> None:
+    driver = Driver(approval_loop(max_iterations=1))
+    driver.send(
+        ApprovalDecided(at=driver.now(), key=next(iter(driver.approvals)), user="dana",
+                        groups=("finance",), decision=Decision.APPROVE, comment="fine")
+    )  # fmt: skip
+    status, ended = driver.state.status, driver.state.error or ""
+    seen = explain(driver.graphs, driver.rows, status, ended, votes=votes_from(driver.trace))
+    assert seen["ask"].reason == 'Approved by finance (dana): "fine"'
+    assert verdicts(driver)["ask"] == ("completed", "Approved")  # without the votes

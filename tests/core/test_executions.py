@@ -8,7 +8,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engine.core.colors import Color, explain
+from engine.core.colors import Color, explain, votes_from
 from engine.core.events import Cancel
 from engine.core.executions import executions, explain_execution, trace_rows
 from tests.core.harness import Driver, edge, flow
@@ -52,15 +52,15 @@ def test_an_items_view_skips_the_branch_it_did_not_take_while_the_run_waits() ->
     driver = Driver(demo("batch-line-approval"), {"lines": LINES})
     driver.settle()
     seen = view(driver, "root:1:lines:1")
-    assert seen["big"] == ("completed", "completed in execution root:1:lines:1")
-    assert seen["small"] == ("completed", "completed in execution root:1:lines:1")
-    assert seen["review"] == ("skipped", "skipped: `big` took `false`")
-    assert seen["ok"] == ("skipped", "skipped: `big` took `false`")
-    assert seen["done"] == ("pending", "pending: `lines` is running")
+    assert seen["big"] == ("completed", "Completed: chose `false`")
+    assert seen["small"] == ("completed", "Completed")
+    assert seen["review"] == ("skipped", "Not taken: `big` chose `false`")
+    assert seen["ok"] == ("skipped", "Not taken: `big` chose `false`")
+    assert seen["done"] == ("pending", "Pending: `lines` is running")
     waiting = view(driver, "root:1:lines:2")
-    assert waiting["review"] == ("waiting", "waiting: for a decision by finance")
-    assert waiting["small"] == ("skipped", "skipped: `big` took `true`")
-    assert waiting["ok"] == ("pending", "pending: `review` is waiting")
+    assert waiting["review"] == ("waiting", "Waiting for a decision by finance")
+    assert waiting["small"] == ("skipped", "Not taken: `big` chose `true`")
+    assert waiting["ok"] == ("pending", "Pending: `review` is waiting")
 
 
 def test_a_cancel_ends_the_waiting_items_and_keeps_the_finished_one() -> None:
@@ -76,9 +76,9 @@ def test_a_cancel_ends_the_waiting_items_and_keeps_the_finished_one() -> None:
     seen = view(driver, "root:1:lines:3")
     assert seen["review"] == (
         "cancelled",
-        "cancelled: the run was cancelled by admin (duplicate batch) while this was waiting",
+        "Cancelled by admin (duplicate batch) while waiting for finance",
     )
-    assert seen["ok"] == ("skipped", "skipped: upstream `review` was cancelled")
+    assert seen["ok"] == ("skipped", "Skipped: `review` was cancelled before reaching this")
     assert view(driver, "root:1:lines:1")["small"][0] == "completed"
 
 
@@ -128,9 +128,9 @@ def test_a_race_loser_is_cancelled_and_its_view_keeps_what_it_did() -> None:
     }
     seen = view(driver, "root:1:deadline.decision:1")
     won = "race `deadline` was won by `timer`"
-    assert seen["approve"] == ("cancelled", f"cancelled: {won} while this was waiting")
-    assert seen["approved"] == ("skipped", f"skipped: {won} before this started")
-    assert seen["timer"] == ("completed", "completed in execution root:1:deadline.timer:1")
+    assert seen["approve"] == ("cancelled", f"Cancelled: {won} while waiting for finance")
+    assert seen["approved"] == ("skipped", f"Skipped: {won} before this started")
+    assert seen["timer"] == ("completed", "Completed")
 
 
 def loop_flow() -> dict[str, Any]:
@@ -161,15 +161,16 @@ def test_rounds_of_a_loop_end_as_the_next_begins_and_the_last_with_the_loop() ->
         "root:1:lp:2": "completed",
         "root:1:lp:3": "completed",
     }
-    assert view(driver, "root:1:lp:2")["ask"] == ("completed", "completed in execution root:1:lp:2")
+    assert view(driver, "root:1:lp:2")["ask"] == ("completed", "Approved by finance (dana)")
 
 
 def assert_views_hold(driver: Driver) -> None:
     """The root's view is the aggregate one, and a finished run leaves nothing open."""
     status, ended = driver.state.status, driver.state.error or ""
-    whole = explain(driver.graphs, driver.rows, status, ended)
+    votes = votes_from(driver.trace)
+    whole = explain(driver.graphs, driver.rows, status, ended, votes=votes)
     assert explain_execution(driver.graphs, driver.trace, status, "root:1", ended) == whole
-    assert explain(driver.graphs, trace_rows(driver.trace), status, ended) == whole
+    assert explain(driver.graphs, trace_rows(driver.trace), status, ended, votes=votes) == whole
     found = executions(driver.trace, status, ended)
     if not status.finished:
         return

@@ -1,8 +1,10 @@
 """Schemathesis over the whole API, in-process: every answer matches /api/schema/.
 
-All checks run on every operation, logged in as an admin over Basic auth. The allow-list
-below is short and deliberate; BRAID_SCHEMATHESIS_EXAMPLES raises the example count
-(CI keeps it small and derandomized; the property must hold for any seed).
+All checks run on every operation over Basic auth, once as each of three roles: an admin
+(who may do everything), an approver in `finance` and an analyst, whose refusals (403s,
+404s for what they may not see) must match the schema as well as the admin's successes
+do. The allow-list below is short and deliberate; BRAID_SCHEMATHESIS_EXAMPLES raises the
+example count (CI keeps it small and derandomized; the property must hold for any seed).
 """
 
 import base64
@@ -21,8 +23,10 @@ from hypothesis import HealthCheck, given, settings
 
 from braid.demo import create_demo_users
 
-AUTH = {"Authorization": "Basic " + base64.b64encode(b"admin:braid-admin").decode()}
-EXAMPLES = int(os.environ.get("BRAID_SCHEMATHESIS_EXAMPLES", "8"))
+# The demo logins each pass calls as (braid/demo.py).
+PASSWORDS = {"admin": "braid-admin", "finance": "braid-finance", "analyst": "braid-analyst"}
+CALLER = {"Authorization": ""}  # the pass's credentials, read by RoleBasicAuth
+EXAMPLES = int(os.environ.get("BRAID_SCHEMATHESIS_EXAMPLES", "20"))
 SCHEMA = schemathesis.openapi.from_dict(SchemaGenerator().get_schema(request=None, public=True))
 SCHEMA.app = get_wsgi_application()
 OPERATIONS = sorted(
@@ -32,12 +36,18 @@ OPERATIONS = sorted(
 )
 
 
+def basic(role: str) -> str:
+    """Return the Authorization header of a demo login."""
+    return "Basic " + base64.b64encode(f"{role}:{PASSWORDS[role]}".encode()).decode()
+
+
 @SCHEMA.auth()
-class AdminBasicAuth:
-    """Basic auth as the admin, known to schemathesis so that its auth checks can vary it."""
+class RoleBasicAuth:
+    """Basic auth as the pass's role, known to schemathesis so that its auth checks can
+    vary it."""
 
     def get(self, case: Any, context: Any) -> str:
-        return AUTH["Authorization"]
+        return CALLER["Authorization"]
 
     def set(self, case: Any, data: str, context: Any) -> None:
         case.headers = {**(case.headers or {}), "Authorization": data}
@@ -83,8 +93,12 @@ def test_the_schema_lists_every_operation() -> None:
     assert len(OPERATIONS) == 32
 
 
+@pytest.mark.parametrize("role", sorted(PASSWORDS))
 @pytest.mark.parametrize("label", OPERATIONS)
-def test_every_operation_answers_as_its_schema_says(demo_data: None, label: str) -> None:
+def test_every_operation_answers_as_its_schema_says(  # type: ignore[no-untyped-def]
+    demo_data: None, label: str, role: str, monkeypatch
+) -> None:
+    monkeypatch.setitem(CALLER, "Authorization", basic(role))
     method, path = label.split(" ")
     operation = SCHEMA[path][method.lower()]
     excluded: list[Any] = []

@@ -120,7 +120,8 @@ def invoice_run(demo, client_for) -> Run:  # type: ignore[no-untyped-def]
 @pytest.mark.parametrize(
     ("case", "status", "code"),
     [
-        ("non-member", 403, "approval.not_an_approver"),
+        ("non-member", 404, "not_found"),  # not theirs to see (docs/security.md)
+        ("admin outside its groups", 403, "approval.not_an_approver"),
         ("starter", 403, "approval.starter"),
         ("double decision", 409, "approval.already_decided"),
         ("stale execution id", 409, "approval.stale"),
@@ -140,6 +141,8 @@ def test_each_refused_decision_has_its_status_and_changes_no_row(
     caller = finance
     if case == "non-member":
         caller = client_for("legal")
+    elif case == "admin outside its groups":
+        caller = client_for("admin")
     elif case == "double decision":
         assert decide(finance, fin, "approve").status_code == 202
     elif case == "stale execution id":

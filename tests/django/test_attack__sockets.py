@@ -8,6 +8,7 @@ Daphne can be started).
 
 import asyncio
 import json
+import logging
 import time
 from typing import Any
 
@@ -296,3 +297,48 @@ def test_a_new_users_first_password_closes_nobodys_socket(monkeypatch) -> None: 
     user.set_password("braid-other-pw")
     user.save()
     assert sent == [({braid_sockets.group_of_user(user.pk)}, braid_sockets.SESSION_ENDED)]
+
+
+UNROUTED = ["/ws/nothing/", "/ws/runs/a/b/", "/ws/inbox/extra/", "/ws/", "/", "/ws/runs",
+            "/ws/" + "x" * 5000 + "/", "/ws/\x00/"]  # fmt: skip
+NO_SUCH_RUN = ["/ws/runs/not-a-uuid/", "/ws/runs/\x00/", f"/ws/runs/{'9' * 22}/"]
+
+
+def test_a_handshake_to_any_other_path_is_refused_with_4404_and_logs_no_error(  # type: ignore[no-untyped-def]
+    demo, client_for, caplog
+) -> None:
+    async def scenario() -> list[Any]:
+        codes = []
+        for path in UNROUTED + NO_SUCH_RUN:
+            for client in (None, client_for("finance")):
+                _, connected, code = await open_socket(path, client)
+                codes.append((path, connected, code))
+        return codes
+
+    with caplog.at_level(logging.WARNING):
+        codes = asyncio.run(scenario())
+    # A path no route serves is refused alike to everyone; a run socket asks who you are
+    # (4401) before it looks for the run.
+    assert codes == [
+        *[(path, False, code) for path in UNROUTED for code in (4404, 4404)],
+        *[(path, False, code) for path in NO_SUCH_RUN for code in (4401, 4404)],
+    ]
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR] == []
+
+
+def test_a_session_cookie_no_session_key_can_be_opens_no_socket_and_logs_no_error(  # type: ignore[no-untyped-def]
+    caplog,
+) -> None:
+    async def scenario() -> list[Any]:
+        codes = []
+        for cookie in (b"sessionid=abcdefgh\x00ij", b"sessionid=" + b"a" * 5000):
+            for path in ("/ws/inbox/", "/ws/runs/"):
+                socket = WebsocketCommunicator(
+                    application, path, headers=[ORIGIN, (b"cookie", cookie)]
+                )
+                codes.append((await socket.connect(timeout=5))[1])
+        return codes
+
+    with caplog.at_level(logging.WARNING):
+        assert asyncio.run(scenario()) == [4401] * 4
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR] == []

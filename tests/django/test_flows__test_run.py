@@ -21,7 +21,7 @@ def test_a_test_run_colors_the_draft_and_stores_no_run(demo, client_for) -> None
     body = response.json()
     assert body["status"] == "completed"
     assert body["colors"]["e"] == "skipped"
-    assert body["reasons"]["e"] == "skipped: `check` took `true`"
+    assert body["reasons"]["e"] == "Not taken: `check` chose `true`"
     assert body["state"] == {"log": ["b", "d: urgent path"]}
     assert Run.objects.count() == 0
 
@@ -31,7 +31,7 @@ def test_a_test_run_takes_decisions_in_order_and_reports_what_waits(demo, client
     client = client_for("analyst")
     waiting = post(client, "invoice-sign-off", {"input": INVOICE}).json()
     assert (waiting["status"], waiting["waiting_on"]) == ("waiting", ["fin", "leg"])
-    assert waiting["reasons"]["fin"] == "waiting: for a decision by finance"
+    assert waiting["reasons"]["fin"] == "Waiting for a decision by finance"
     decisions = [{"node": "fin", "decision": "approve"}, {"node": "leg", "decision": "reject"}]
     decided = post(client, "invoice-sign-off", {"input": INVOICE, "decisions": decisions}).json()
     assert decided["status"] == "failed"

@@ -51,7 +51,7 @@ def test_one_items_view_colors_its_own_path(demo, client_for) -> None:  # type: 
         "big": "completed", "small": "completed", "review": "skipped", "ok": "skipped",
         "done": "skipped",
     }  # fmt: skip
-    assert first["reasons"]["review"] == "skipped: `big` took `false`"
+    assert first["reasons"]["review"] == "Not taken: `big` chose `false`"
     third = admin.get(f"/api/runs/{run_id}/execution/?id=root:1:lines:3").json()
     assert third["colors"]["review"] == "cancelled"
     assert third["colors"]["small"] == "skipped"
@@ -68,3 +68,34 @@ def test_an_unknown_execution_is_a_clear_400_and_a_stranger_gets_404(demo, clien
     assert admin.get(f"/api/runs/{run_id}/execution/").json()["detail"] == "name one: ?id=root:1"
     for path in ("executions/", "execution/?id=root:1"):
         assert client_for("legal").get(f"/api/runs/{run_id}/{path}").status_code == 404
+
+
+@pytest.mark.django_db
+def test_the_tree_says_who_approved_and_what_they_said(demo, client_for) -> None:  # type: ignore[no-untyped-def]
+    admin = client_for("admin")
+    body = {
+        "flow": "invoice-sign-off",
+        "input": {"invoice": {"id": "I", "amount": 5, "vendor": "V"}},
+    }
+    run_id = admin.post("/api/runs/", json.dumps(body), content_type="application/json").json()[
+        "id"
+    ]
+    assert drain(Run.objects.get(pk=run_id)).status == "waiting"
+    for user, comment in (("finance", "fine"), ("legal", "")):
+        client = client_for(user)
+        (request,) = client.get("/api/approvals/").json()["results"]
+        decided = client.post(f"/api/approvals/{request['id']}/decide/",
+                              json.dumps({"decision": "approve", "comment": comment}),
+                              content_type="application/json")  # fmt: skip
+        assert decided.status_code in (200, 202), decided.content
+        drain(Run.objects.get(pk=run_id))
+    tree = admin.get(f"/api/runs/{run_id}/tree/").json()
+    assert tree["status"] == "completed"
+    assert tree["reasons"]["fin"] == 'Approved by finance (finance): "fine"'
+    assert tree["reasons"]["leg"] == "Approved by legal (legal)"
+    assert [
+        (v["user"], v["groups"], v["decision"], v["comment"]) for v in tree["decisions"]["fin"]
+    ] == [
+        ("finance", ["finance"], "approve", "fine"),
+    ]
+    assert tree["decisions"]["fin"][0]["at"].endswith("Z")

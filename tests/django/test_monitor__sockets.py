@@ -108,7 +108,7 @@ def test_a_run_socket_sends_a_snapshot_then_coalesced_deltas_in_sequence(demo, c
         final.update(delta["colors"])
         reasons.update(delta["reasons"])
     assert final["d"] == "skipped" and final["e"] == "completed" and final["done"] == "completed"
-    assert reasons["d"] == "skipped: `check` took `false`"
+    assert reasons["d"] == "Not taken: `check` chose `false`"
     again = rest["again"]
     assert (again["type"], again["seq"], again["status"]) == (
         "snapshot",
@@ -117,6 +117,18 @@ def test_a_run_socket_sends_a_snapshot_then_coalesced_deltas_in_sequence(demo, c
     )
     assert again["colors"] == final
     assert rest["error"]["type"] == "error" and rest["error"]["seq"] == again["seq"] + 1
+    # The execution tree: the snapshot's, with every delta's changed executions applied,
+    # is the tree a fresh snapshot (and the API) derives.
+    executions = {e["id"]: e for e in snapshot["executions"]}
+    for delta in deltas:
+        executions.update({e["id"]: e for e in delta.get("executions", [])})
+    assert list(executions.values()) == again["executions"]
+    assert [(e["id"], e["status"]) for e in again["executions"]] == [
+        ("root:1", "completed"), ("root:1:split.left:1", "completed"),
+        ("root:1:split.right:1", "completed"),
+    ]  # fmt: skip
+    api = client_for("admin").get(f"/api/runs/{run.pk}/executions/").json()["executions"]
+    assert api == again["executions"]
 
 
 def test_the_runs_socket_counts_runs_and_sends_the_rows_that_changed(

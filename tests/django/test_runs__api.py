@@ -61,8 +61,8 @@ def test_the_tree_gives_rows_and_colors_from_one_select_of_rows(
         "result": '{"log": ["e: normal path"]}',
         "attempt": 1,
     }
-    assert tree["reasons"]["d"] == "skipped: `check` took `false`"
-    assert tree["reasons"]["e"] == "completed in execution root:1:split.right:1"
+    assert tree["reasons"]["d"] == "Not taken: `check` chose `false`"
+    assert tree["reasons"]["e"] == "Completed"
 
 
 @pytest.mark.django_db
@@ -95,7 +95,7 @@ def test_the_tree_of_a_run_with_10000_node_rows_is_one_select_of_rows(
     assert len(tree["nodes"]) == 10_001
     assert tree["colors"]["t9999"] == "completed"
     assert tree["colors"]["done"] == "pending"
-    assert tree["reasons"]["done"] == "pending: not reached yet"
+    assert tree["reasons"]["done"] == "Pending: not reached yet"
 
 
 @pytest.mark.django_db

@@ -51,7 +51,7 @@ def assert_colors_went_from_waiting_to_completed(messages: list[dict]) -> None: 
     snapshot, deltas = messages[0], messages[1:]
     assert snapshot["type"] == "snapshot" and snapshot["status"] == "waiting"
     assert snapshot["colors"]["fin"] == "waiting" and snapshot["colors"]["leg"] == "waiting"
-    assert snapshot["reasons"]["fin"] == "waiting: for a decision by finance"
+    assert snapshot["reasons"]["fin"] == "Waiting for a decision by finance"
     assert deltas and all(d["type"] == "delta" for d in deltas)
     assert [m["seq"] for m in messages] == list(range(1, len(messages) + 1))
     final = dict(snapshot["colors"])
