@@ -159,10 +159,11 @@ export function sentence(text: string): string {
   return /[.!?…]$/.test(text) ? text : `${text}.`;
 }
 
-/** The part of a reason a status pill beside it does not already say: "cancelled: by admin" → "by admin". */
+/** The part of a reason a status pill beside it does not already say: "Cancelled: race…" → "race…", "Completed" → "". */
 export function reasonBeside(status: string, reason: string): string {
-  if (reason === status) return "";
-  return reason.startsWith(`${status}: `) ? reason.slice(status.length + 2) : reason;
+  const lower = reason.toLowerCase();
+  if (lower === status) return "";
+  return lower.startsWith(`${status}: `) ? reason.slice(status.length + 2) : reason;
 }
 
 /** An execution's tooltip: its id, and its status with the reason the server gives. */

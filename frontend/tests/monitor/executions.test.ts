@@ -51,10 +51,10 @@ describe("the tree of a cancelled foreach, as the server sends it", () => {
   test("every execution keeps the server's status and reason: item 1 completed, items 2 and 3 cancelled", () => {
     expect(tree.root).toBe("root:1");
     expect(described(BATCH_CANCELLED_EXECUTIONS)).toEqual([
-      ["root:1", "root", "run (root)", "cancelled", "cancelled: cancelled by admin: duplicate batch", ["root:1:lines:1", "root:1:lines:2", "root:1:lines:3"]],
-      ["root:1:lines:1", "item", "item 1", "completed", "completed", []],
-      ["root:1:lines:2", "item", "item 2", "cancelled", "cancelled: run cancelled by admin", []],
-      ["root:1:lines:3", "item", "item 3", "cancelled", "cancelled: run cancelled by admin", []],
+      ["root:1", "root", "run (root)", "cancelled", "Cancelled: cancelled by admin: duplicate batch", ["root:1:lines:1", "root:1:lines:2", "root:1:lines:3"]],
+      ["root:1:lines:1", "item", "item 1", "completed", "Completed", []],
+      ["root:1:lines:2", "item", "item 2", "cancelled", "Cancelled by admin", []],
+      ["root:1:lines:3", "item", "item 3", "cancelled", "Cancelled by admin", []],
     ]);
   });
 

@@ -1,5 +1,5 @@
 /**
- * Answers copied from a real run: batch-line-approval with lines a (5), b (50000) and
+ * Answers copied from a real run (the server's wording as of main dce4fd3): batch-line-approval with lines a (5), b (50000) and
  * c (60000), cancelled by admin while b and c waited for finance (the run of
  * tests/django/test_monitor__executions.py): its `/executions/`, its `/execution/?id=`
  * of item 1, and its trace.
@@ -11,10 +11,10 @@ const T = "2026-12-06T02:39:39.228734Z";
 const U = "2026-12-06T02:39:39.300742Z";
 
 export const BATCH_CANCELLED_EXECUTIONS: ServerExecution[] = [
-  { id: "root:1", parent: null, kind: "root", owner: "", label: "run", status: "cancelled", reason: "cancelled: cancelled by admin: duplicate batch", first_at: T, last_at: U },
-  { id: "root:1:lines:1", parent: "root:1", kind: "item", owner: "lines", label: "1", status: "completed", reason: "completed", first_at: T, last_at: T },
-  { id: "root:1:lines:2", parent: "root:1", kind: "item", owner: "lines", label: "2", status: "cancelled", reason: "cancelled: run cancelled by admin", first_at: T, last_at: U },
-  { id: "root:1:lines:3", parent: "root:1", kind: "item", owner: "lines", label: "3", status: "cancelled", reason: "cancelled: run cancelled by admin", first_at: T, last_at: U },
+  { id: "root:1", parent: null, kind: "root", owner: "", label: "run", status: "cancelled", reason: "Cancelled: cancelled by admin: duplicate batch", first_at: T, last_at: U },
+  { id: "root:1:lines:1", parent: "root:1", kind: "item", owner: "lines", label: "1", status: "completed", reason: "Completed", first_at: T, last_at: T },
+  { id: "root:1:lines:2", parent: "root:1", kind: "item", owner: "lines", label: "2", status: "cancelled", reason: "Cancelled by admin", first_at: T, last_at: U },
+  { id: "root:1:lines:3", parent: "root:1", kind: "item", owner: "lines", label: "3", status: "cancelled", reason: "Cancelled by admin", first_at: T, last_at: U },
 ];
 
 export const ITEM_1_VIEW = {
@@ -23,13 +23,13 @@ export const ITEM_1_VIEW = {
   status: "cancelled",
   colors: { start: "completed", lines: "cancelled", big: "completed", done: "skipped", review: "skipped", small: "completed", ok: "skipped" },
   reasons: {
-    start: "completed in execution root:1",
-    lines: "cancelled: the run was cancelled by admin (duplicate batch) while this was running",
-    big: "completed in execution root:1:lines:1",
-    done: "skipped: upstream `lines` was cancelled",
-    review: "skipped: `big` took `false`",
-    small: "completed in execution root:1:lines:1",
-    ok: "skipped: `big` took `false`",
+    start: "Completed",
+    lines: "Cancelled by admin (duplicate batch) while running",
+    big: "Completed: chose `false`",
+    done: "Skipped: `lines` was cancelled before reaching this",
+    review: "Not taken: `big` chose `false`",
+    small: "Completed",
+    ok: "Not taken: `big` chose `false`",
   },
 };
 

@@ -141,10 +141,10 @@ test("each tree row shows the server's status and carries its reason in the tool
   const markup = renderToStaticMarkup(<ExecutionTreePanel tree={tree} chosen="root:1:lines:1" onChoose={() => undefined} />);
   const rows = [...markup.matchAll(/<button type="button" class="tree-row" aria-current="(\w+)" title="([^"]*)" data-execution="([^"]*)" data-status="(\w+)">/g)];
   expect(rows.map((m) => [m[3], m[4], m[2], m[1]])).toEqual([
-    ["root:1", "cancelled", "root:1 — cancelled: cancelled by admin: duplicate batch", "false"],
-    ["root:1:lines:1", "completed", "root:1:lines:1 — completed", "true"],
-    ["root:1:lines:2", "cancelled", "root:1:lines:2 — cancelled: run cancelled by admin", "false"],
-    ["root:1:lines:3", "cancelled", "root:1:lines:3 — cancelled: run cancelled by admin", "false"],
+    ["root:1", "cancelled", "root:1 — Cancelled: cancelled by admin: duplicate batch", "false"],
+    ["root:1:lines:1", "completed", "root:1:lines:1 — Completed", "true"],
+    ["root:1:lines:2", "cancelled", "root:1:lines:2 — Cancelled by admin", "false"],
+    ["root:1:lines:3", "cancelled", "root:1:lines:3 — Cancelled by admin", "false"],
   ]);
   expect(markup).toContain("items of lines: 1 completed, 2 cancelled");
 });
@@ -174,7 +174,12 @@ test("a chosen execution reads as loading, then failed in place, then with its s
   expect(failed).toContain(">Try again</button>");
   const ready = mode({ execution: item.id, view: { execution: item.id, colors: {}, reasons: {} }, error: "" });
   expect(ready).toContain("braid-color--cancelled");
-  expect(ready).toContain('<span class="view-mode__reason"> run cancelled by admin</span>');
+  expect(ready).toContain('<span class="view-mode__reason"> Cancelled by admin</span>');
+  const root = tree.byId.get("root:1")!;
+  const prefixed = renderToStaticMarkup(
+    <ViewMode chosen={root.id} execution={root} state={{ execution: root.id, view: { execution: root.id, colors: {}, reasons: {} }, error: "" }} onLive={() => undefined} onRetry={() => undefined} />,
+  );
+  expect(prefixed).toContain('<span class="view-mode__reason"> cancelled by admin: duplicate batch</span>');
   const done = tree.byId.get("root:1:lines:1")!;
   const plain = renderToStaticMarkup(
     <ViewMode chosen={done.id} execution={done} state={{ execution: done.id, view: { execution: done.id, colors: {}, reasons: {} }, error: "" }} onLive={() => undefined} onRetry={() => undefined} />,
