@@ -89,7 +89,9 @@ def test_an_admin_starts_a_race_and_watches_the_loser_cancelled_live(
     page.locator('.react-flow__node[data-id="timer"]').hover()
     reason = page.locator("#braid-reason-timer")
     expect(reason).to_be_visible()
-    expect(reason).to_contain_text("cancelled")
+    expect(reason).to_have_text(
+        "Cancelled: race `deadline` was won by `decision` while waiting for its timer"
+    )
     shoot(page, "run-race-done-1280")
 
     page.locator('.react-flow__node[data-id="approve"]').click()
@@ -123,16 +125,24 @@ def test_a_branch_the_if_did_not_take_is_skipped_with_its_reason_on_focus(
     assert page.evaluate("document.activeElement.dataset.id") == "e"
     reason = page.locator("#braid-reason-e")
     expect(reason).to_be_visible()
-    expect(reason).to_contain_text("skipped")
-    expect(reason).to_contain_text("check")
+    expect(reason).to_have_text("Not taken: `check` chose `true`")
     shoot(page, "run-if-skipped-1280")
 
-    # The execution tree: the fork's two branches, counted; picking one recolors the graph.
+    # The execution tree: the fork's two branches, counted; picking one shows the server's
+    # view of it (GET /execution/?id=): its own nodes, and the sibling branch's by their rows.
     tree = page.get_by_role("list", name="Execution tree")
     expect(tree).to_contain_text("branches of split: 2 completed")
-    tree.get_by_role("button", name=re.compile("branch left")).click()
-    expect(node(page, "b")).to_have_class(re.compile(r"braid-color--completed"))
-    expect(node(page, "d")).to_have_class(re.compile(r"braid-color--skipped"))
+    with page.expect_response(re.compile(r".*/execution/\?id=root%3A1%3Asplit\.left%3A1$")) as view:
+        tree.get_by_role("button", name=re.compile("branch left")).click()
+    assert view.value.status == 200
+    expect(page.locator(".view-mode")).to_contain_text(
+        "Showing execution root:1:split.left:1 (branch left)"
+    )
+    # The graph shows exactly the answer's colors, node by node.
+    colors = view.value.json()["colors"]
+    assert (colors["b"], colors["d"], colors["e"]) == ("completed", "completed", "skipped")
+    for path, color in colors.items():
+        expect(node(page, path)).to_have_class(re.compile(rf"braid-color--{color}\b"))
     page.get_by_role("button", name="Live").first.click()
     expect(node(page, "d")).to_have_class(re.compile(r"braid-color--completed"))
 
@@ -376,7 +386,9 @@ def test_a_rejection_fails_the_run_and_cancels_the_sibling_on_screen(
     page.keyboard.press("Escape")  # closes the inspector: the whole graph is fitted again
     expect(page.get_by_role("region", name=re.compile("Node fin"))).to_have_count(0)
     page.locator('.react-flow__node[data-id="leg"]').hover()
-    expect(page.locator("#braid-reason-leg")).to_contain_text("cancelled")
+    expect(page.locator("#braid-reason-leg")).to_have_text(
+        "Cancelled: `fin_no` failed while waiting for legal"
+    )
     shoot(page, "run-failed-1280")
 
 
@@ -539,4 +551,77 @@ def test_subflow_children_are_drawn_inside_their_node_nested_and_colored_live(
     expect(node(page, "wrap/pay")).to_have_class(re.compile(r"braid-color--completed"))
     assert no_sideways_scroll(page)
     shoot(page, "run-subflow-390")
+    assert errors == []
+
+
+def tree_row(page: Page, execution_id: str):  # type: ignore[no-untyped-def]
+    """Return the execution tree's button for that execution."""
+    tree = page.get_by_role("list", name="Execution tree")
+    return tree.locator(f'button.tree-row[data-execution="{execution_id}"]')
+
+
+def test_a_cancelled_foreach_shows_each_items_fate_and_one_items_colors_from_the_server(
+    page: Page, braid_server: str
+) -> None:
+    """issue 30: the tree's statuses, the chosen item's colors and their reasons are the
+    server's (GET /executions/, /execution/?id=, the run socket); the page infers none."""
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    log_in(page, braid_server, "admin", "braid-admin")
+    lines = [{"id": "a", "amount": 5}, {"id": "b", "amount": 50000}, {"id": "c", "amount": 60000}]
+    batch = json.dumps({"lines": lines})
+    start_from_the_runs_page(page, braid_server, "batch-line-approval", batch)
+    expect(tree_row(page, "root:1:lines:1")).to_have_attribute("data-status", "completed")
+    expect(tree_row(page, "root:1:lines:2")).to_have_attribute("data-status", "waiting")
+    expect(tree_row(page, "root:1:lines:3")).to_have_attribute("data-status", "waiting")
+
+    page.get_by_label("Reason to cancel").fill("duplicate batch")
+    page.get_by_role("button", name="Cancel run").click()
+    head = page.locator(".run-head .status-pill")
+    expect(head).to_have_text(re.compile("cancelled"), timeout=LIVE)
+    # Live, without a reload: each item as the server says it ended.
+    for item, status in (("1", "completed"), ("2", "cancelled"), ("3", "cancelled")):
+        row = tree_row(page, f"root:1:lines:{item}")
+        expect(row).to_have_attribute("data-status", status, timeout=LIVE)
+    expect(tree_row(page, "root:1:lines:2")).to_have_attribute(
+        "title", "root:1:lines:2 — Cancelled by admin"
+    )
+    tree = page.get_by_role("list", name="Execution tree")
+    expect(tree).to_contain_text("items of lines: 1 completed, 2 cancelled")
+    expect(node(page, "review")).to_have_class(re.compile(r"braid-color--cancelled"))
+
+    # Item 1 took the small path: its own view, from the server, says so.
+    tree_row(page, "root:1:lines:1").click()
+    expect(node(page, "review")).to_have_class(re.compile(r"braid-color--skipped"), timeout=LIVE)
+    expect(node(page, "small")).to_have_class(re.compile(r"braid-color--completed"))
+    expect(node(page, "big")).to_have_class(re.compile(r"braid-color--completed"))
+    mode = page.locator(".view-mode")
+    expect(mode).to_contain_text("Showing execution root:1:lines:1 (item 1)")
+    expect(mode.locator(".status-pill")).to_have_text(re.compile("completed"))
+    page.locator('.react-flow__node[data-id="review"]').hover()
+    expect(page.locator("#braid-reason-review")).to_have_text("Not taken: `big` chose `false`")
+    shoot(page, "run-item-view-1280")
+
+    # A view that cannot load says so in place and offers to try again.
+    page.route(
+        re.compile(r".*/execution/\?id=root%3A1%3Alines%3A3$"),
+        lambda route: route.fulfill(
+            status=500, content_type="application/json", body='{"detail": "database away"}'
+        ),
+    )
+    tree_row(page, "root:1:lines:3").click()
+    alert = page.locator(".view-mode.error")
+    expect(alert).to_contain_text(
+        "Could not load the colors of execution root:1:lines:3 (item 3): database away. "
+        "The graph is shown uncolored."
+    )
+    expect(alert.get_by_role("button", name="Try again")).to_be_visible()
+    expect(node(page, "review")).not_to_have_class(re.compile(r"braid-color--"))
+    shoot(page, "run-item-view-error-1280")
+    page.unroute(re.compile(r".*/execution/\?id=root%3A1%3Alines%3A3$"))
+    alert.get_by_role("button", name="Try again").click()
+    expect(node(page, "review")).to_have_class(re.compile(r"braid-color--cancelled"), timeout=LIVE)
+    expect(node(page, "small")).to_have_class(re.compile(r"braid-color--skipped"))
+    page.get_by_role("button", name="Live").first.click()
+    expect(node(page, "small")).to_have_class(re.compile(r"braid-color--completed"))
     assert errors == []

@@ -1,14 +1,16 @@
 /** The run view: the graph colored live, the execution tree, the inspector, the timeline, actions. */
 
-import { type FormEvent, useCallback, useEffect, useMemo, useState } from "react";
+import { type FormEvent, useCallback, useEffect, useMemo, useRef, useState } from "react";
 import { FlowError, FlowView } from "../FlowView";
 import { COLOR_CUES, COLORS, type Color, colorClass } from "../graph/colors";
-import { allPaths, MAIN_GRAPH, nodeAtPath } from "../graph/nested";
+import { MAIN_GRAPH, nodeAtPath } from "../graph/nested";
 import { GraphFormatError, parseGraph } from "../graph/parse";
 import type { GraphDocument } from "../graph/types";
 import { ApiError, getJson, postJson } from "./api";
 import {
   buildExecutionTree,
+  type Execution,
+  type ExecutionStatus,
   type ExecutionTree,
   executionTitle,
   groupSummary,
@@ -16,13 +18,13 @@ import {
   type TreeRow,
   visibleRows,
 } from "./executions";
-import { barGeometry, timeline } from "./gantt";
+import { type ExecutionView, ExecutionViewFollower, fetchExecutionView, type ViewResult } from "./executionView";
+import { barGeometry, type ServerStatuses, timeline } from "./gantt";
 import { describeActivation, gatherActivations } from "./gather";
 import type { Viewer } from "./RunsPage";
 import { StateWrites, writesVersion } from "./StateWrites";
 import { absoluteTime, durationText } from "./time";
-import { colorsForExecution } from "./traceColors";
-import { isFinished, type RunPicture, type TraceEvent } from "./types";
+import type { RunPicture, TraceEvent } from "./types";
 import { RelativeTime, Shortcuts, StatusPill, useNow, VirtualList } from "./ui";
 
 const RUN_SHORTCUTS: ReadonlyArray<[string, string]> = [
@@ -53,6 +55,7 @@ export interface RunViewData {
 
 const TREE_ROW = 28;
 const NO_COLORS: Readonly<Record<string, Color>> = {};
+const NO_REASONS: Readonly<Record<string, string>> = {};
 /** Fit the graph no smaller than this: labels stay readable (UI.md) and a phone pans. */
 const FIT_MIN_ZOOM = 0.9;
 const GANTT_ROW = 22;
@@ -143,15 +146,33 @@ interface TreePanelProps {
   tree: ExecutionTree;
   chosen: string | null;
   onChoose: (id: string | null) => void;
-  truncated: boolean;
-  /** False until the trace's first page has arrived. */
+  /** False until the server's executions have first arrived. */
   ready?: boolean;
+  /** Why the executions could not be loaded, or "". */
+  error?: string;
   /** Groups of up to this many executions start open. */
   autoOpen?: number;
 }
 
+/** End a message with one full stop ("answered 500." stays, "no execution 'x'" gains one). */
+export function sentence(text: string): string {
+  return /[.!?…]$/.test(text) ? text : `${text}.`;
+}
+
+/** The part of a reason a status pill beside it does not already say: "Cancelled: race…" → "race…", "Completed" → "". */
+export function reasonBeside(status: string, reason: string): string {
+  const lower = reason.toLowerCase();
+  if (lower === status) return "";
+  return lower.startsWith(`${status}: `) ? reason.slice(status.length + 2) : reason;
+}
+
+/** An execution's tooltip: its id, and its status with the reason the server gives. */
+export function executionTooltip(execution: Execution): string {
+  return `${execution.id} — ${execution.reason === "" ? execution.status : execution.reason}`;
+}
+
 /** The execution tree, windowed: only the rows in view are in the DOM. */
-export function ExecutionTreePanel({ tree, chosen, onChoose, truncated, ready = true, autoOpen = AUTO_OPEN }: TreePanelProps) {
+export function ExecutionTreePanel({ tree, chosen, onChoose, ready = true, error = "", autoOpen = AUTO_OPEN }: TreePanelProps) {
   const [expanded, setExpanded] = useState<Set<string>>(() => new Set(["root:1"]));
   const rows = useMemo(() => visibleRows(tree, expanded, autoOpen), [tree, expanded, autoOpen]);
   const toggle = (key: string) =>
@@ -188,7 +209,9 @@ export function ExecutionTreePanel({ tree, chosen, onChoose, truncated, ready = 
           className="tree-row"
           aria-current={chosen === row.id}
           onClick={() => onChoose(row.id)}
-          title={`${execution.id} — ${execution.status}`}
+          title={executionTooltip(execution)}
+          data-execution={execution.id}
+          data-status={execution.status}
         >
           {executionTitle(execution)} <StatusPill status={execution.status} />
         </button>
@@ -205,8 +228,15 @@ export function ExecutionTreePanel({ tree, chosen, onChoose, truncated, ready = 
           </button>
         )}
       </h2>
+      {error !== "" && (
+        <p className="error" role="alert">
+          {sentence(error)} The tree below may be out of date; reload the page to try again.
+        </p>
+      )}
       {tree.root === null ? (
-        <p className="muted">{ready ? "No trace yet: the tree appears once the run has started." : "Loading the trace…"}</p>
+        <p className="muted" role="status">
+          {ready ? "No executions yet: the tree appears once the run has started." : "Loading the executions…"}
+        </p>
       ) : (
         <VirtualList
           items={rows}
@@ -217,7 +247,6 @@ export function ExecutionTreePanel({ tree, chosen, onChoose, truncated, ready = 
           renderRow={render}
         />
       )}
-      {truncated && <p className="muted">The trace is long: only its first 10,000 events are shown.</p>}
     </section>
   );
 }
@@ -320,14 +349,16 @@ interface InspectorProps {
   groups: readonly string[];
   node: string;
   picture: RunPicture;
-  shown: { colors: Record<string, Color>; reasons: Record<string, string> };
+  shown: { colors: Readonly<Record<string, Color>>; reasons: Readonly<Record<string, string>> };
+  /** The execution the graph shows, when one is chosen: its status and reason from the server. */
+  viewing: Execution | null;
   events: readonly TraceEvent[];
   onClose: () => void;
   /** Inspect another node (a writer named in the state writes). */
   onSelect: (path: string) => void;
 }
 
-function Inspector({ doc, graphs, runId, groups, node, picture, shown, events, onClose, onSelect }: InspectorProps) {
+function Inspector({ doc, graphs, runId, groups, node, picture, shown, viewing, events, onClose, onSelect }: InspectorProps) {
   const row = picture.nodes[node];
   const color = shown.colors[node];
   const reason = shown.reasons[node];
@@ -346,6 +377,17 @@ function Inspector({ doc, graphs, runId, groups, node, picture, shown, events, o
         </button>
       </h2>
       <dl>
+        {viewing !== null && (
+          <>
+            <dt>In</dt>
+            <dd>
+              {executionTitle(viewing)} <code>{viewing.id}</code> <StatusPill status={viewing.status} />
+              {reasonBeside(viewing.status, viewing.reason) !== "" && (
+                <div className="muted">{reasonBeside(viewing.status, viewing.reason)}</div>
+              )}
+            </dd>
+          </>
+        )}
         <dt>Color</dt>
         <dd>{color === undefined ? "—" : <StatusPill status={color} />}</dd>
         {reason !== undefined && (
@@ -418,25 +460,46 @@ function Inspector({ doc, graphs, runId, groups, node, picture, shown, events, o
 
 interface GanttProps {
   events: readonly TraceEvent[];
-  live: boolean;
   now: number;
-  finalColors: Readonly<Record<string, Color>>;
+  /** The server's statuses: the bars read them instead of guessing; null until they arrive. */
+  statuses: ServerStatuses | null;
   /** When an execution is picked: only its bars and those of the executions around it. */
   chosen: string | null;
+  truncated: boolean;
+  error: string;
+  /** False until the trace's first pages have arrived. */
+  ready: boolean;
 }
 
-function Gantt({ events, live, now, finalColors, chosen }: GanttProps) {
+/** The server's statuses as the timeline reads them: executions by id, and each node's live row. */
+function serverStatuses(tree: ExecutionTree, picture: RunPicture | null): ServerStatuses {
+  return {
+    execution: (id: string): ExecutionStatus | undefined => tree.byId.get(id)?.status,
+    row: (node: string, executionId: string): Color | undefined =>
+      picture?.nodes[node]?.execution_id === executionId ? picture.colors[node] : undefined,
+  };
+}
+
+function Gantt({ events, now, statuses, chosen, truncated, error, ready }: GanttProps) {
   const line = useMemo(() => {
-    const all = timeline(events, live, now, finalColors);
+    if (statuses === null || !ready) return null;
+    const all = timeline(events, now, statuses);
     if (chosen === null) return all;
     const related = (id: string) => isWithin(id, chosen) || isWithin(chosen, id);
     return { ...all, bars: all.bars.filter((bar) => related(bar.executionId)) };
-  }, [events, live, now, finalColors, chosen]);
-  if (line.bars.length === 0) {
+  }, [events, now, statuses, chosen, ready]);
+  const notes = (
+    <>
+      {error !== "" && <p className="error" role="alert">{error}</p>}
+      {truncated && <p className="muted">The trace is long: only its first 10,000 events are shown.</p>}
+    </>
+  );
+  if (line === null || line.bars.length === 0) {
     return (
       <section className="panel" aria-labelledby="gantt-h">
         <h2 id="gantt-h">Timeline</h2>
-        <p className="muted">No node has run yet.</p>
+        <p className="muted" role="status">{line === null ? "Loading the timeline…" : "No node has run yet."}</p>
+        {notes}
       </section>
     );
   }
@@ -469,6 +532,7 @@ function Gantt({ events, live, now, finalColors, chosen }: GanttProps) {
           );
         }}
       />
+      {notes}
     </section>
   );
 }
@@ -512,6 +576,98 @@ function parseGraphs(values: Record<string, unknown> | undefined): Record<string
   return graphs;
 }
 
+/** The chosen execution's view as it loads: its colors once they arrive, and any failure. */
+export interface ChosenView {
+  execution: string;
+  /** The newest view the server gave for this execution, or null while none has arrived. */
+  view: ExecutionView | null;
+  /** Why the newest request failed, or "". */
+  error: string;
+}
+
+/** Return the state after one answer for `execution`: a failure keeps the last view of the same execution. */
+export function nextChosenView(previous: ChosenView | null, execution: string, result: ViewResult): ChosenView {
+  const kept = previous !== null && previous.execution === execution ? previous.view : null;
+  if ("view" in result) return { execution, view: result.view, error: "" };
+  const error = result.error instanceof Error ? result.error.message : String(result.error);
+  return { execution, view: kept, error };
+}
+
+/**
+ * Follow the chosen execution's colors and reasons from the server: fetched when it is
+ * chosen, and again (at most once a second) whenever `version` (the run) changes.
+ */
+function useExecutionView(runId: string, chosen: string | null, version: unknown): { state: ChosenView | null; retry: () => void } {
+  const [state, setState] = useState<ChosenView | null>(null);
+  const follower = useRef<ExecutionViewFollower | null>(null);
+  useEffect(() => {
+    const made = new ExecutionViewFollower(
+      (execution) => fetchExecutionView(runId, execution),
+      (execution, result) => setState((previous) => nextChosenView(previous, execution, result)),
+    );
+    follower.current = made;
+    return () => made.stop();
+  }, [runId]);
+  useEffect(() => {
+    follower.current?.refresh(chosen);
+  }, [runId, chosen, version]);
+  const retry = useCallback(() => follower.current?.refresh(chosen), [chosen]);
+  if (chosen === null) return { state: null, retry };
+  // Until the first answer for a newly chosen execution, it is loading.
+  return { state: state?.execution === chosen ? state : { execution: chosen, view: null, error: "" }, retry };
+}
+
+/** Say what the graph shows: the live view, or the chosen execution (loading, failed, or its status and why). */
+export function ViewMode({ chosen, execution, state, onLive, onRetry }: {
+  chosen: string | null;
+  execution: Execution | undefined;
+  state: ChosenView | null;
+  onLive: () => void;
+  onRetry: () => void;
+}) {
+  if (chosen === null || state === null) {
+    return <p className="view-mode" role="status">Showing the live view: colors from the run&apos;s node rows.</p>;
+  }
+  const name = (
+    <>
+      execution <code>{chosen}</code>
+      {execution !== undefined && <> ({executionTitle(execution)})</>}
+    </>
+  );
+  const live = <button type="button" onClick={onLive}>Live</button>;
+  if (state.view === null && state.error === "") {
+    return (
+      <p className="view-mode view-mode--loading" role="status" aria-busy="true">
+        <span className="spinner" aria-hidden="true" /> Loading the colors of {name}… {live}
+      </p>
+    );
+  }
+  if (state.error !== "") {
+    return (
+      <p className="view-mode error" role="alert">
+        Could not load the colors of {name}: {sentence(state.error)}{" "}
+        {state.view === null ? "The graph is shown uncolored." : "The graph shows the colors last loaded."}
+        <button type="button" onClick={onRetry}>Try again</button>
+        {live}
+      </p>
+    );
+  }
+  return (
+    <p className="view-mode" role="status">
+      Showing {name}
+      {execution !== undefined && (
+        <>
+          {" "}<StatusPill status={execution.status} />
+          {reasonBeside(execution.status, execution.reason) !== "" && (
+            <span className="view-mode__reason"> {reasonBeside(execution.status, execution.reason)}</span>
+          )}
+        </>
+      )}
+      . Each node is colored as it stood in this execution. {live}
+    </p>
+  );
+}
+
 /** The whole view. */
 export function RunView({ data }: { data: RunViewData }) {
   const now = useNow(1000);
@@ -528,21 +684,20 @@ export function RunView({ data }: { data: RunViewData }) {
       }),
     [],
   );
-  const { picture, connection, error } = useRunLive(data.run.id);
-  const { events, truncated, error: traceError, ready } = useTrace(data.run.id, picture);
+  const { picture, executions, executionsError, connection, error } = useRunLive(data.run.id);
+  const { events, truncated, error: traceError, ready: traceReady } = useTrace(data.run.id, picture);
   const [chosen, setChosen] = useState<string | null>(null);
   const [node, setNode] = useState<string | null>(null);
   const [help, setHelp] = useState(false);
   const status = picture?.status ?? data.run.status;
-  const tree = useMemo(() => buildExecutionTree(events, status), [events, status]);
-  const paths = useMemo(() => ("doc" in parsed ? allPaths(parsed.doc, graphs) : []), [parsed, graphs]);
+  const tree = useMemo(() => buildExecutionTree(executions ?? []), [executions]);
+  const statuses = useMemo(() => (executions === null ? null : serverStatuses(tree, picture)), [executions, tree, picture]);
+  const { state: chosenView, retry: retryView } = useExecutionView(data.run.id, chosen, picture);
 
   const shown = useMemo(() => {
-    if (chosen === null || picture === null) return { colors: picture?.colors ?? {}, reasons: picture?.reasons ?? {} };
-    const execution = tree.byId.get(chosen);
-    const done = execution === undefined ? isFinished(status) : execution.status !== "running" && execution.status !== "waiting";
-    return colorsForExecution(events, paths, chosen, done);
-  }, [chosen, picture, tree, events, paths, status]);
+    if (chosen === null) return { colors: picture?.colors ?? NO_COLORS, reasons: picture?.reasons ?? NO_REASONS };
+    return { colors: chosenView?.view?.colors ?? NO_COLORS, reasons: chosenView?.view?.reasons ?? NO_REASONS };
+  }, [chosen, picture, chosenView]);
 
   const onKey = useCallback((event: KeyboardEvent) => {
     const target = event.target as HTMLElement;
@@ -560,6 +715,7 @@ export function RunView({ data }: { data: RunViewData }) {
 
   const runError = useRunError(data.run.id, status, data.run.error);
   const chosenExecution = chosen === null ? undefined : tree.byId.get(chosen);
+  const goLive = useCallback(() => setChosen(null), []);
   return (
     <div className="run-view">
       <div className="run-head">
@@ -582,20 +738,10 @@ export function RunView({ data }: { data: RunViewData }) {
           The run failed: {runError}
         </p>
       )}
-      <p className="view-mode" role="status">
-        {chosen === null ? (
-          "Showing the live view: colors from the run's node rows."
-        ) : (
-          <>
-            Showing execution <code>{chosen}</code>
-            {chosenExecution !== undefined && <> ({executionTitle(chosenExecution)})</>}, colored from its trace.
-            <button type="button" onClick={() => setChosen(null)}>Live</button>
-          </>
-        )}
-      </p>
+      <ViewMode chosen={chosen} execution={chosenExecution} state={chosenView} onLive={goLive} onRetry={retryView} />
       <Legend />
       <div className={node === null || picture === null ? "run-layout run-layout--single" : "run-layout"}>
-        <div>
+        <div className={chosenView !== null && chosenView.view === null ? "run-graph--stale" : undefined} aria-busy={chosenView !== null && chosenView.view === null && chosenView.error === ""}>
           {"doc" in parsed ? (
             <FlowView doc={parsed.doc} colors={shown.colors} reasons={shown.reasons} onNodeChoose={setNode}
               graphs={graphs}
@@ -616,14 +762,13 @@ export function RunView({ data }: { data: RunViewData }) {
         </div>
         {node !== null && picture !== null && (
           <div className="run-side">
-            <Inspector doc={"doc" in parsed ? parsed.doc : null} graphs={graphs} runId={data.run.id} groups={data.viewer.groups} node={node} picture={picture} shown={shown} events={events} onClose={() => setNode(null)} onSelect={setNode} />
+            <Inspector doc={"doc" in parsed ? parsed.doc : null} graphs={graphs} runId={data.run.id} groups={data.viewer.groups} node={node} picture={picture} shown={shown} viewing={chosenExecution ?? null} events={events} onClose={() => setNode(null)} onSelect={setNode} />
           </div>
         )}
       </div>
       <div className="run-below">
-        <ExecutionTreePanel tree={tree} chosen={chosen} onChoose={setChosen} truncated={truncated} ready={ready} />
-        {traceError !== "" && <p className="error">{traceError}</p>}
-        <Gantt events={events} live={!isFinished(status)} now={now} finalColors={picture?.colors ?? NO_COLORS} chosen={chosen} />
+        <ExecutionTreePanel tree={tree} chosen={chosen} onChoose={setChosen} ready={executions !== null} error={executionsError} />
+        <Gantt events={events} now={now} statuses={statuses} chosen={chosen} truncated={truncated} error={traceError} ready={traceReady} />
         {data.viewer.can_administer && <AdminActions runId={data.run.id} status={status} />}
       </div>
       <Shortcuts open={help} onClose={() => setHelp(false)} items={RUN_SHORTCUTS} />

@@ -1,29 +1,34 @@
 /**
- * The execution tree of a run, built from the execution ids in its trace (CONTRACT §3):
- * `root:1:review:4:split.legal:1` is root → iteration/item 4 of `review` → branch `legal`
- * of `split`. A segment's kind comes from the trace event that opened it (item.started,
- * iteration.started, branch.started, subflow.started), else from its spelling.
+ * The execution tree of a run, as the server derives it (`GET /api/runs/<id>/executions/`,
+ * the run socket's snapshot and deltas): the root, and every foreach item, loop iteration,
+ * fork or race branch and subflow call, each with its status and why (CONTRACT §3, §4).
+ * The browser groups, windows and draws these; it infers no status of its own.
  */
 
-import type { TraceEvent } from "./types";
+export const EXECUTION_KINDS = ["root", "item", "iteration", "branch", "subflow"] as const;
+export type ExecutionKind = (typeof EXECUTION_KINDS)[number];
+export const EXECUTION_STATUSES = ["running", "waiting", "completed", "failed", "cancelled"] as const;
+export type ExecutionStatus = (typeof EXECUTION_STATUSES)[number];
 
-export type ExecutionKind = "root" | "iteration" | "item" | "branch" | "subflow" | "execution";
-export type ExecutionStatus = "running" | "waiting" | "completed" | "failed" | "cancelled";
-
-export interface Execution {
+/** One execution as the API and the sockets send it. */
+export interface ServerExecution {
   id: string;
   parent: string | null;
   kind: ExecutionKind;
-  /** The node that owns the segment (`review`, `split`), or `root`. */
+  /** The node path that opened it (`lines`, `pay/split`), or "" for the root. */
   owner: string;
-  /** The segment number (1-based), or the branch name for a branch. */
+  /** The item's or iteration's number, the branch's name, the subflow node's id; "run" for the root. */
   label: string;
-  number: number;
-  depth: number;
   status: ExecutionStatus;
+  /** Why it has its status, in words ("cancelled: the run was cancelled: …"). */
+  reason: string;
+  first_at: string;
+  last_at: string;
+}
+
+/** One execution of the tree: the server's fields and its children, ordered. */
+export interface Execution extends ServerExecution {
   children: string[];
-  firstAt: string;
-  lastAt: string;
 }
 
 export interface ExecutionTree {
@@ -74,126 +79,73 @@ export function eventExecution(event: { event: string; execution_id: string }): 
   return OWNER_EVENTS.has(event.event) ? (parentId(event.execution_id) ?? event.execution_id) : event.execution_id;
 }
 
-const OPENING_KIND: Readonly<Record<string, ExecutionKind>> = {
-  "item.started": "item",
-  "iteration.started": "iteration",
-  "branch.started": "branch",
-  "subflow.started": "subflow",
-};
-
-function kindBySpelling(name: string, isRoot: boolean): ExecutionKind {
-  if (isRoot) return "root";
-  return name.includes(".") ? "branch" : "execution";
+function isServerExecution(value: unknown): value is ServerExecution {
+  if (typeof value !== "object" || value === null) return false;
+  const e = value as Record<string, unknown>;
+  return (
+    typeof e.id === "string" &&
+    (e.parent === null || typeof e.parent === "string") &&
+    (EXECUTION_KINDS as readonly unknown[]).includes(e.kind) &&
+    typeof e.owner === "string" &&
+    typeof e.label === "string" &&
+    (EXECUTION_STATUSES as readonly unknown[]).includes(e.status) &&
+    typeof e.reason === "string" &&
+    typeof e.first_at === "string" &&
+    typeof e.last_at === "string"
+  );
 }
 
-function newExecution(id: string, kind: ExecutionKind, at: string): Execution | null {
-  const segments = parseExecutionId(id);
-  if (segments === null) return null;
-  const [name, number] = segments[segments.length - 1]!;
-  const dot = name.indexOf(".");
-  const branch = kind === "branch" || (kind === "execution" && dot > 0);
-  return {
-    id,
-    parent: parentId(id),
-    kind: kind === "execution" && dot > 0 ? "branch" : kind,
-    owner: branch && dot > 0 ? name.slice(0, dot) : name,
-    label: branch && dot > 0 ? name.slice(dot + 1) : String(number),
-    number,
-    depth: segments.length - 1,
-    status: "running",
-    children: [],
-    firstAt: at,
-    lastAt: at,
-  };
+/** Return the executions a message carries (its `executions` list), or null when it has none. */
+export function executionsOf(message: unknown): ServerExecution[] | null {
+  if (typeof message !== "object" || message === null) return null;
+  const list = (message as Record<string, unknown>).executions;
+  if (!Array.isArray(list)) return null;
+  return list.filter(isServerExecution).map((e) => ({
+    id: e.id, parent: e.parent, kind: e.kind, owner: e.owner, label: e.label,
+    status: e.status, reason: e.reason, first_at: e.first_at, last_at: e.last_at,
+  }));
 }
 
-/** Add `id` and any missing ancestors to the tree; return the execution. */
-function ensure(byId: Map<string, Execution>, id: string, kind: ExecutionKind | null, at: string): Execution | null {
-  const known = byId.get(id);
-  if (known !== undefined) {
-    if (kind !== null && known.kind === "execution") known.kind = kind;
-    return known;
-  }
-  const segments = parseExecutionId(id);
-  if (segments === null) return null;
-  const isRoot = segments.length === 1;
-  const made = newExecution(id, kind ?? kindBySpelling(segments[segments.length - 1]![0], isRoot), at);
-  if (made === null) return null;
-  byId.set(id, made);
-  if (made.parent !== null) {
-    ensure(byId, made.parent, null, at)?.children.push(id);
-  }
-  return made;
-}
-
-/** Events that settle an execution's own status. */
-function settle(execution: Execution, event: TraceEvent, open: Map<string, number>): void {
-  switch (event.event) {
-    case "node.failed":
-    case "item.failed":
-      execution.status = "failed";
-      break;
-    case "frame.cancelled":
-      if (execution.status !== "failed") execution.status = "cancelled";
-      break;
-    case "item.finished":
-    case "path.ended":
-      if (execution.status === "running" || execution.status === "waiting") execution.status = "completed";
-      break;
-    case "paused":
-      open.set(execution.id, (open.get(execution.id) ?? 0) + 1);
-      break;
-    case "resumed":
-      open.set(execution.id, (open.get(execution.id) ?? 0) - 1);
-      break;
-    default:
-  }
-}
-
-function finish(tree: ExecutionTree, runStatus: string, open: Map<string, number>): void {
-  for (const execution of tree.byId.values()) {
-    if (execution.status === "running" && (open.get(execution.id) ?? 0) > 0) {
-      execution.status = "waiting";
-    }
-    if (execution.status === "running" || execution.status === "waiting") {
-      if (runStatus === "completed") execution.status = "completed";
-      else if (runStatus === "failed" || runStatus === "cancelled") execution.status = "cancelled";
+/**
+ * Return the executions after a delta: each changed one replaces the one of its id in
+ * place, and one not seen before is added at the end. `current` is left as it was.
+ */
+export function mergeExecutions(current: readonly ServerExecution[], changed: readonly ServerExecution[]): ServerExecution[] {
+  if (changed.length === 0) return current as ServerExecution[];
+  const merged = [...current];
+  const at = new Map(merged.map((e, index) => [e.id, index]));
+  for (const execution of changed) {
+    const index = at.get(execution.id);
+    if (index === undefined) {
+      at.set(execution.id, merged.length);
+      merged.push(execution);
+    } else {
+      merged[index] = execution;
     }
   }
-  // The root stands for the whole run.
-  const root = tree.root === null ? undefined : tree.byId.get(tree.root);
-  if (root !== undefined && runStatus !== "unknown") {
-    root.status = (runStatus === "running" || runStatus === "waiting" || runStatus === "completed" ||
-      runStatus === "failed" || runStatus === "cancelled") ? runStatus : root.status;
-  }
+  return merged;
 }
 
-/** Build the execution tree from trace events (in `seq` order) and the run's status. */
-export function buildExecutionTree(events: readonly TraceEvent[], runStatus: string): ExecutionTree {
+/**
+ * Build the tree from the server's executions: each under its parent, siblings ordered by
+ * owner and number (item 10 after item 9). An execution whose parent is not (yet) known
+ * waits out of the tree until its parent arrives.
+ */
+export function buildExecutionTree(list: readonly ServerExecution[]): ExecutionTree {
   const byId = new Map<string, Execution>();
-  const open = new Map<string, number>();
-  for (const event of events) {
-    const execution = ensure(byId, event.execution_id, OPENING_KIND[event.event] ?? null, event.at);
-    if (execution === null) continue;
-    if (OPENING_KIND[event.event] !== undefined && typeof event.node === "string") {
-      const segments = parseExecutionId(execution.id)!;
-      const name = segments[segments.length - 1]![0];
-      // A subflow's inner segments are named by node id; the event names the path.
-      if (!name.includes(".")) execution.owner = name;
-    }
-    execution.lastAt = event.at;
-    for (let up = execution.parent; up !== null; up = byId.get(up)?.parent ?? null) {
-      const ancestor = byId.get(up);
-      if (ancestor !== undefined) ancestor.lastAt = event.at;
-    }
-    settle(execution, event, open);
-  }
-  const tree = { root: byId.has("root:1") ? "root:1" : (byId.keys().next().value ?? null), byId };
-  finish(tree, runStatus, open);
+  for (const execution of list) byId.set(execution.id, { ...execution, children: [] });
+  let root: string | null = null;
   for (const execution of byId.values()) {
-    execution.children.sort((a, b) => compareIds(a, b));
+    if (execution.parent === null) {
+      if (root === null || execution.kind === "root") root = execution.id;
+      continue;
+    }
+    byId.get(execution.parent)?.children.push(execution.id);
   }
-  return tree;
+  for (const execution of byId.values()) {
+    if (execution.children.length > 1) execution.children.sort(compareIds);
+  }
+  return { root, byId };
 }
 
 /** Order sibling ids by owner, then number (numerically, so item 10 follows item 9). */
@@ -225,7 +177,6 @@ const GROUP_NOUN: Readonly<Record<ExecutionKind, string>> = {
   item: "items",
   branch: "branches",
   subflow: "subflow calls",
-  execution: "executions",
 };
 
 const STATUS_ORDER: readonly ExecutionStatus[] = ["completed", "running", "waiting", "failed", "cancelled"];
@@ -263,15 +214,13 @@ export function executionTitle(execution: Execution): string {
     case "root":
       return "run (root)";
     case "item":
-      return `item ${execution.number}`;
+      return `item ${execution.label}`;
     case "iteration":
-      return `iteration ${execution.number}`;
+      return `iteration ${execution.label}`;
     case "branch":
       return `branch ${execution.label}`;
     case "subflow":
       return `subflow ${execution.owner}`;
-    default:
-      return `${execution.owner} ${execution.number}`;
   }
 }
 

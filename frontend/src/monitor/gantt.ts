@@ -1,7 +1,7 @@
 /** The run's timeline: one bar per node execution, nested by execution id (pure). */
 
 import type { Color } from "../graph/colors";
-import { compareIds, eventExecution, parseExecutionId } from "./executions";
+import { compareIds, type ExecutionStatus, eventExecution, parentId, parseExecutionId } from "./executions";
 import type { TraceEvent } from "./types";
 
 export interface Bar {
@@ -25,9 +25,9 @@ export interface Timeline {
 }
 
 /**
- * Events after which a node's part in an execution is over. A fork is done once it has
- * started its branches, and a branch's arrival at a gather once it is recorded (the merge
- * is the gather's own bar in the outer execution).
+ * Events after which a node's part in an execution is over, and how the trace records it
+ * ended. A fork is done once it has started its branches, and a branch's arrival at a
+ * gather once it is recorded (the merge is the gather's own bar in the outer execution).
  */
 const TERMINAL: Readonly<Record<string, Color>> = {
   "node.completed": "completed",
@@ -36,6 +36,23 @@ const TERMINAL: Readonly<Record<string, Color>> = {
   "node.failed": "failed",
   "frame.cancelled": "cancelled",
 };
+
+/** What the server says, which the timeline reads instead of guessing. */
+export interface ServerStatuses {
+  /** An execution's status (engine/core/executions.py); undefined when not known yet. */
+  execution(id: string): ExecutionStatus | undefined;
+  /** The live color of `node` when its newest row is in `executionId`, else undefined. */
+  row(node: string, executionId: string): Color | undefined;
+}
+
+/** Return the status of `id`, else of its nearest known ancestor (a new item of a running foreach runs). */
+function statusOf(statuses: ServerStatuses, id: string): ExecutionStatus | undefined {
+  for (let at: string | null = id; at !== null; at = parentId(at)) {
+    const status = statuses.execution(at);
+    if (status !== undefined) return status;
+  }
+  return undefined;
+}
 
 function entryOf(bars: Map<string, Bar>, event: TraceEvent, at: number): Bar {
   const executionId = eventExecution(event);
@@ -50,17 +67,15 @@ function entryOf(bars: Map<string, Bar>, event: TraceEvent, at: number): Bar {
 }
 
 /**
- * Build the bars: a node's bar in one execution spans its first to its last event; a node
- * not yet settled (no completed, failed or cancelled event) stays open until `now` while
- * the run is live, and takes its final color from `finalColors` once the run is over.
- * Bars are ordered by execution id, then start.
+ * Build the bars: a node's bar in one execution spans its first to its last event. A bar
+ * the trace closed (completed, failed, cancelled) keeps how it closed. A bar it has not
+ * closed takes its state from the server: while the server says its execution runs or
+ * waits, the bar stays open until `now`, colored by the node's live row when the row is
+ * in that execution, else by the execution's status; once the server says the execution
+ * ended, the bar ends at its last event, colored by the node's row there, else cancelled
+ * (its execution ended before it did: CONTRACT §4). Bars are ordered by execution id, then start.
  */
-export function timeline(
-  events: readonly TraceEvent[],
-  runLive: boolean,
-  now: number,
-  finalColors: Readonly<Record<string, Color>> = {},
-): Timeline {
+export function timeline(events: readonly TraceEvent[], now: number, statuses: ServerStatuses): Timeline {
   const bars = new Map<string, Bar>();
   let start = Number.POSITIVE_INFINITY;
   let end = Number.NEGATIVE_INFINITY;
@@ -74,25 +89,22 @@ export function timeline(
     bar.end = Math.max(bar.end, at);
     const terminal = TERMINAL[event.event];
     if (terminal !== undefined) {
+      // A cancel that reaches a node after it ended does not undo how it ended.
       if (!(terminal === "cancelled" && (bar.color === "completed" || bar.color === "failed"))) bar.color = terminal;
       bar.open = false;
-    } else if (event.event === "paused") {
-      bar.color = "waiting";
-    } else if (event.event === "resumed") {
-      bar.color = "running";
     }
   }
   for (const bar of bars.values()) {
-    if (bar.open && runLive) {
+    if (!bar.open) continue;
+    const execution = statusOf(statuses, bar.executionId);
+    const row = statuses.row(bar.node, bar.executionId);
+    if (execution === undefined || execution === "running" || execution === "waiting") {
+      bar.color = row === "running" || row === "waiting" ? row : (execution ?? "running");
       bar.end = Math.max(bar.end, now);
       end = Math.max(end, now);
-    } else if (bar.open) {
-      // The run is over and no event closed this bar: the node's final color tells how.
+    } else {
       bar.open = false;
-      const final = finalColors[bar.node];
-      if (bar.color === "running" || bar.color === "waiting") {
-        bar.color = final === "completed" || final === "failed" || final === "cancelled" ? final : "cancelled";
-      }
+      bar.color = row === "completed" || row === "failed" || row === "cancelled" ? row : "cancelled";
     }
   }
   const ordered = [...bars.values()].sort(

@@ -2,6 +2,7 @@
 
 import { useEffect, useRef, useState } from "react";
 import { getJson, socketUrl } from "./api";
+import { executionsOf, mergeExecutions, type ServerExecution } from "./executions";
 import { applyDelta, pictureFrom } from "./picture";
 import { backoffDelay, FINAL_CLOSE_CODES, Sequencer } from "./sequence";
 import type { RunPicture, TraceEvent } from "./types";
@@ -9,17 +10,29 @@ import { isFinished } from "./types";
 
 export interface LiveState {
   picture: RunPicture | null;
+  /** The run's executions as the server derives them; null until they first arrive. */
+  executions: ServerExecution[] | null;
+  /** Why the executions could not be loaded, or "". */
+  executionsError: string;
   /** "live", "connecting", "reconnecting", or a final message when following cannot work. */
   connection: string;
   error: string;
 }
 
 const POLL_MS = 3000;
+/** Without pushed executions, the list is fetched again at most this often while the run changes. */
+const EXECUTIONS_GAP_MS = 1000;
+
+function failureText(failure: unknown): string {
+  return failure instanceof Error ? failure.message : String(failure);
+}
 
 export function useRunLive(runId: string): LiveState {
   const [picture, setPicture] = useState<RunPicture | null>(null);
   const [connection, setConnection] = useState("connecting");
   const [error, setError] = useState("");
+  const [executions, setExecutions] = useState<ServerExecution[] | null>(null);
+  const [executionsError, setExecutionsError] = useState("");
   const finished = useRef(false);
 
   useEffect(() => {
@@ -29,7 +42,57 @@ export function useRunLive(runId: string): LiveState {
     let retry = 0;
     let poll = 0;
     const sequencer = new Sequencer(true);
+    // Executions come in the socket's snapshot and deltas; a server that does not push them
+    // (or no socket at all) has them fetched, again at most once a second while the run changes.
+    let pushed = false;
+    // Each fetch and each pushed list takes the next number: a fetch answered after a newer
+    // list arrived is dropped.
+    let generation = 0;
+    let fetching = false;
+    let fetchAgain = false;
+    let lastFetchAt = Number.NEGATIVE_INFINITY;
+    let fetchTimer = 0;
+    const fetchExecutions = async (): Promise<void> => {
+      if (fetching) {
+        fetchAgain = true;
+        return;
+      }
+      fetching = true;
+      fetchAgain = false;
+      lastFetchAt = Date.now();
+      const mine = ++generation;
+      try {
+        const list = executionsOf(await getJson(`/api/runs/${runId}/executions/`));
+        if (stopped || mine !== generation) return;
+        if (list === null) throw new Error("the answer has no executions list");
+        setExecutions(list);
+        setExecutionsError("");
+      } catch (failure) {
+        if (!stopped && mine === generation) setExecutionsError(`Could not load the executions: ${failureText(failure)}`);
+      } finally {
+        fetching = false;
+        if (fetchAgain && !stopped && !pushed) scheduleExecutions();
+      }
+    };
+    const scheduleExecutions = () => {
+      if (fetching) {
+        fetchAgain = true;
+        return;
+      }
+      if (fetchTimer !== 0) return;
+      const wait = Math.max(0, lastFetchAt + EXECUTIONS_GAP_MS - Date.now());
+      fetchTimer = window.setTimeout(() => {
+        fetchTimer = 0;
+        if (!stopped) void fetchExecutions();
+      }, wait);
+    };
+    const pushedExecutions = (list: ServerExecution[], whole: boolean) => {
+      generation++;
+      setExecutions((current) => (whole || current === null ? list : mergeExecutions(current, list)));
+      setExecutionsError("");
+    };
     const fetchTree = async () => {
+      if (!pushed) void fetchExecutions();
       try {
         const next = pictureFrom(await getJson(`/api/runs/${runId}/tree/`));
         if (!stopped) {
@@ -38,7 +101,7 @@ export function useRunLive(runId: string): LiveState {
           setError("");
         }
       } catch (failure) {
-        if (!stopped) setError(`Could not load the run's tree: ${failure instanceof Error ? failure.message : String(failure)}`);
+        if (!stopped) setError(`Could not load the run's tree: ${failureText(failure)}`);
       }
     };
     const startPolling = () => {
@@ -69,8 +132,17 @@ export function useRunLive(runId: string): LiveState {
           return;
         }
         if (verdict !== "apply") return;
-        if (body.type === "snapshot") setPicture(pictureFrom(body));
-        else if (body.type === "delta") setPicture((current) => (current === null ? current : applyDelta(current, body)));
+        const list = executionsOf(body);
+        if (body.type === "snapshot") {
+          setPicture(pictureFrom(body));
+          pushed = list !== null;
+          if (list !== null) pushedExecutions(list, true);
+          else void fetchExecutions();
+        } else if (body.type === "delta") {
+          setPicture((current) => (current === null ? current : applyDelta(current, body)));
+          if (list !== null) pushedExecutions(list, false);
+          else if (!pushed) scheduleExecutions();
+        }
       };
       socket.onclose = (event) => {
         if (stopped) return;
@@ -79,6 +151,7 @@ export function useRunLive(runId: string): LiveState {
           setConnection(final);
           return;
         }
+        pushed = false;
         void fetchTree();
         if (!finished.current) startPolling();
         const delay = backoffDelay(attempt++);
@@ -92,6 +165,7 @@ export function useRunLive(runId: string): LiveState {
     return () => {
       stopped = true;
       window.clearTimeout(retry);
+      window.clearTimeout(fetchTimer);
       stopPolling();
       socket?.close();
     };
@@ -101,7 +175,7 @@ export function useRunLive(runId: string): LiveState {
     if (picture !== null) finished.current = isFinished(picture.status);
   }, [picture]);
 
-  return { picture, connection, error };
+  return { picture, executions, executionsError, connection, error };
 }
 
 const TRACE_PAGE = 500;

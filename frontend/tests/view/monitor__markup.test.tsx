@@ -2,9 +2,10 @@ import { renderToStaticMarkup } from "react-dom/server";
 import { expect, test } from "vitest";
 import { FlowView } from "../../src/FlowView";
 import { parseGraph, toFlow } from "../../src/graph";
-import { RunView, type RunViewData } from "../../src/monitor/RunView";
+import { buildExecutionTree } from "../../src/monitor/executions";
+import { type ChosenView, ExecutionTreePanel, RunView, type RunViewData, ViewMode } from "../../src/monitor/RunView";
 import { RunsPage } from "../../src/monitor/RunsPage";
-import type { TraceEvent } from "../../src/monitor/types";
+import { BATCH_CANCELLED_EXECUTIONS, execution } from "../monitor/server";
 
 const GRAPH = {
   format: "braid.graph/1",
@@ -87,6 +88,10 @@ test("the run view starts with the legend of seven colors, the graph, the panels
   expect(markup).toContain('aria-label="Flow graph: IF"');
   expect(markup).toContain("Executions");
   expect(markup).toContain("Timeline");
+  // Nothing is guessed before the server answers: the tree and the timeline say they are loading.
+  expect(markup).toContain("Loading the executions…");
+  expect(markup).toContain("Loading the timeline…");
+  expect(markup).not.toContain("No node has run yet.");
   expect(markup).toContain("Cancel run");
   expect(markup).toContain(">Retry<");
   expect(markup).toContain("connecting");
@@ -117,15 +122,11 @@ test("the runs page opens the start form when asked to start a flow", () => {
   expect(markup).toContain("Loading runs…");
 });
 
-test("an execution tree of 10,000 items mounts a window of rows, not 10,000", async () => {
-  const { buildExecutionTree } = await import("../../src/monitor/executions");
-  const { ExecutionTreePanel } = await import("../../src/monitor/RunView");
-  const events: TraceEvent[] = [{ seq: 0, event: "run.started", execution_id: "root:1", node: null, at: "2026-12-04T05:00:00Z", detail: {} }];
-  for (let i = 1; i <= 10_000; i++) {
-    events.push({ seq: i, event: "item.started", execution_id: `root:1:lines:${i}`, node: "lines", at: "2026-12-04T05:00:01Z", detail: {} });
-  }
-  const tree = buildExecutionTree(events, "running");
-  const markup = renderToStaticMarkup(<ExecutionTreePanel tree={tree} chosen={null} onChoose={() => undefined} truncated={false} autoOpen={20_000} />);
+test("an execution tree of 10,000 items mounts a window of rows, not 10,000", () => {
+  const list = [execution("root:1", null, { kind: "root", owner: "", label: "run" })];
+  for (let i = 1; i <= 10_000; i++) list.push(execution(`root:1:lines:${i}`, "root:1"));
+  const tree = buildExecutionTree(list);
+  const markup = renderToStaticMarkup(<ExecutionTreePanel tree={tree} chosen={null} onChoose={() => undefined} autoOpen={20_000} />);
   expect(markup).toContain("items of lines: 10000 running");
   const rows = (markup.match(/role="listitem"/g) ?? []).length;
   expect(markup).toContain('data-total="10002"');
@@ -133,6 +134,59 @@ test("an execution tree of 10,000 items mounts a window of rows, not 10,000", as
   expect(markup).not.toContain("item 100 ");
   expect(rows).toBeGreaterThan(10);
   expect(rows).toBeLessThan(30);
+});
+
+test("each tree row shows the server's status and carries its reason in the tooltip", () => {
+  const tree = buildExecutionTree(BATCH_CANCELLED_EXECUTIONS);
+  const markup = renderToStaticMarkup(<ExecutionTreePanel tree={tree} chosen="root:1:lines:1" onChoose={() => undefined} />);
+  const rows = [...markup.matchAll(/<button type="button" class="tree-row" aria-current="(\w+)" title="([^"]*)" data-execution="([^"]*)" data-status="(\w+)">/g)];
+  expect(rows.map((m) => [m[3], m[4], m[2], m[1]])).toEqual([
+    ["root:1", "cancelled", "root:1 — Cancelled: cancelled by admin: duplicate batch", "false"],
+    ["root:1:lines:1", "completed", "root:1:lines:1 — Completed", "true"],
+    ["root:1:lines:2", "cancelled", "root:1:lines:2 — Cancelled by admin", "false"],
+    ["root:1:lines:3", "cancelled", "root:1:lines:3 — Cancelled by admin", "false"],
+  ]);
+  expect(markup).toContain("items of lines: 1 completed, 2 cancelled");
+});
+
+test("the tree says when it is loading, when the run has none yet, and why it could not load", () => {
+  const empty = buildExecutionTree([]);
+  const panel = (props: { ready: boolean; error?: string }) =>
+    renderToStaticMarkup(<ExecutionTreePanel tree={empty} chosen={null} onChoose={() => undefined} {...props} />);
+  expect(panel({ ready: false })).toContain("Loading the executions…");
+  expect(panel({ ready: true })).toContain("No executions yet: the tree appears once the run has started.");
+  expect(panel({ ready: true, error: "Could not load the executions: The server answered 500." })).toContain(
+    '<p class="error" role="alert">Could not load the executions: The server answered 500. The tree below may be out of date; reload the page to try again.</p>',
+  );
+});
+
+test("a chosen execution reads as loading, then failed in place, then with its status and why", () => {
+  const tree = buildExecutionTree(BATCH_CANCELLED_EXECUTIONS);
+  const item = tree.byId.get("root:1:lines:2")!;
+  const mode = (state: ChosenView) =>
+    renderToStaticMarkup(<ViewMode chosen={item.id} execution={item} state={state} onLive={() => undefined} onRetry={() => undefined} />);
+  const loading = mode({ execution: item.id, view: null, error: "" });
+  expect(loading).toContain('role="status" aria-busy="true"');
+  expect(loading).toContain("Loading the colors of execution <code>root:1:lines:2</code> (item 2)…");
+  const failed = mode({ execution: item.id, view: null, error: "this run has no execution 'root:1:lines:2'" });
+  expect(failed).toContain('<p class="view-mode error" role="alert">');
+  expect(failed).toContain("(item 2): this run has no execution &#x27;root:1:lines:2&#x27;. The graph is shown uncolored.");
+  expect(failed).toContain(">Try again</button>");
+  const ready = mode({ execution: item.id, view: { execution: item.id, colors: {}, reasons: {} }, error: "" });
+  expect(ready).toContain("braid-color--cancelled");
+  expect(ready).toContain('<span class="view-mode__reason"> Cancelled by admin</span>');
+  const root = tree.byId.get("root:1")!;
+  const prefixed = renderToStaticMarkup(
+    <ViewMode chosen={root.id} execution={root} state={{ execution: root.id, view: { execution: root.id, colors: {}, reasons: {} }, error: "" }} onLive={() => undefined} onRetry={() => undefined} />,
+  );
+  expect(prefixed).toContain('<span class="view-mode__reason"> cancelled by admin: duplicate batch</span>');
+  const done = tree.byId.get("root:1:lines:1")!;
+  const plain = renderToStaticMarkup(
+    <ViewMode chosen={done.id} execution={done} state={{ execution: done.id, view: { execution: done.id, colors: {}, reasons: {} }, error: "" }} onLive={() => undefined} onRetry={() => undefined} />,
+  );
+  expect(plain).toContain("braid-color--completed");
+  expect(plain).not.toContain("view-mode__reason");
+  expect(ready).not.toContain("Loading");
 });
 
 test("the run view draws a subflow's child graph inside it, with a button to hide its steps", () => {
