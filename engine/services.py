@@ -18,7 +18,7 @@ from designer.services import check_graph
 from engine import durable, test_runs
 from engine.actions import ACTIONS
 from engine.core import expression_limits
-from engine.core.colors import colors
+from engine.core.colors import explain_run
 from engine.core.events import Decision, SetTimer
 from engine.core.graph import Graph, SubflowNode
 from engine.core.inputs import InputRejected, check_input
@@ -243,7 +243,12 @@ def report(run_id: str) -> dict[str, Any]:
             }
             for path, row in sorted(rows.items())
         },
-        "colors": colors(state.graphs, rows, state.status),
+        "colors": {
+            path: verdict.color.value
+            for path, verdict in explain_run(
+                state.graphs, rows, state.status, state.error or "", engine.store.trace(run_id)
+            ).items()
+        },
     }
 
 

@@ -88,7 +88,7 @@ def play(
     """Run graphs on an in-memory store, taking each decision (`{node, decision}`) in
     order at that node's open approval; return the run's status, state, rows and colors."""
     from engine.actions import ACTIONS
-    from engine.core.colors import explain, votes_from
+    from engine.core.colors import explain_run
 
     store = InMemoryStore()
     started = dt.datetime.now(dt.UTC)
@@ -107,8 +107,7 @@ def play(
         except (EventRefused, LookupError, ValueError) as error:
             refused.append({"node": taken["node"], "detail": str(error)})
     rows = store.rows(run_id)
-    votes = votes_from(store.trace(run_id))
-    verdicts = explain(graphs, rows, state.status, state.error or "", votes=votes)
+    verdicts = explain_run(graphs, rows, state.status, state.error or "", store.trace(run_id))
     return {
         "status": state.status.value,
         "error": reported_error(state.error),

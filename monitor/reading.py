@@ -12,14 +12,18 @@ import gc
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from django.db.models import Q
+
 from engine import durable
-from engine.core.colors import Vote, explain, votes_from
+from engine.core.colors import FRAME_EVENTS, Vote, explain, rows_cut_short, votes_from
 from engine.core.events import RowStatus, RunStatus, Trace
 from engine.core.executions import ExecutionTree, executions, explain_execution
 from engine.core.history import Write, lineage_writes
 from engine.core.rows import NodeRow
 from engine.models import NodeState, Run, TraceEvent
 from engine.store import DjangoStore
+
+ROOT = "root:1"
 
 
 @contextlib.contextmanager
@@ -52,7 +56,9 @@ def build_tree(run: Run) -> dict[str, Any]:
     deferred = "graphs" in run.get_deferred_fields()
     graphs = durable.run_graphs(str(run.pk), None if deferred else run.graphs)
     votes = decided_votes(str(run.pk), rows)
-    verdicts = explain(graphs, rows, RunStatus(run.status), run.error, votes=votes)
+    status = RunStatus(run.status)
+    cut_rows = {} if status.finished else cut_short(str(run.pk), rows)
+    verdicts = explain(graphs, rows, status, run.error, votes=votes, cut_rows=cut_rows)
     return {
         "run": str(run.pk),
         "status": run.status,
@@ -83,6 +89,26 @@ def decided_votes(run_id: str, rows: Mapping[str, NodeRow]) -> dict[str, list[Vo
         Trace(e.event, e.execution_id, e.node or None, e.at, e.detail)
         for e in events.order_by("seq")
     )
+
+
+def cut_short(run_id: str, rows: Mapping[str, NodeRow]) -> dict[str, str]:
+    """Return the running or waiting rows of a live run whose frame was cancelled (an item
+    its foreach let fail, a race lost in an earlier item): one more query, of those rows'
+    frame events and the run's retries, made only when such rows lie below the root."""
+    below = [path for path, row in rows.items()
+             if row.status in (RowStatus.RUNNING, RowStatus.WAITING)
+             and row.execution_id != ROOT]  # fmt: skip
+    if not below:
+        return {}
+    events = TraceEvent.objects.filter(run_id=run_id).filter(
+        Q(node__in=below, event__in=FRAME_EVENTS)
+        | Q(event__in=("action.failed", "action.redriven"))
+    )
+    return rows_cut_short(
+        (Trace(e.event, e.execution_id, e.node or None, e.at, e.detail)
+         for e in events.order_by("seq")),
+        rows,
+    )  # fmt: skip
 
 
 def node_writes(run: Run, path: str) -> tuple[str, list[Write]] | None:

@@ -239,6 +239,19 @@ def explain(
     return walk.result
 
 
+def explain_run(
+    graphs: Mapping[str, g.Graph],
+    rows: Mapping[str, NodeRow],
+    status: RunStatus,
+    ended: str,
+    trace: Sequence[Trace],
+) -> dict[str, Verdict]:
+    """Return explain() over a run whose whole trace is at hand (the in-process runtime,
+    the CLI): who decided, and which rows' frames were cut short, come from it."""
+    return explain(graphs, rows, status, ended, votes=votes_from(trace),
+                   cut_rows=rows_cut_short(trace, rows))  # fmt: skip
+
+
 def explain_node(
     graphs: Mapping[str, g.Graph],
     rows: Mapping[str, NodeRow],
