@@ -218,6 +218,11 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # Several components have a `status`: name each set of choices once.
+    "ENUM_NAME_OVERRIDES": {
+        "RunStatusEnum": ["running", "waiting", "completed", "failed", "cancelled"],
+        "RowStatusEnum": ["running", "waiting", "completed", "failed"],
+    },
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "braid.schema.add_error_responses",
