@@ -15,9 +15,20 @@ from typing import Any
 from django.db.models import Q
 
 from engine import durable
-from engine.core.colors import FRAME_EVENTS, Vote, explain, rows_cut_short, votes_from
+from engine.core.colors import (
+    FRAME_EVENTS,
+    LOOP_EVENTS,
+    Vote,
+    explain,
+    loops_of,
+    older_round_candidates,
+    rows_cut_short,
+    rows_in_older_rounds,
+    votes_from,
+)
 from engine.core.events import RowStatus, RunStatus, Trace
 from engine.core.executions import ExecutionTree, executions, explain_execution
+from engine.core.graph import Graph
 from engine.core.history import Write, lineage_writes
 from engine.core.rows import NodeRow
 from engine.models import NodeState, Run, TraceEvent
@@ -58,7 +69,9 @@ def build_tree(run: Run) -> dict[str, Any]:
     votes = decided_votes(str(run.pk), rows)
     status = RunStatus(run.status)
     cut_rows = {} if status.finished else cut_short(str(run.pk), rows)
-    verdicts = explain(graphs, rows, status, run.error, votes=votes, cut_rows=cut_rows)
+    older_rows = {} if status.finished else in_older_rounds(str(run.pk), graphs, rows)
+    verdicts = explain(graphs, rows, status, run.error, votes=votes, cut_rows=cut_rows,
+                       older_rows=older_rows)  # fmt: skip
     return {
         "run": str(run.pk),
         "status": run.status,
@@ -109,6 +122,26 @@ def cut_short(run_id: str, rows: Mapping[str, NodeRow]) -> dict[str, str]:
          for e in events.order_by("seq")),
         rows,
     )  # fmt: skip
+
+
+def in_older_rounds(
+    run_id: str, graphs: Mapping[str, Graph], rows: Mapping[str, NodeRow]
+) -> dict[str, str]:
+    """Return the finished rows of a loop's earlier round where that loop still runs in the
+    row's own item: a query of those loops' round events, made only when a loop's row has
+    been overwritten by another item's (rows alone cannot tell then)."""
+    loops = frozenset().union(*(loops_of(graph) for graph in graphs.values()))
+    candidates = older_round_candidates(rows, loops) if loops else {}
+    if not candidates:
+        return {}
+    events = TraceEvent.objects.filter(
+        run_id=run_id, node__in={loop for loop, _, _ in candidates.values()},
+        event__in=LOOP_EVENTS,
+    ).order_by("seq")  # fmt: skip
+    return rows_in_older_rounds(
+        (Trace(e.event, e.execution_id, e.node or None, e.at, e.detail) for e in events),
+        candidates,
+    )
 
 
 def node_writes(run: Run, path: str) -> tuple[str, list[Write]] | None:

@@ -114,6 +114,65 @@ def rows_cut_short(trace: Iterable[Trace], rows: Mapping[str, NodeRow]) -> dict[
     }
 
 
+LOOP_EVENTS = frozenset({"iteration.started", "node.completed", "node.failed"})
+
+
+def older_round_candidates(
+    rows: Mapping[str, NodeRow], loops: frozenset[str]
+) -> dict[str, tuple[str, str, int]]:
+    """Return, by node path, the (loop path, execution, round) of each finished row written
+    in a round of a loop whose own row another item or round has since overwritten: only
+    the trace can say whether that loop is still running a later round there."""
+    found: dict[str, tuple[str, str, int]] = {}
+    for path, row in rows.items():
+        if row.status not in (RowStatus.COMPLETED, RowStatus.FAILED):
+            continue
+        scope = path.rpartition("/")[0]
+        prefix = scope + "/" if scope else ""
+        segments = ExecutionId.parse(row.execution_id).segments
+        for depth, segment in enumerate(segments):
+            looped = rows.get(prefix + segment.name)
+            if segment.name not in loops or looped is None:
+                continue
+            around = str(ExecutionId(segments[:depth]))
+            if looped.execution_id != around:
+                found[path] = (prefix + segment.name, around, segment.number)
+    return found
+
+
+def rows_in_older_rounds(
+    trace: Iterable[Trace], candidates: Mapping[str, tuple[str, str, int]]
+) -> dict[str, str]:
+    """Return "Pending: loop `l` is in round n; …" by node path for the candidates whose
+    loop the trace says is still running a later round in the row's own execution."""
+    rounds: dict[tuple[str, str], int] = {}
+    over: set[tuple[str, str]] = set()
+    for event in trace:
+        if event.event not in LOOP_EVENTS or event.node is None:
+            continue
+        if event.event == "iteration.started":
+            number = event.detail.get("number")
+            key = (event.node, parent_text(event.execution_id))
+            if isinstance(number, int):
+                rounds[key] = max(rounds.get(key, 0), number)
+        else:
+            over.add((event.node, event.execution_id))
+    found = {}
+    for path, (loop, around, number) in candidates.items():
+        now = rounds.get((loop, around), 0)
+        if (loop, around) not in over and now > number:
+            name = loop.rpartition("/")[2]
+            found[path] = (f"Pending: loop `{name}` is in round {now}; this last ran in "
+                           f"round {number}")  # fmt: skip
+    return found
+
+
+def parent_text(execution_id: str) -> str:
+    """Return the execution one segment up (the root's own id for the root)."""
+    head = execution_id.rpartition(":")[0]
+    return head.rpartition(":")[0] or execution_id
+
+
 def cancelled_words(engine_text: str) -> str:
     """Return why a frame was cancelled in people's words, from the engine's reason ("run
     cancelled by admin", "race r won by b", a failure's message)."""
@@ -221,6 +280,7 @@ def explain(
     cut: str = "",
     votes: Mapping[str, Sequence[Vote]] | None = None,
     cut_rows: Mapping[str, str] | None = None,
+    older_rows: Mapping[str, str] | None = None,
 ) -> dict[str, Verdict]:
     """Walk root → leaves: return every node path's color and reason.
 
@@ -230,11 +290,14 @@ def explain(
     its foreach or loop exactly instead of the whole body; `cut` says why that execution
     ended early while the run went on. `votes` name who decided (`votes_from`), and
     `cut_rows` the running or waiting rows whose frame was cancelled while the run goes
-    on (`rows_cut_short`): in a body, rows alone cannot tell an earlier item's.
+    on (`rows_cut_short`): in a body, rows alone cannot tell an earlier item's; and
+    `older_rows` the finished rows of a loop's earlier round where that loop still runs in
+    the row's own item (`rows_in_older_rounds`).
     """
     walk = Walk(graphs, rows, status, ended, focus, cut)
     walk.votes = votes or {}
     walk.cut_rows = cut_rows or {}
+    walk.older_rows = older_rows or {}
     walk.scope("main", "", Arrival(ExecutionId.root(), None))
     return walk.result
 
@@ -248,8 +311,10 @@ def explain_run(
 ) -> dict[str, Verdict]:
     """Return explain() over a run whose whole trace is at hand (the in-process runtime,
     the CLI): who decided, and which rows' frames were cut short, come from it."""
+    loops = frozenset().union(*(loops_of(graph) for graph in graphs.values()))
+    older = rows_in_older_rounds(trace, older_round_candidates(rows, loops))
     return explain(graphs, rows, status, ended, votes=votes_from(trace),
-                   cut_rows=rows_cut_short(trace, rows))  # fmt: skip
+                   cut_rows=rows_cut_short(trace, rows), older_rows=older)  # fmt: skip
 
 
 def explain_node(
@@ -260,6 +325,7 @@ def explain_node(
     ended: str = "",
     votes: Mapping[str, Sequence[Vote]] | None = None,
     cut_rows: Mapping[str, str] | None = None,
+    older_rows: Mapping[str, str] | None = None,
 ) -> Verdict | None:
     """Walk leaf → root: return one node path's color and reason, or None if unreachable.
 
@@ -269,6 +335,7 @@ def explain_node(
     walk = Walk(graphs, rows, status, ended)
     walk.votes = votes or {}
     walk.cut_rows = cut_rows or {}
+    walk.older_rows = older_rows or {}
     return Climb(walk).verdict("main", "", path)
 
 
@@ -293,6 +360,7 @@ class Walk:
         self.cut = cut
         self.votes: Mapping[str, Sequence[Vote]] = {}
         self.cut_rows: Mapping[str, str] = {}
+        self.older_rows: Mapping[str, str] = {}
         self.loops = frozenset().union(*(loops_of(graph) for graph in graphs.values()))
         self.result: dict[str, Verdict] = {}
 
@@ -386,7 +454,7 @@ class Walk:
                     why = lost or f"every {arrival.loose.split(' of ')[0]} finished"
                     return Verdict(Color.CANCELLED, f"Cancelled: {why} while {doing}")
         if arrival.loose and not self.finished:
-            later = self.older_round(path, row)
+            later = self.older_round(path, row) or self.older_rows.get(path, "")
             if later:
                 return Verdict(Color.PENDING, later)
         if isinstance(node, g.ApprovalNode) and row.status is RowStatus.COMPLETED:
@@ -694,7 +762,7 @@ class Walk:
         result = row.result if isinstance(row.result, dict) else {}
         ran_none = verdict.color is Color.COMPLETED and result.get("iterations") == 0
         if ran_none and not arrival.loose and not arrival.again:
-            return painted(Color.SKIPPED, f"Skipped: loop `{node.id}` ran no round")
+            return painted(Color.SKIPPED, f"Skipped: loop `{node.id}` ran no round", owner)
         number = result.get("iteration")
         if verdict.color is Color.RUNNING and not arrival.loose and isinstance(number, int):
             if number > 0:
@@ -941,6 +1009,8 @@ def completed_reason(node: g.Node, row: NodeRow) -> str:
         return f"Completed: `{result}` won"
     if isinstance(node, g.LoopNode) and isinstance(result, dict):
         rounds = result.get("iterations")
+        if rounds == 0:
+            return "Completed: ran no round"
         limit = ", at its limit" if result.get("outcome") == g.Outcome.EXHAUSTED.value else ""
         return f"Completed after {rounds} round{'' if rounds == 1 else 's'}{limit}"
     if isinstance(node, g.ForeachNode) and isinstance(result, dict):

@@ -23,7 +23,17 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from engine.core import graph as g
-from engine.core.colors import Color, Verdict, cancelled_words, explain, rows_cut_short, votes_from
+from engine.core.colors import (
+    Color,
+    Verdict,
+    cancelled_words,
+    explain,
+    loops_of,
+    older_round_candidates,
+    rows_cut_short,
+    rows_in_older_rounds,
+    votes_from,
+)
 from engine.core.events import RowStatus, RunStatus, Trace, WriteRow
 from engine.core.execution_ids import ExecutionId
 from engine.core.rows import NodeRow, apply_write
@@ -370,6 +380,9 @@ def explain_execution(
     if chosen is not None and chosen.status is Color.CANCELLED and not status.finished:
         cut = chosen.reason.removeprefix("cancelled: ")
     focused = ExecutionId.parse(focus)
-    votes, cut_rows = votes_from(trace), rows_cut_short(trace, rows)
-    return explain(graphs, rows, status, ended, focus=focused, cut=cut, votes=votes,
-                   cut_rows=cut_rows)  # fmt: skip
+    loops = frozenset().union(*(loops_of(graph) for graph in graphs.values()))
+    return explain(
+        graphs, rows, status, ended, focus=focused, cut=cut, votes=votes_from(trace),
+        cut_rows=rows_cut_short(trace, rows),
+        older_rows=rows_in_older_rounds(trace, older_round_candidates(rows, loops)),
+    )  # fmt: skip

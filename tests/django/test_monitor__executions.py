@@ -6,6 +6,7 @@ import json
 import pytest
 
 from engine.models import Run
+from tests.django.approval_helpers import publish, start
 from tests.django.durable_driver import drain
 
 LINES = [{"id": "a", "amount": 5}, {"id": "b", "amount": 50000}, {"id": "c", "amount": 60000}]
@@ -99,3 +100,58 @@ def test_the_tree_says_who_approved_and_what_they_said(demo, client_for) -> None
         ("finance", ["finance"], "approve", "fine"),
     ]
     assert tree["decisions"]["fin"][0]["at"].endswith("Z")
+
+
+def item_cut_short_graph() -> dict[str, object]:
+    """A `skip` foreach of [1, 2]: item 1 forks into `ask` (finance) and `boom` (fails the
+    item, cutting `ask` short); item 2 waits at `later` (legal)."""
+    nodes = [
+        {"id": "start", "type": "start"},
+        {"id": "each", "type": "foreach", "items": "[1, 2]", "as": "it", "concurrency": 2,
+         "on_item_failure": "skip"},
+        {"id": "first", "type": "if", "condition": "it == 1"},
+        {"id": "split", "type": "fork", "branches": ["a", "b"]},
+        {"id": "ask", "type": "approval", "groups": ["finance"], "policy": "any", "title": "t"},
+        {"id": "boom", "type": "fail", "error": "item one is bad"},
+        {"id": "join", "type": "gather", "slots": ["a"]},
+        {"id": "later", "type": "approval", "groups": ["legal"], "policy": "any", "title": "t"},
+        {"id": "done", "type": "end"},
+    ]  # fmt: skip
+    edges = [
+        {"source": "start", "target": "each"},
+        {"source": "each", "outcome": "item", "target": "first"},
+        {"source": "first", "outcome": "true", "target": "split"},
+        {"source": "first", "outcome": "false", "target": "later"},
+        {"source": "split", "branch": "a", "target": "ask"},
+        {"source": "split", "branch": "b", "target": "boom"},
+        {"source": "ask", "outcome": "approved", "target": "join", "slot": "a"},
+        {"source": "ask", "outcome": "rejected", "target": "join", "slot": "a"},
+        {"source": "join", "target": "each"},
+        {"source": "later", "outcome": "approved", "target": "each"},
+        {"source": "later", "outcome": "rejected", "target": "each"},
+        {"source": "each", "outcome": "done", "target": "done"},
+    ]
+    return {"format": "braid.graph/1", "name": "Cut short", "state": {}, "nodes": nodes,
+            "edges": edges}  # fmt: skip
+
+
+@pytest.mark.django_db
+def test_a_row_its_item_left_waiting_reads_cancelled_while_the_foreach_goes_on(
+    demo, client_for
+) -> None:  # type: ignore[no-untyped-def]
+    publish(client_for("analyst"), "cut-short", item_cut_short_graph())
+    admin = client_for("admin")
+    run = start(admin, "cut-short", {})
+    assert run.status == "waiting"
+    tree = admin.get(f"/api/runs/{run.pk}/tree/").json()
+    assert tree["nodes"]["ask"]["status"] == "waiting"  # the row stays as item 1 left it
+    assert (tree["colors"]["ask"], tree["reasons"]["ask"]) == (
+        "cancelled", "Cancelled: item one is bad while waiting for finance",
+    )  # fmt: skip
+    assert tree["colors"]["later"] == "waiting"
+    executions = admin.get(f"/api/runs/{run.pk}/executions/").json()["executions"]
+    assert [(e["id"], e["status"]) for e in executions] == [
+        ("root:1", "waiting"), ("root:1:each:1", "failed"),
+        ("root:1:each:1:split.a:1", "cancelled"), ("root:1:each:1:split.b:1", "failed"),
+        ("root:1:each:2", "waiting"),
+    ]  # fmt: skip

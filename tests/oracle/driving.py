@@ -17,7 +17,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from engine.core.colors import explain, explain_node, rows_cut_short
+from engine.core.colors import (
+    explain,
+    explain_node,
+    loops_of,
+    older_round_candidates,
+    rows_cut_short,
+    rows_in_older_rounds,
+)
 from engine.core.events import (
     ActionFailed,
     Cancel,
@@ -124,12 +131,19 @@ def make_move(driver: RetryingDriver, move: str, rng: random.Random) -> str:
 def walk_colors(driver: Driver) -> dict[str, str]:
     """Return the root → leaf walk's colors, checking the leaf → root walk agrees on each."""
     status, ended = driver.state.status, driver.state.error or ""
-    # What the product's tree reads beside the rows: the frames the trace says were cut.
-    cut_rows = rows_cut_short(driver.trace, driver.rows)
-    whole = explain(driver.graphs, driver.rows, status, ended, cut_rows=cut_rows)
+    # What the product's tree reads beside the rows: the frames the trace says were cut,
+    # and rows of an earlier round of a loop still running in another item.
+    loops = frozenset().union(*(loops_of(graph) for graph in driver.graphs.values()))
+    extra = {
+        "cut_rows": rows_cut_short(driver.trace, driver.rows),
+        "older_rows": rows_in_older_rounds(
+            driver.trace, older_round_candidates(driver.rows, loops)
+        ),
+    }
+    whole = explain(driver.graphs, driver.rows, status, ended, **extra)
     found = {}
     for path, verdict in whole.items():
-        single = explain_node(driver.graphs, driver.rows, status, path, ended, cut_rows=cut_rows)
+        single = explain_node(driver.graphs, driver.rows, status, path, ended, **extra)
         assert single is not None and single.color == verdict.color, (path, verdict, single)
         found[path] = verdict.color.value
     return found

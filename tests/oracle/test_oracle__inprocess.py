@@ -17,7 +17,6 @@ import os
 import random
 from typing import Any
 
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -87,13 +86,6 @@ def test_the_oracle_colors_every_node_and_a_finished_run_shows_nothing_live(
     drive_oracle_only(RetryingDriver(document, data, subflows=SUBFLOWS), seed)
 
 
-WALK_IS_WRONG = pytest.mark.xfail(
-    strict=False,
-    reason="the walks disagree with the oracle on the unhappy path (see test_oracle__cases.py)",
-)
-
-
-@WALK_IS_WRONG
 @RUNS
 @given(flows(), INPUTS, st.integers(0, 2**32 - 1))
 def test_both_walks_agree_with_the_oracle_on_generated_runs(
@@ -102,7 +94,6 @@ def test_both_walks_agree_with_the_oracle_on_generated_runs(
     drive(RetryingDriver(document, data, subflows=SUBFLOWS), seed)
 
 
-@WALK_IS_WRONG
 @RUNS
 @given(st.sampled_from(ALL_DEMOS), st.integers(0, 2**32 - 1))
 def test_both_walks_agree_with_the_oracle_on_demo_runs(
