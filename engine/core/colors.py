@@ -1038,7 +1038,10 @@ def downstream_paint(node: g.Node, arrival: Arrival, verdict: Verdict) -> Arriva
     """
     if arrival.paint is not None:
         return arrival
-    if arrival.cut and verdict.color in (Color.CANCELLED, Color.SKIPPED):
+    if arrival.cut and verdict.color in (Color.CANCELLED, Color.SKIPPED, Color.PENDING):
+        if arrival.again:  # a later round may take this path again
+            later = f"a later round of loop `{arrival.again}` may reach this"
+            return painted(Color.PENDING, f"Pending: {arrival.cut} in this round; {later}")
         return painted(Color.SKIPPED, f"Skipped: {arrival.cut} before this started")
     if verdict.color is Color.FAILED:
         return painted(Color.SKIPPED, f"Skipped: `{node.id}` failed before reaching this")
