@@ -757,7 +757,7 @@ class Walk:
         )
         if isinstance(node, g.ForeachNode):
             noun = f"item of foreach `{node.id}`"
-            return Arrival(scope, None, loose=noun, cut=cut, closed=closed)
+            return Arrival(scope, None, loose=noun, cut=cut, closed=closed, again=arrival.again)
         loose = f"iteration of loop `{node.id}`"
         result = row.result if isinstance(row.result, dict) else {}
         ran_none = verdict.color is Color.COMPLETED and result.get("iterations") == 0
@@ -772,7 +772,7 @@ class Walk:
                 return Arrival(round_eid, None, cut=arrival.cut, again=again or arrival.again)
             return painted(Color.PENDING, f"Pending: loop `{node.id}` has not started a "
                                           "round")  # fmt: skip
-        return Arrival(scope, None, loose=loose, cut=cut, closed=closed)
+        return Arrival(scope, None, loose=loose, cut=cut, closed=closed, again=arrival.again)
 
     def focused(self, node: g.Node, owner: ExecutionId) -> ExecutionId | None:
         """Return the item or iteration of `node` the focus lies in, if it lies in one."""
@@ -1041,8 +1041,10 @@ def downstream_paint(node: g.Node, arrival: Arrival, verdict: Verdict) -> Arriva
     if arrival.cut and verdict.color in (Color.CANCELLED, Color.SKIPPED, Color.PENDING):
         if arrival.again:  # a later round may take this path again
             later = f"a later round of loop `{arrival.again}` may reach this"
-            return painted(Color.PENDING, f"Pending: {arrival.cut} in this round; {later}")
-        return painted(Color.SKIPPED, f"Skipped: {arrival.cut} before this started")
+            pending = f"Pending: {arrival.cut} in this round; {later}"
+            return painted(Color.PENDING, pending, arrival.execution_id)
+        skipped = f"Skipped: {arrival.cut} before this started"
+        return painted(Color.SKIPPED, skipped, arrival.execution_id)
     if verdict.color is Color.FAILED:
         return painted(Color.SKIPPED, f"Skipped: `{node.id}` failed before reaching this")
     if verdict.color is Color.CANCELLED:
