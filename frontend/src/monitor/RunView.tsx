@@ -5,7 +5,9 @@ import { FlowError, FlowView } from "../FlowView";
 import { COLOR_CUES, COLORS, type Color, colorClass } from "../graph/colors";
 import { MAIN_GRAPH, nodeAtPath } from "../graph/nested";
 import { GraphFormatError, parseGraph } from "../graph/parse";
+import { reasonPlain } from "../graph/reason";
 import type { GraphDocument } from "../graph/types";
+import { ReasonText } from "../nodes/ReasonText";
 import { ApiError, getJson, postJson } from "./api";
 import {
   buildExecutionTree,
@@ -168,7 +170,7 @@ export function reasonBeside(status: string, reason: string): string {
 
 /** An execution's tooltip: its id, and its status with the reason the server gives. */
 export function executionTooltip(execution: Execution): string {
-  return `${execution.id} — ${execution.reason === "" ? execution.status : execution.reason}`;
+  return `${execution.id} — ${execution.reason === "" ? execution.status : reasonPlain(execution.reason)}`;
 }
 
 /** The execution tree, windowed: only the rows in view are in the DOM. */
@@ -383,7 +385,9 @@ function Inspector({ doc, graphs, runId, groups, node, picture, shown, viewing, 
             <dd>
               {executionTitle(viewing)} <code>{viewing.id}</code> <StatusPill status={viewing.status} />
               {reasonBeside(viewing.status, viewing.reason) !== "" && (
-                <div className="muted">{reasonBeside(viewing.status, viewing.reason)}</div>
+                <div className="muted">
+                  <ReasonText reason={reasonBeside(viewing.status, viewing.reason)} />
+                </div>
               )}
             </dd>
           </>
@@ -393,7 +397,9 @@ function Inspector({ doc, graphs, runId, groups, node, picture, shown, viewing, 
         {reason !== undefined && (
           <>
             <dt>Why</dt>
-            <dd>{reason}</dd>
+            <dd>
+              <ReasonText reason={reason} />
+            </dd>
           </>
         )}
         <dt>Row</dt>
@@ -659,7 +665,10 @@ export function ViewMode({ chosen, execution, state, onLive, onRetry }: {
         <>
           {" "}<StatusPill status={execution.status} />
           {reasonBeside(execution.status, execution.reason) !== "" && (
-            <span className="view-mode__reason"> {reasonBeside(execution.status, execution.reason)}</span>
+            <span className="view-mode__reason">
+              {" "}
+              <ReasonText reason={reasonBeside(execution.status, execution.reason)} />
+            </span>
           )}
         </>
       )}
