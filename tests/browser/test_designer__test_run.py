@@ -49,5 +49,10 @@ def test_a_test_run_colors_the_canvas_decides_and_stores_nothing(
         re.compile("braid-color--completed")
     )
     shoot(page, "test-run")
+    # The test run's reasons name nodes as code, as the monitor's do (its hover is the
+    # monitor's tooltip, tested there; this node lies below the canvas's fold).
+    reason = node(page, "fin_no").locator(".braid-node__reason")
+    expect(reason).to_have_text("Not taken: fin chose approved")
+    expect(reason.locator("code")).to_have_text(["fin", "approved"])
     assert Run.objects.count() == 0
     assert page.errors == []  # type: ignore[attr-defined]

@@ -8,6 +8,7 @@ Screenshots of each page at 1280 and 390 px wide go to var/screenshots/.
 import json
 import re
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -90,13 +91,17 @@ def test_an_admin_starts_a_race_and_watches_the_loser_cancelled_live(
     reason = page.locator("#braid-reason-timer")
     expect(reason).to_be_visible()
     expect(reason).to_have_text(
-        "Cancelled: race `deadline` was won by `decision` while waiting for its timer"
+        "Cancelled: race deadline was won by decision while waiting for its timer"
     )
+    expect(reason.locator("code")).to_have_text(["deadline", "decision"])
     shoot(page, "run-race-done-1280")
 
     page.locator('.react-flow__node[data-id="approve"]').click()
     inspector = page.get_by_role("region", name=re.compile("Node approve"))
-    expect(inspector).to_contain_text("root:1:deadline.decision:1")
+    inspector.locator("details.row-details summary").click()
+    expect(inspector.locator("details.row-details dd code").first).to_have_text(
+        "root:1:deadline.decision:1"
+    )
     expect(inspector).to_contain_text("paused")
     shoot(page, "run-inspector-1280")
 
@@ -125,7 +130,8 @@ def test_a_branch_the_if_did_not_take_is_skipped_with_its_reason_on_focus(
     assert page.evaluate("document.activeElement.dataset.id") == "e"
     reason = page.locator("#braid-reason-e")
     expect(reason).to_be_visible()
-    expect(reason).to_have_text("Not taken: `check` chose `true`")
+    expect(reason).to_have_text("Not taken: check chose true")
+    expect(reason.locator("code")).to_have_text(["check", "true"])
     shoot(page, "run-if-skipped-1280")
 
     # The execution tree: the fork's two branches, counted; picking one shows the server's
@@ -387,8 +393,9 @@ def test_a_rejection_fails_the_run_and_cancels_the_sibling_on_screen(
     expect(page.get_by_role("region", name=re.compile("Node fin"))).to_have_count(0)
     page.locator('.react-flow__node[data-id="leg"]').hover()
     expect(page.locator("#braid-reason-leg")).to_have_text(
-        "Cancelled: `fin_no` failed while waiting for legal"
+        "Cancelled: fin_no failed while waiting for legal"
     )
+    expect(page.locator("#braid-reason-leg code")).to_have_text("fin_no")
     shoot(page, "run-failed-1280")
 
 
@@ -492,7 +499,7 @@ def test_subflow_children_are_drawn_inside_their_node_nested_and_colored_live(
     page.locator('.react-flow__node[data-id="wrap/pay"]').hover()
     reason = page.locator('[id="braid-reason-wrap/pay"]')
     expect(reason).to_be_visible()
-    expect(reason).to_contain_text("Pending: `review` is waiting")
+    expect(reason).to_contain_text("Pending: review is waiting")
     page.keyboard.press("Escape")
 
     child.click()
@@ -599,7 +606,7 @@ def test_a_cancelled_foreach_shows_each_items_fate_and_one_items_colors_from_the
     expect(mode).to_contain_text("Showing execution root:1:lines:1 (item 1)")
     expect(mode.locator(".status-pill")).to_have_text(re.compile("completed"))
     page.locator('.react-flow__node[data-id="review"]').hover()
-    expect(page.locator("#braid-reason-review")).to_have_text("Not taken: `big` chose `false`")
+    expect(page.locator("#braid-reason-review")).to_have_text("Not taken: big chose false")
     shoot(page, "run-item-view-1280")
 
     # A view that cannot load says so in place and offers to try again.
@@ -624,4 +631,97 @@ def test_a_cancelled_foreach_shows_each_items_fate_and_one_items_colors_from_the
     expect(node(page, "small")).to_have_class(re.compile(r"braid-color--skipped"))
     page.get_by_role("button", name="Live").first.click()
     expect(node(page, "small")).to_have_class(re.compile(r"braid-color--completed"))
+    assert errors == []
+
+
+def absolute(at: str) -> str:
+    """Return an RFC 3339 time as the run view's tooltips write it: "2026-12-04 05:07:19 UTC"."""
+    moment = datetime.fromisoformat(at.replace("Z", "+00:00")).astimezone(UTC)
+    return moment.strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def test_the_inspector_shows_who_approved_with_the_comment_and_when_live(
+    page: Page, braid_server: str
+) -> None:
+    """issue 30: the inspector shows the decision, the person, the comment and the time of an
+    approval (from the tree's `decisions`, kept live by the socket's deltas); the row's
+    execution id sits in its details; a reason's node ids are <code>."""
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.set_viewport_size({"width": 1440, "height": 900})
+    admin = Browserless(braid_server)
+    admin.login("admin", "braid-admin")
+    invoice = {"invoice": {"id": "I-12", "amount": 300, "vendor": "ACME"}}
+    status, run = admin.post_json("/api/runs/", {"flow": "invoice-sign-off", "input": invoice})
+    assert status == 201
+    run_id = run["id"]  # type: ignore[index]
+    log_in(page, braid_server, "admin", "braid-admin")
+    page.goto(f"{braid_server}/runs/{run_id}/")
+    expect(node(page, "fin")).to_have_class(re.compile(r"braid-color--waiting"))
+    page.locator('.react-flow__node[data-id="fin"]').click()
+    inspector = page.get_by_role("region", name=re.compile("Node fin"))
+    expect(inspector).to_contain_text("Waiting for a decision by finance")
+    expect(inspector.get_by_role("list", name="Decisions")).to_have_count(0)
+
+    finance = Browserless(braid_server)
+    finance.login("finance", "braid-finance")
+    _, listing = finance.get_json("/api/approvals/")
+    request = next(r for r in listing["results"] if r["run"] == run_id and r["node"] == "fin")  # type: ignore[index]
+    status, _ = finance.post_json(
+        f"/api/approvals/{request['id']}/decide/", {"decision": "approve", "comment": "fine"}
+    )
+    assert status == 202
+
+    # No reload: the delta brings the vote into the open inspector.
+    votes = inspector.get_by_role("list", name="Decisions")
+    expect(votes.get_by_role("listitem")).to_have_count(1, timeout=LIVE)
+    vote = votes.get_by_role("listitem")
+    expect(vote.locator(".status-pill")).to_have_text("✓ Approved")
+    expect(vote.locator(".vote__who")).to_have_text("finance (finance)")
+    expect(vote.locator("blockquote")).to_have_text("fine")
+    _, tree = admin.get_json(f"/api/runs/{run_id}/tree/")
+    [decided] = tree["decisions"]["fin"]  # type: ignore[index]
+    assert (decided["user"], decided["groups"], decided["comment"]) == (
+        "finance",
+        ["finance"],
+        "fine",
+    )
+    when = vote.locator("time")
+    expect(when).to_have_text(re.compile(r"^(just now|\d+ s ago)$"))
+    expect(when).to_have_attribute("title", absolute(decided["at"]))
+    expect(when).to_have_attribute("datetime", decided["at"])
+    expect(inspector.locator("dd").filter(has_text="Approved by finance (finance)")).to_have_text(
+        'Approved by finance (finance): "fine"'
+    )
+
+    # The execution id is in the details, folded away until asked for.
+    execution_id = tree["nodes"]["fin"]["execution_id"]  # type: ignore[index]
+    details = inspector.locator("details.row-details")
+    expect(details.locator("code").first).not_to_be_visible()
+    details.locator("summary").click()
+    expect(details.locator("dd code").first).to_have_text(execution_id)
+    expect(details.locator("pre")).to_have_text("approved")
+    shoot(page, "run-approved-inspector-1440")
+
+    # A reason that names nodes shows them as code, on hover and in the inspector.
+    page.locator('.react-flow__node[data-id="fin_no"]').hover()
+    reason = page.locator("#braid-reason-fin_no")
+    expect(reason).to_be_visible()
+    expect(reason).to_have_text("Not taken: fin chose approved")
+    expect(reason.locator("code")).to_have_text(["fin", "approved"])
+    shoot(page, "run-reason-code-1440")
+    reason.screenshot(path=str(SCREENSHOTS / "monitor-run-reason-code-tooltip.png"))
+    page.locator('.react-flow__node[data-id="fin_no"]').click()
+    inspector = page.get_by_role("region", name=re.compile("Node fin_no"))
+    why = inspector.locator("dt:text-is('Why') + dd")
+    expect(why).to_have_text("Not taken: fin chose approved")
+    expect(why.locator("code")).to_have_text(["fin", "approved"])
+    page.locator('.react-flow__node[data-id="fin"]').click()
+    inspector = page.get_by_role("region", name=re.compile(r"^Node fin "))
+    expect(inspector.get_by_role("list", name="Decisions")).to_contain_text("fine")
+
+    page.set_viewport_size({"width": 390, "height": 844})
+    inspector.scroll_into_view_if_needed()
+    assert no_sideways_scroll(page)
+    shoot(page, "run-approved-inspector-390")
     assert errors == []

@@ -7,4 +7,5 @@ export * from "./summary";
 export * from "./toFlow";
 export * from "./types";
 export * from "./path";
+export * from "./reason";
 export * from "./nested";

@@ -9,6 +9,7 @@ import type { Edge, Node } from "@xyflow/react";
 import type { Color, ColorMap } from "./colors";
 import { findBackEdges, layoutGraph, type Size } from "./layout";
 import { edgeLabel, kindSummary } from "./summary";
+import { reasonPlain } from "./reason";
 import { type GraphDocument, type GraphNode, type NodeType, type Point, RETURN_TARGET_TYPES } from "./types";
 
 export const NODE_WIDTH = 232;
@@ -117,7 +118,7 @@ function flowNodes(
     const data = nodeData(node, colors[path], reasons[path]);
     if (prefix !== "") data.path = path;
     const state =
-      data.color === undefined ? "" : data.reason === undefined ? `, ${data.color}` : `, ${data.reason}`;
+      data.color === undefined ? "" : data.reason === undefined ? `, ${data.color}` : `, ${reasonPlain(data.reason)}`;
     return {
       id: path,
       type: node.type,

@@ -5,7 +5,9 @@ import { FlowError, FlowView } from "../FlowView";
 import { COLOR_CUES, COLORS, type Color, colorClass } from "../graph/colors";
 import { MAIN_GRAPH, nodeAtPath } from "../graph/nested";
 import { GraphFormatError, parseGraph } from "../graph/parse";
+import { reasonPlain } from "../graph/reason";
 import type { GraphDocument } from "../graph/types";
+import { ReasonText } from "../nodes/ReasonText";
 import { ApiError, getJson, postJson } from "./api";
 import {
   buildExecutionTree,
@@ -22,10 +24,12 @@ import { type ExecutionView, ExecutionViewFollower, fetchExecutionView, type Vie
 import { barGeometry, type ServerStatuses, timeline } from "./gantt";
 import { describeActivation, gatherActivations } from "./gather";
 import type { Viewer } from "./RunsPage";
+import { RowDetails, Votes } from "./InspectorParts";
 import { StateWrites, writesVersion } from "./StateWrites";
 import { absoluteTime, durationText } from "./time";
 import type { RunPicture, TraceEvent } from "./types";
 import { RelativeTime, Shortcuts, StatusPill, useNow, VirtualList } from "./ui";
+import { shownVotes } from "./votes";
 
 const RUN_SHORTCUTS: ReadonlyArray<[string, string]> = [
   ["Tab", "moves between nodes and controls; a focused node shows its reason"],
@@ -168,7 +172,7 @@ export function reasonBeside(status: string, reason: string): string {
 
 /** An execution's tooltip: its id, and its status with the reason the server gives. */
 export function executionTooltip(execution: Execution): string {
-  return `${execution.id} — ${execution.reason === "" ? execution.status : execution.reason}`;
+  return `${execution.id} — ${execution.reason === "" ? execution.status : reasonPlain(execution.reason)}`;
 }
 
 /** The execution tree, windowed: only the rows in view are in the DOM. */
@@ -249,17 +253,6 @@ export function ExecutionTreePanel({ tree, chosen, onChoose, ready = true, error
       )}
     </section>
   );
-}
-
-function pretty(value: unknown): string {
-  if (typeof value === "string") {
-    try {
-      return JSON.stringify(JSON.parse(value), null, 2);
-    } catch {
-      return value;
-    }
-  }
-  return JSON.stringify(value, null, 2) ?? "null";
 }
 
 interface OpenApproval {
@@ -353,12 +346,13 @@ interface InspectorProps {
   /** The execution the graph shows, when one is chosen: its status and reason from the server. */
   viewing: Execution | null;
   events: readonly TraceEvent[];
+  now: number;
   onClose: () => void;
   /** Inspect another node (a writer named in the state writes). */
   onSelect: (path: string) => void;
 }
 
-function Inspector({ doc, graphs, runId, groups, node, picture, shown, viewing, events, onClose, onSelect }: InspectorProps) {
+export function Inspector({ doc, graphs, runId, groups, node, picture, shown, viewing, events, now, onClose, onSelect }: InspectorProps) {
   const row = picture.nodes[node];
   const color = shown.colors[node];
   const reason = shown.reasons[node];
@@ -383,7 +377,9 @@ function Inspector({ doc, graphs, runId, groups, node, picture, shown, viewing, 
             <dd>
               {executionTitle(viewing)} <code>{viewing.id}</code> <StatusPill status={viewing.status} />
               {reasonBeside(viewing.status, viewing.reason) !== "" && (
-                <div className="muted">{reasonBeside(viewing.status, viewing.reason)}</div>
+                <div className="muted">
+                  <ReasonText reason={reasonBeside(viewing.status, viewing.reason)} />
+                </div>
               )}
             </dd>
           </>
@@ -393,37 +389,17 @@ function Inspector({ doc, graphs, runId, groups, node, picture, shown, viewing, 
         {reason !== undefined && (
           <>
             <dt>Why</dt>
-            <dd>{reason}</dd>
+            <dd>
+              <ReasonText reason={reason} />
+            </dd>
           </>
         )}
         <dt>Row</dt>
         <dd>{row === undefined ? "no row (skipped, cancelled and pending are never written)" : row.status}</dd>
-        {row !== undefined && (
-          <>
-            <dt>Execution</dt>
-            <dd>
-              <code>{row.execution_id}</code>
-            </dd>
-            <dt>Attempt</dt>
-            <dd>{row.attempt ?? "—"}</dd>
-            {row.status_detail !== undefined && (
-              <>
-                <dt>Detail</dt>
-                <dd>
-                  <code>{row.status_detail}</code>
-                </dd>
-              </>
-            )}
-          </>
-        )}
       </dl>
+      <Votes votes={shownVotes(row?.status, picture.decisions[node])} now={now} />
       {row?.status === "waiting" && <DecideHere runId={runId} node={node} groups={groups} version={picture} />}
-      {row !== undefined && (
-        <>
-          <h3>Result</h3>
-          <pre>{pretty(row.result)}</pre>
-        </>
-      )}
+      {row !== undefined && <RowDetails row={row} last={mine.at(-1)} now={now} />}
       <StateWrites runId={runId} node={node} hasRun={row !== undefined} version={writesVersion(row, picture)} onSelect={onSelect} />
       {slots !== null && (
         <>
@@ -659,7 +635,10 @@ export function ViewMode({ chosen, execution, state, onLive, onRetry }: {
         <>
           {" "}<StatusPill status={execution.status} />
           {reasonBeside(execution.status, execution.reason) !== "" && (
-            <span className="view-mode__reason"> {reasonBeside(execution.status, execution.reason)}</span>
+            <span className="view-mode__reason">
+              {" "}
+              <ReasonText reason={reasonBeside(execution.status, execution.reason)} />
+            </span>
           )}
         </>
       )}
@@ -762,7 +741,7 @@ export function RunView({ data }: { data: RunViewData }) {
         </div>
         {node !== null && picture !== null && (
           <div className="run-side">
-            <Inspector doc={"doc" in parsed ? parsed.doc : null} graphs={graphs} runId={data.run.id} groups={data.viewer.groups} node={node} picture={picture} shown={shown} viewing={chosenExecution ?? null} events={events} onClose={() => setNode(null)} onSelect={setNode} />
+            <Inspector doc={"doc" in parsed ? parsed.doc : null} graphs={graphs} runId={data.run.id} groups={data.viewer.groups} node={node} picture={picture} shown={shown} viewing={chosenExecution ?? null} events={events} now={now} onClose={() => setNode(null)} onSelect={setNode} />
           </div>
         )}
       </div>

@@ -1,7 +1,7 @@
 /** Applying the run socket's snapshot and delta messages to a run's picture (pure). */
 
 import { type Color, isColor } from "../graph/colors";
-import type { NodeRow, RunPicture } from "./types";
+import type { NodeRow, RunPicture, Vote } from "./types";
 
 type JsonObject = Record<string, unknown>;
 
@@ -39,7 +39,31 @@ function rowsOf(value: unknown): Record<string, NodeRow> {
   return out;
 }
 
-/** Return the picture a tree response or a snapshot describes; `reasons` may be absent. */
+function voteOf(value: unknown): Vote | null {
+  if (!isObject(value)) return null;
+  const { user, groups, decision, comment, at } = value;
+  if (typeof user !== "string" || (decision !== "approve" && decision !== "reject") || typeof at !== "string") return null;
+  return {
+    user,
+    groups: Array.isArray(groups) ? groups.filter((group): group is string => typeof group === "string") : [],
+    decision,
+    comment: typeof comment === "string" ? comment : "",
+    at,
+  };
+}
+
+/** The votes by node path; a vote that is not one (no user, an unknown decision) is dropped. */
+function votesOf(value: unknown): Record<string, Vote[]> {
+  const out: Record<string, Vote[]> = {};
+  if (isObject(value)) {
+    for (const [path, votes] of Object.entries(value)) {
+      if (Array.isArray(votes)) out[path] = votes.map(voteOf).filter((vote): vote is Vote => vote !== null);
+    }
+  }
+  return out;
+}
+
+/** Return the picture a tree response or a snapshot describes; `reasons` and `decisions` may be absent. */
 export function pictureFrom(message: unknown): RunPicture {
   const body = isObject(message) ? message : {};
   return {
@@ -47,10 +71,11 @@ export function pictureFrom(message: unknown): RunPicture {
     nodes: rowsOf(body.nodes),
     colors: colorsOf(body.colors),
     reasons: textsOf(body.reasons),
+    decisions: votesOf(body.decisions),
   };
 }
 
-/** Return the picture after one delta: changed rows, colors and reasons replace the old ones. */
+/** Return the picture after one delta: changed rows, colors, reasons and votes replace the old ones. */
 export function applyDelta(picture: RunPicture, delta: unknown): RunPicture {
   const body = isObject(delta) ? delta : {};
   return {
@@ -58,5 +83,6 @@ export function applyDelta(picture: RunPicture, delta: unknown): RunPicture {
     nodes: { ...picture.nodes, ...rowsOf(body.nodes) },
     colors: { ...picture.colors, ...colorsOf(body.colors) },
     reasons: { ...picture.reasons, ...textsOf(body.reasons) },
+    decisions: { ...picture.decisions, ...votesOf(body.decisions) },
   };
 }

@@ -37,12 +37,23 @@ export interface NodeRow {
   status_detail?: string;
 }
 
-/** A run's live picture: rows, colors and reasons by node path. */
+/** One person's decision at an approval (`decisions` in the tree, the snapshot and deltas). */
+export interface Vote {
+  user: string;
+  groups: string[];
+  decision: "approve" | "reject";
+  comment: string;
+  /** RFC 3339. */
+  at: string;
+}
+
+/** A run's live picture: rows, colors, reasons and the decided approvals' votes by node path. */
 export interface RunPicture {
   status: string;
   nodes: Record<string, NodeRow>;
   colors: Record<string, Color>;
   reasons: Record<string, string>;
+  decisions: Record<string, Vote[]>;
 }
 
 /** One trace event (`GET /api/runs/<id>/trace/`). */

@@ -1,8 +1,10 @@
 import { Handle, type NodeProps, Position } from "@xyflow/react";
 import { useContext } from "react";
 import { COLOR_CUES, type Color, colorClass } from "../graph/colors";
+import { reasonPlain } from "../graph/reason";
 import { type BraidFlowNode, type BraidNodeData, RETURN_HANDLE } from "../graph/toFlow";
 import { Ports } from "./Ports";
+import { ReasonText } from "./ReasonText";
 import { SubflowToggle } from "./SubflowToggle";
 
 export type BraidNodeProps = NodeProps<BraidFlowNode>;
@@ -81,7 +83,8 @@ export function NodeFrame({ data, family, hasInput = true, hasOutput = true, has
   if (data.problem !== undefined) classes.push(`braid-node--problem-${data.problem}`);
   if (data.change !== undefined) classes.push(`braid-node--change-${data.change}`);
   if (data.subflow?.expanded === true) classes.push("braid-node--expanded");
-  const tooltip = [data.path ?? data.label, data.summary, data.title, data.reason, data.problemText]
+  const reason = data.reason === undefined ? undefined : reasonPlain(data.reason);
+  const tooltip = [data.path ?? data.label, data.summary, data.title, reason, data.problemText]
     .filter(Boolean)
     .join("\n");
   const path = data.path ?? data.label;
@@ -101,7 +104,7 @@ export function NodeFrame({ data, family, hasInput = true, hasOutput = true, has
       {data.subflow !== undefined && <SubflowButton path={path} {...data.subflow} />}
       {data.reason !== undefined && (
         <span id={reasonId} role="tooltip" className="braid-node__reason">
-          {data.reason}
+          <ReasonText reason={data.reason} />
         </span>
       )}
       {data.problem !== undefined && <ProblemBadge problem={data.problem} />}

@@ -3,7 +3,7 @@ import { expect, test } from "vitest";
 import { FlowView } from "../../src/FlowView";
 import { parseGraph, toFlow } from "../../src/graph";
 import { buildExecutionTree } from "../../src/monitor/executions";
-import { type ChosenView, ExecutionTreePanel, RunView, type RunViewData, ViewMode } from "../../src/monitor/RunView";
+import { type ChosenView, ExecutionTreePanel, executionTooltip, RunView, type RunViewData, ViewMode } from "../../src/monitor/RunView";
 import { RunsPage } from "../../src/monitor/RunsPage";
 import { BATCH_CANCELLED_EXECUTIONS, execution } from "../monitor/server";
 
@@ -35,10 +35,29 @@ test("a node with a reason shows it as a tooltip, describes itself by it and say
     />,
   );
   expect(markup).toContain('aria-describedby="braid-reason-no"');
-  expect(markup).toContain('<span id="braid-reason-no" role="tooltip" class="braid-node__reason">skipped: `check` took `true`</span>');
-  expect(markup).toContain('aria-label="no: ');
-  expect(markup).toMatch(/aria-label="no: [^"]*skipped: `check` took `true`"/);
+  expect(markup).toContain(
+    '<span id="braid-reason-no" role="tooltip" class="braid-node__reason">skipped: <code>check</code> took <code>true</code></span>',
+  );
+  // The label and the native tooltip are plain words: no backticks to read aloud.
+  expect(markup).toMatch(/aria-label="no: set · \?, skipped: check took true"/);
+  expect(markup).toContain('title="no\nset · ?\nskipped: check took true"');
   expect(markup).toContain("braid-color--skipped");
+});
+
+test("a reason's text is never markup: a comment that looks like HTML is escaped, in code and out", () => {
+  const markup = renderToStaticMarkup(
+    <FlowView
+      doc={parseGraph(GRAPH)}
+      colors={{ no: "completed" }}
+      reasons={{ no: 'Rejected by finance (eve): "<img src=x onerror=alert(1)>" at `<b>no</b>`' }}
+    />,
+  );
+  expect(markup).toContain(
+    '<span id="braid-reason-no" role="tooltip" class="braid-node__reason">' +
+      "Rejected by finance (eve): &quot;&lt;img src=x onerror=alert(1)&gt;&quot; at <code>&lt;b&gt;no&lt;/b&gt;</code></span>",
+  );
+  expect(markup).not.toContain("<img");
+  expect(markup).not.toContain("<b>");
 });
 
 test("edges between taken nodes are drawn taken, the rest faded", () => {
@@ -187,6 +206,20 @@ test("a chosen execution reads as loading, then failed in place, then with its s
   expect(plain).toContain("braid-color--completed");
   expect(plain).not.toContain("view-mode__reason");
   expect(ready).not.toContain("Loading");
+});
+
+test("an execution's reason shows its node ids as code beside its status, and as plain words in its tooltip", () => {
+  const tree = buildExecutionTree([
+    execution("root:1", null, { kind: "root", owner: "", label: "run", status: "failed", reason: "Failed" }),
+    execution("root:1:lines:1", "root:1", { status: "cancelled", reason: "Cancelled: `boom` failed while running" }),
+  ]);
+  const item = tree.byId.get("root:1:lines:1")!;
+  const view = { execution: item.id, view: { execution: item.id, colors: {}, reasons: {} }, error: "" };
+  const markup = renderToStaticMarkup(
+    <ViewMode chosen={item.id} execution={item} state={view} onLive={() => undefined} onRetry={() => undefined} />,
+  );
+  expect(markup).toContain('<span class="view-mode__reason"> <code>boom</code> failed while running</span>');
+  expect(executionTooltip(item)).toBe("root:1:lines:1 — Cancelled: boom failed while running");
 });
 
 test("the run view draws a subflow's child graph inside it, with a button to hide its steps", () => {
