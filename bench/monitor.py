@@ -55,6 +55,7 @@ from bench.durable import (
     BIN,
     DEMO_CASES,
     FINISHED,
+    ROOT,
     Processes,
     admin_execute,
     chain_doc,
@@ -383,8 +384,12 @@ def durable_run(graphs: dict[str, Any], label: str, input_value: Any) -> tuple[s
     return run_id, time.perf_counter() - started
 
 
+OURS = ("engine/", "monitor/", "braid/")
+
+
 def sql_and_profile(client: Any, url: str) -> dict[str, Any]:
-    """Profile one request: its SQL time and the functions it spends the most time in."""
+    """Profile one request: its SQL time, then under cProfile the functions of Braid's
+    code with the most cumulative time and the functions (anyone's) with the most own."""
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
@@ -392,25 +397,23 @@ def sql_and_profile(client: Any, url: str) -> dict[str, Any]:
         started = time.perf_counter()
         client.get(url)
         plain = time.perf_counter() - started
-    sql_s = sum(float(q["time"]) for q in queries.captured_queries)
+    captured = list(queries.captured_queries)  # the next request empties the log
     profile = cProfile.Profile()
     profile.enable()
     client.get(url)
     profile.disable()
     stats = pstats.Stats(profile)
-    total = stats.total_tt  # type: ignore[attr-defined]
-    ranked = sorted(stats.stats.items(), key=lambda item: item[1][3], reverse=True)  # type: ignore[attr-defined]
-    top = []
-    for (filename, line, function), (_, _, own, cumulative, _) in ranked:
-        where = filename.split("/site-packages/")[-1].replace(str(Path.cwd()) + "/", "")
-        if "{" in where or where.startswith("<"):
-            where = where.strip("~")
-        top.append({"function": f"{where}:{line}({function})", "cumulative_s": cumulative,
-                    "own_s": own})  # fmt: skip
-        if len(top) == 14:
-            break
-    return {"plain_ms": plain * 1e3, "sql_ms": sql_s * 1e3, "queries": len(queries),
-            "profiled_ms": total * 1e3, "top": top}  # fmt: skip
+    rows = []
+    for (filename, line, function), (_, _, own, cumulative, _) in stats.stats.items():  # type: ignore[attr-defined]
+        where = filename.split("/site-packages/")[-1].removeprefix(str(ROOT) + "/")
+        rows.append({"function": f"{where}:{line}({function})", "own_s": own,
+                     "cumulative_s": cumulative, "ours": where.startswith(OURS)})  # fmt: skip
+    ours = sorted((r for r in rows if r["ours"]), key=lambda r: r["cumulative_s"], reverse=True)
+    return {"plain_ms": plain * 1e3, "queries": len(captured),
+            "sql_ms": sum(float(q["time"]) for q in captured) * 1e3,
+            "profiled_ms": stats.total_tt * 1e3,  # type: ignore[attr-defined]
+            "ours": ours[:12],
+            "own": sorted(rows, key=lambda r: r["own_s"], reverse=True)[:10]}  # fmt: skip
 
 
 def measure_tree(plan: Plan) -> dict[str, Any]:
@@ -527,7 +530,8 @@ def demo_starts() -> list[Callable[[], str]]:
 
 class SteadyStream:
     """Keeps `in_flight` demo runs unfinished for as long as it runs: a thread of this
-    process looks every 50 ms and starts a new run for each that finished."""
+    process looks every 20 ms and starts a new run for each that finished, all in one
+    transaction."""
 
     def __init__(self, in_flight: int) -> None:
         self.in_flight = in_flight
@@ -540,7 +544,7 @@ class SteadyStream:
         self.thread = threading.Thread(target=self.keep_going, daemon=True)
 
     def keep_going(self) -> None:
-        from django.db import connection
+        from django.db import connection, transaction
 
         from engine.models import Run
 
@@ -554,10 +558,13 @@ class SteadyStream:
                     self.finished.update(ended.values())
                 if self.measuring:
                     self.unfinished_seen.append(len(self.live))
-                while len(self.live) < self.in_flight:
-                    self.live.add(starts[self.started % len(starts)]())
-                    self.started += 1
-                time.sleep(0.05)
+                missing = self.in_flight - len(self.live)
+                if missing > 0:
+                    with transaction.atomic():  # one commit for the lot: the stream keeps up
+                        new = [starts[(self.started + i) % len(starts)]() for i in range(missing)]
+                    self.live.update(new)
+                    self.started += missing
+                time.sleep(0.02)
         finally:
             connection.close()
 
@@ -570,22 +577,37 @@ class SteadyStream:
         self.thread.join(timeout=30)
 
 
-def measure_latency(plan: Plan, base: str) -> dict[str, Any]:
+SLEEP_S = 0.1
+
+
+def sleepy_chain_doc(n: int) -> dict[str, Any]:
+    """A chain of `n` tasks that each sleep 0.1 s: each node's completion commits on its
+    own, a tenth of a second after the one before (noop tasks would finish together)."""
+    doc = chain_doc(n)
+    for node in doc["nodes"]:
+        if node["type"] == "task":
+            node |= {"action": "sleep", "params": {"seconds": SLEEP_S}}
+    return doc
+
+
+def measure_latency(plan: Plan, base: str, roots: Sequence[int], database: str) -> dict[str, Any]:
     """Push latency while a steady stream of demo runs keeps both workers busy: chains
     are watched one after another until enough nodes were seen completed."""
     session = session_cookie("admin")
-    graphs = resolved(chain_doc(plan.chain_length))
+    graphs = resolved(sleepy_chain_doc(plan.chain_length))
     latencies: list[float] = []
     chains = 0
     with SteadyStream(plan.in_flight) as stream:
         time.sleep(5)  # until the stream is steady
         stream.measuring = True
         finished_before, started = sum(stream.finished.values()), time.monotonic()
+        cpu_before = serving_cpu(roots, database)
         while len(latencies) < plan.latency_samples and chains < plan.latency_chains:
             run_id = start_run(graphs, "latency-chain", {})
             latencies += watch_latencies(base, session, run_id, seconds=120)
             chains += 1
         seconds = time.monotonic() - started
+        cpu_after = serving_cpu(roots, database)
         stream.measuring = False
         background = sum(stream.finished.values()) - finished_before
         left = list(stream.live)
@@ -598,7 +620,9 @@ def measure_latency(plan: Plan, base: str) -> dict[str, Any]:
             "background_per_s": background / seconds, "in_flight": plan.in_flight,
             "unfinished_min": min(stream.unfinished_seen, default=0),
             "unfinished_median": statistics.median(stream.unfinished_seen or [0]),
-            "not_completed": failed}  # fmt: skip
+            "not_completed": failed,
+            "cores_used": {part: (cpu_after[part] - cpu_before[part]) / seconds
+                           for part in SERVING_PARTS}}  # fmt: skip
 
 
 # ---------------------------------------------------------------- 4. publishing on and off
@@ -885,13 +909,19 @@ def render_tree(part: dict[str, Any], results: dict[str, Any]) -> list[str]:
         lines += ["", f"### Where the time of `{case['endpoint']}` on the {case['label']} goes",
                   "", f"One request: {profile['plain_ms']:,.0f} ms, of which "
                   f"{profile['sql_ms']:,.0f} ms in PostgreSQL as Django timed its "
-                  f"{profile['queries']} queries; then one request under cProfile "
-                  f"({profile['profiled_ms']:,.0f} ms profiled), the functions with the "
+                  f"{profile['queries']} queries. Then one request under cProfile "
+                  f"({profile['profiled_ms']:,.0f} ms profiled: the profiler slows Python "
+                  "calls, so read the shares, not the seconds). Braid's functions with the "
                   "most cumulative time:", "",
                   "| function | cumulative s | own s |", "| --- | ---: | ---: |"]  # fmt: skip
-        for row in profile["top"]:
+        for row in profile["ours"]:
             lines.append(f"| `{row['function']}` | {row['cumulative_s']:.3f} | "
                          f"{row['own_s']:.3f} |")  # fmt: skip
+        lines += ["", "The functions (anyone's) with the most own time:", "",
+                  "| function | own s | cumulative s |", "| --- | ---: | ---: |"]  # fmt: skip
+        for row in profile["own"]:
+            lines.append(f"| `{row['function']}` | {row['own_s']:.3f} | "
+                         f"{row['cumulative_s']:.3f} |")  # fmt: skip
     return lines
 
 
@@ -901,12 +931,16 @@ def render_latency(part: dict[str, Any], results: dict[str, Any]) -> list[str]:
             when(part, results), "",
             "Scaled mode: Daphne and two `celery worker --concurrency=2` (one with "
             f"`--beat`). A thread of the bench keeps {part['in_flight']} demo runs "
-            "unfinished the whole time, starting one whenever one finishes (checked every "
-            "50 ms), for 5 s before and all through the measurement. Meanwhile chains of "
-            "noop tasks are started one after another and watched on a real websocket "
-            "client; each node's latency is the client's receive time minus the "
+            "unfinished the whole time: every 20 ms it starts, in one transaction, a run "
+            "for each that finished; it ran 5 s before and all through the measurement. "
+            f"Meanwhile chains of tasks that each sleep {SLEEP_S:g} s (so each node "
+            "commits on its own) are started one after another and watched on a real "
+            "websocket client; each node's latency is the client's receive time minus the "
             "`updated_at` of its completed row (written just before its commit, so the "
-            "figure includes the rest of that transaction). Percentiles are nearest-rank.",
+            "figure includes the rest of that transaction); the same clock on both sides. "
+            "Percentiles are nearest-rank. (Until this run the section watched chains of "
+            "noop tasks while bursts of 40, then 10, background runs were started: a "
+            "lighter load, with samples that arrived a chain at a time.)",
             "",
             f"- {part['samples']} samples from {part['chains']} chains over "
             f"{part['seconds']:.0f} s: median {part['median_ms']:,.0f} ms, p95 "
@@ -921,6 +955,11 @@ def render_latency(part: dict[str, Any], results: dict[str, Any]) -> list[str]:
             f"{part['in_flight']}"
             + (f"; runs that did not complete: {missing}" if missing else
                "; every background run completed"),
+            "- CPU used while measuring, in cores (of "
+            f"{os.cpu_count()}): " + ", ".join(f"{name} {used:.2f}" for name, used
+                                               in part["cores_used"].items())
+            + " (the workers and Daphne with their children, PostgreSQL's backends on the "
+            "bench's database, the whole Redis server, which other jobs use too)",
             ]  # fmt: skip
 
 
@@ -1037,7 +1076,8 @@ def measure(sections: list[str], plan: Plan, procs: Processes, database: str,
         workers = start_workers(procs, "braid", ["lat-a", "lat-b"], [["--beat"], []])
         try:
             with stamped(results, "latency") as part:
-                part |= measure_latency(plan, base)
+                roots = [daphne.pid, *(process.pid for process in workers)]
+                part |= measure_latency(plan, base, roots, database)
         finally:
             for process in workers:
                 procs.stop(process)
