@@ -168,6 +168,28 @@ def interleaved(
     return times
 
 
+OURS = ("engine/", "monitor/", "braid/")
+
+
+def profiled(run: Callable[[], object]) -> dict[str, Any]:
+    """Run once under cProfile; return the functions of Braid's code with the most
+    cumulative time and the functions (anyone's) with the most own time."""
+    profile = cProfile.Profile()
+    profile.enable()
+    run()
+    profile.disable()
+    stats = pstats.Stats(profile)
+    rows = []
+    for (filename, line, function), (_, _, own, cumulative, _) in stats.stats.items():  # type: ignore[attr-defined]
+        where = filename.split("/site-packages/")[-1].removeprefix(str(ROOT) + "/")
+        rows.append({"function": f"{where}:{line}({function})", "own_s": own,
+                     "cumulative_s": cumulative, "ours": where.startswith(OURS)})  # fmt: skip
+    ours = sorted((r for r in rows if r["ours"]), key=lambda r: r["cumulative_s"], reverse=True)
+    return {"profiled_ms": stats.total_tt * 1e3,  # type: ignore[attr-defined]
+            "ours": ours[:12],
+            "own": sorted(rows, key=lambda r: r["own_s"], reverse=True)[:10]}  # fmt: skip
+
+
 # ---------------------------------------------------------------- flows of 10,000
 
 
@@ -347,7 +369,13 @@ def measure_walk(plan: Plan) -> dict[str, Any]:
     for case in runs:
         case["walk"] = spread_ms(times[f"walk {case['label']}"])
         case["executions_time"] = spread_ms(times[f"executions {case['label']}"])
-    return {"synthetic": synthetic, "runs": runs}
+    missed = [(f"`explain` on the {c['label']}", f"walk {c['label']}") for c in runs
+              if c["walk"]["median_ms"] >= WALK_TARGET_MS]  # fmt: skip
+    missed += [(f"`explain` on the synthetic {c['shape']} of {c['nodes']:,}", c["subject"])
+               for c in synthetic
+               if c["nodes"] <= 10_100 and c["median_ms"] >= WALK_TARGET_MS]  # fmt: skip
+    profiles = [{"title": title, **profiled(subjects[name])} for title, name in missed]
+    return {"synthetic": synthetic, "runs": runs, "profiles": profiles}
 
 
 # ---------------------------------------------------------------- 2. the read endpoints
@@ -384,12 +412,8 @@ def durable_run(graphs: dict[str, Any], label: str, input_value: Any) -> tuple[s
     return run_id, time.perf_counter() - started
 
 
-OURS = ("engine/", "monitor/", "braid/")
-
-
 def sql_and_profile(client: Any, url: str) -> dict[str, Any]:
-    """Profile one request: its SQL time, then under cProfile the functions of Braid's
-    code with the most cumulative time and the functions (anyone's) with the most own."""
+    """Time one request and its SQL, then profile another (see `profiled`)."""
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
@@ -398,22 +422,9 @@ def sql_and_profile(client: Any, url: str) -> dict[str, Any]:
         client.get(url)
         plain = time.perf_counter() - started
     captured = list(queries.captured_queries)  # the next request empties the log
-    profile = cProfile.Profile()
-    profile.enable()
-    client.get(url)
-    profile.disable()
-    stats = pstats.Stats(profile)
-    rows = []
-    for (filename, line, function), (_, _, own, cumulative, _) in stats.stats.items():  # type: ignore[attr-defined]
-        where = filename.split("/site-packages/")[-1].removeprefix(str(ROOT) + "/")
-        rows.append({"function": f"{where}:{line}({function})", "own_s": own,
-                     "cumulative_s": cumulative, "ours": where.startswith(OURS)})  # fmt: skip
-    ours = sorted((r for r in rows if r["ours"]), key=lambda r: r["cumulative_s"], reverse=True)
     return {"plain_ms": plain * 1e3, "queries": len(captured),
             "sql_ms": sum(float(q["time"]) for q in captured) * 1e3,
-            "profiled_ms": stats.total_tt * 1e3,  # type: ignore[attr-defined]
-            "ours": ours[:12],
-            "own": sorted(rows, key=lambda r: r["own_s"], reverse=True)[:10]}  # fmt: skip
+            **profiled(lambda: client.get(url))}  # fmt: skip
 
 
 def measure_tree(plan: Plan) -> dict[str, Any]:
@@ -875,6 +886,24 @@ def render_walk(part: dict[str, Any], results: dict[str, Any]) -> list[str]:
                      f"{case['events']:,} | {case['executions']:,} | {ms(walk)} | "
                      f"{verdict(walk['median_ms'] < WALK_TARGET_MS)} | "
                      f"{ms(case['executions_time'])} |")  # fmt: skip
+    for profile in part.get("profiles", []):
+        lines += ["", f"### Where the time of {profile['title']} goes (it missed)", "",
+                  "One call under cProfile:", "", *profile_tables(profile)]  # fmt: skip
+    return lines
+
+
+def profile_tables(profile: dict[str, Any]) -> list[str]:
+    """Return the tables of one profiled call."""
+    lines = [f"{profile['profiled_ms']:,.0f} ms profiled (the profiler slows Python calls, so "
+             "read the shares, not the seconds). Braid's functions with the most "
+             "cumulative time:", "",
+             "| function | cumulative s | own s |", "| --- | ---: | ---: |"]  # fmt: skip
+    for row in profile["ours"]:
+        lines.append(f"| `{row['function']}` | {row['cumulative_s']:.3f} | {row['own_s']:.3f} |")
+    lines += ["", "The functions (anyone's) with the most own time:", "",
+              "| function | own s | cumulative s |", "| --- | ---: | ---: |"]  # fmt: skip
+    for row in profile["own"]:
+        lines.append(f"| `{row['function']}` | {row['own_s']:.3f} | {row['cumulative_s']:.3f} |")
     return lines
 
 
@@ -909,19 +938,8 @@ def render_tree(part: dict[str, Any], results: dict[str, Any]) -> list[str]:
         lines += ["", f"### Where the time of `{case['endpoint']}` on the {case['label']} goes",
                   "", f"One request: {profile['plain_ms']:,.0f} ms, of which "
                   f"{profile['sql_ms']:,.0f} ms in PostgreSQL as Django timed its "
-                  f"{profile['queries']} queries. Then one request under cProfile "
-                  f"({profile['profiled_ms']:,.0f} ms profiled: the profiler slows Python "
-                  "calls, so read the shares, not the seconds). Braid's functions with the "
-                  "most cumulative time:", "",
-                  "| function | cumulative s | own s |", "| --- | ---: | ---: |"]  # fmt: skip
-        for row in profile["ours"]:
-            lines.append(f"| `{row['function']}` | {row['cumulative_s']:.3f} | "
-                         f"{row['own_s']:.3f} |")  # fmt: skip
-        lines += ["", "The functions (anyone's) with the most own time:", "",
-                  "| function | own s | cumulative s |", "| --- | ---: | ---: |"]  # fmt: skip
-        for row in profile["own"]:
-            lines.append(f"| `{row['function']}` | {row['own_s']:.3f} | "
-                         f"{row['cumulative_s']:.3f} |")  # fmt: skip
+                  f"{profile['queries']} queries. Then one request under cProfile:", "",
+                  *profile_tables(profile)]  # fmt: skip
     return lines
 
 
