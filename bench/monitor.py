@@ -23,7 +23,8 @@ Usage: python -m bench.monitor [--quick] [--only walk,tree,latency,hot_path,publ
 5. `hot_path`: the engine's own cost of publishing, demo runs driven in this process.
 
 With --only and --out, the sections measured replace theirs in the file and the others
-are kept as they were, each with the date, machine and load average it was measured at.
+are kept as they were, each with the date, machine and load average it was measured at;
+a marked section of another name (notes written by hand) is kept at the end.
 Every process started here is stopped at the end.
 """
 
@@ -1047,6 +1048,9 @@ def render(results: dict[str, Any], earlier: str = "") -> str:
         else:
             continue
         lines += [MARK.format(section), body.strip(), ""]
+    for section, body in kept.items():  # written by hand (notes on a run): kept at the end
+        if section not in SECTIONS:
+            lines += [MARK.format(section), body.strip(), ""]
     return "\n".join(lines)
 
 
