@@ -50,6 +50,7 @@ class ExecutionKind(StrEnum):
     SUBFLOW = "subflow"
 
 
+ROOT = str(ExecutionId.root())
 OPENING = {
     "item.started": ExecutionKind.ITEM,
     "iteration.started": ExecutionKind.ITERATION,
@@ -199,6 +200,7 @@ class Opened:
     reason: str = ""
     paused: int = 0
     last: str = ""  # the last event traced in it
+    up: Opened | None = None  # the execution it opened in
 
 
 def label_of(kind: ExecutionKind, execution_id: str) -> str:
@@ -224,27 +226,31 @@ class ExecutionTree:
     since it last looked and sends the executions whose status changed."""
 
     def __init__(self) -> None:
-        root = str(ExecutionId.root())
-        self.opened: dict[str, Opened] = {root: Opened(root, ExecutionKind.ROOT, "", "run", "", "")}
+        self.root = Opened(ROOT, ExecutionKind.ROOT, "", "run", "", "")
+        self.opened: dict[str, Opened] = {ROOT: self.root}
         # (owner node path, the execution it runs in) → the executions it opened
         self.children: dict[tuple[str, str], list[Opened]] = {}
 
     def add(self, trace: Iterable[Trace]) -> None:
         """Apply trace events, in their order."""
-        opened = self.opened
+        opened, root = self.opened, self.root
         for event in trace:
-            root = opened[str(ExecutionId.root())]
             if not root.first_at:
                 root.first_at = root.last_at = event.at
-            record = opened.get(event.execution_id)
-            if event.event in OPENING and event.node is not None and record is None:
+            eid = event.execution_id
+            record = opened.get(eid)
+            if record is None and event.event in OPENING and event.node is not None:
                 kind = OPENING[event.event]
-                record = Opened(event.execution_id, kind, event.node,
-                                label_of(kind, event.execution_id), event.at, event.at)  # fmt: skip
-                opened[event.execution_id] = record
-                key = (event.node, parent_text(event.execution_id))
-                self.children.setdefault(key, []).append(record)
-            touch(opened, event)
+                above = parent_text(eid)
+                record = Opened(eid, kind, event.node, label_of(kind, eid), event.at, event.at,
+                                up=nearest(opened, above))  # fmt: skip
+                opened[eid] = record
+                self.children.setdefault((event.node, above), []).append(record)
+            # The last-seen time of the event's execution and of every one around it.
+            seen = record if record is not None else nearest(opened, eid)
+            while seen is not None:
+                seen.last_at = event.at
+                seen = seen.up
             settle_execution(self, event)
 
     def executions(self, status: RunStatus, ended: str = "") -> list[Execution]:
@@ -262,17 +268,16 @@ class ExecutionTree:
         return [finish(r, waiting, status, ended) for r in ordered(self.opened)]
 
 
-def touch(opened: Mapping[str, Opened], event: Trace) -> None:
-    """Move the last-seen time of an event's execution and of every execution around it."""
-    eid = event.execution_id
+def nearest(opened: Mapping[str, Opened], execution_id: str) -> Opened | None:
+    """Return the opened execution that is `execution_id` or the closest one around it."""
     while True:
-        record = opened.get(eid)
-        if record is not None:
-            record.last_at = event.at
-        above = parent_text(eid)
-        if above == eid:
-            return
-        eid = above
+        found = opened.get(execution_id)
+        if found is not None:
+            return found
+        above = parent_text(execution_id)
+        if above == execution_id:
+            return None
+        execution_id = above
 
 
 def settle_execution(tree: ExecutionTree, event: Trace) -> None:
