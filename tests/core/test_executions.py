@@ -12,6 +12,7 @@ from engine.core.colors import Color, explain, votes_from
 from engine.core.events import Cancel
 from engine.core.executions import executions, explain_execution, trace_rows
 from tests.core.harness import Driver, edge, flow
+from tests.core.test_colors__table import approval_loop
 from tests.core.test_colors__walks import DEMOS, driver_for, step_randomly
 from tests.core.test_scheduler__order import generated_flows
 
@@ -133,22 +134,8 @@ def test_a_race_loser_is_cancelled_and_its_view_keeps_what_it_did() -> None:
     assert seen["timer"] == ("completed", "Completed")
 
 
-def loop_flow() -> dict[str, Any]:
-    """A loop that asks finance each round, while `true`, at most 3 rounds."""
-    return flow(
-        [START, {"id": "lp", "type": "loop", "while": "true", "max_iterations": 3},
-         {"id": "count", "type": "set", "values": {"n": "state.n + 1"}},
-         {"id": "ask", "type": "approval", "groups": ["finance"], "policy": "any", "title": "t"},
-         END],
-        [edge("start", "lp"), edge("lp", "count", outcome="body"), edge("count", "ask"),
-         edge("ask", "lp", outcome="approved"), edge("ask", "lp", outcome="rejected"),
-         edge("lp", "done", outcome="done")],
-        {"n": "sum"},
-    )  # fmt: skip
-
-
 def test_rounds_of_a_loop_end_as_the_next_begins_and_the_last_with_the_loop() -> None:
-    driver = Driver(loop_flow())
+    driver = Driver(approval_loop())
     driver.decide("ask", "dana", ("finance",), "approve")
     assert tree(driver)["root:1:lp:1"][3] == "completed"
     assert tree(driver)["root:1:lp:2"][3] == "waiting"

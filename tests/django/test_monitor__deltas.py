@@ -38,6 +38,14 @@ def snapshot(run: Run, live: reading.LiveExecutions | None = None) -> dict[str, 
     return {**reading.run_tree(run), "executions": live.changed(run)}
 
 
+def start_demo(name: str, data: dict[str, Any]) -> Run:
+    """Start a durable run of a published demo flow, as the analyst."""
+    version = FlowVersion.objects.filter(flow__slug=name).order_by("-number").first()
+    assert version is not None
+    return durable.create_run(services.resolve_graphs(version.graph), name, data, version,
+                              User.objects.get(username="analyst"))  # fmt: skip
+
+
 def step(run: Run, rng: random.Random) -> bool:
     """Take one random step the run allows; return False once it has finished."""
     run.refresh_from_db()
@@ -65,11 +73,7 @@ def step(run: Run, rng: random.Random) -> bool:
 def test_deltas_applied_to_the_first_snapshot_give_a_fresh_tree(
     demo: dict[str, Any], case: tuple[str, dict[str, Any]], seed: int
 ) -> None:
-    name, data = case
-    version = FlowVersion.objects.filter(flow__slug=name).order_by("-number").first()
-    assert version is not None
-    run = durable.create_run(services.resolve_graphs(version.graph), name, data, version,
-                             User.objects.get(username="analyst"))  # fmt: skip
+    run = start_demo(*case)
     live = reading.LiveExecutions(str(run.pk))
     run.refresh_from_db()
     held = {**reading.run_tree(run), "executions": live.all(run)}

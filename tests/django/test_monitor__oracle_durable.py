@@ -8,17 +8,15 @@ import random
 from typing import Any
 
 import pytest
-from django.contrib.auth.models import User
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from designer.models import FlowVersion
-from engine import durable, services
+from engine import durable
 from engine.models import Run
 from monitor import reading
 from tests.core.test_colors__walks import DEMOS
 from tests.django.durable_driver import drain
-from tests.django.test_monitor__deltas import step
+from tests.django.test_monitor__deltas import start_demo, step
 from tests.oracle.model import Model
 
 pytestmark = pytest.mark.django_db
@@ -42,11 +40,7 @@ def oracle_of(run: Run) -> dict[str, str]:
 def test_the_served_colors_of_durable_runs_are_the_oracles(
     demo: dict[str, Any], case: tuple[str, dict[str, Any]], seed: int
 ) -> None:
-    name, data = case
-    version = FlowVersion.objects.filter(flow__slug=name).order_by("-number").first()
-    assert version is not None
-    run = durable.create_run(services.resolve_graphs(version.graph), name, data, version,
-                             User.objects.get(username="analyst"))  # fmt: skip
+    run = start_demo(*case)
     drain(run)  # its first step (an unstarted run has no trace for the oracle to read)
     rng = random.Random(seed)
     for _ in range(8):
