@@ -98,4 +98,4 @@ clean:
 
 # The monitor's colors against the oracle (tests/oracle, docs/monitor-oracle.md): many runs.
 oracle: install
-	BRAID_ORACLE_EXAMPLES=2000 $(PY) -m pytest tests/oracle -p no:cacheprovider -q -rxX
+	BRAID_ORACLE_RANDOM=1 BRAID_ORACLE_EXAMPLES=2000 $(PY) -m pytest tests/oracle -p no:cacheprovider -q -rxX

@@ -198,9 +198,9 @@ class Opened:
     last_at: str
     ended: Color | None = None
     reason: str = ""
-    paused: int = 0
     last: str = ""  # the last event traced in it
     up: Opened | None = None  # the execution it opened in
+    failed_below: bool = False  # an execution inside it failed
 
 
 def label_of(kind: ExecutionKind, execution_id: str) -> str:
@@ -230,6 +230,42 @@ class ExecutionTree:
         self.opened: dict[str, Opened] = {ROOT: self.root}
         # (owner node path, the execution it runs in) → the executions it opened
         self.children: dict[tuple[str, str], list[Opened]] = {}
+        # (node path, execution) → WORKING or SUSPENDED, for the frames that are either
+        self.frames: dict[tuple[str, str], FrameWork] = {}
+        # What changed since each failed action, so that a retry of the run can undo what
+        # its failure ended (the runtime restores the state from before the failure).
+        self.journal: list[tuple[Opened | None, tuple[str, str] | None, object]] = []
+        self.marks: dict[tuple[str, str], int] = {}
+
+    def end(self, record: Opened, color: Color, reason: str) -> None:
+        """End an execution (journaled); a failure marks every execution around it."""
+        self.journal.append((record, None, (record.ended, record.reason, record.failed_below)))
+        record.ended, record.reason = color, reason
+        seen = record.up if color is Color.FAILED else None
+        while seen is not None and not seen.failed_below:
+            self.journal.append((seen, None, (seen.ended, seen.reason, seen.failed_below)))
+            seen.failed_below = True
+            seen = seen.up
+
+    def frame(self, key: tuple[str, str], work: FrameWork | None) -> None:
+        """Set or clear what a frame is doing (journaled)."""
+        self.journal.append((None, key, self.frames.get(key)))
+        if work is None:
+            self.frames.pop(key, None)
+        else:
+            self.frames[key] = work
+
+    def undo_since(self, mark: int) -> None:
+        """Undo every change journaled since `mark`."""
+        while len(self.journal) > mark:
+            record, key, old = self.journal.pop()
+            if record is not None:
+                record.ended, record.reason, record.failed_below = old  # type: ignore[misc]
+            elif key is not None:
+                if old is None:
+                    self.frames.pop(key, None)
+                else:
+                    self.frames[key] = old  # type: ignore[assignment]
 
     def add(self, trace: Iterable[Trace]) -> None:
         """Apply trace events, in their order."""
@@ -254,18 +290,18 @@ class ExecutionTree:
             settle_execution(self, event)
 
     def executions(self, status: RunStatus, ended: str = "") -> list[Execution]:
-        """Return every execution, parents before children, with its status now."""
-        waiting = set()
-        for record in self.opened.values():
-            if record.paused > 0 and record.ended is None:
-                eid = record.id
-                while eid not in waiting:
-                    waiting.add(eid)
-                    above = parent_text(eid)
-                    if above == eid:
-                        break
-                    eid = above
-        return [finish(r, waiting, status, ended) for r in ordered(self.opened)]
+        """Return every execution, parents before children, with its status now: a live
+        one is waiting when nothing under it works and something under it is suspended."""
+        working: set[str] = set()
+        suspended: set[str] = set()
+        for (_, eid), work in self.frames.items():
+            marked = working if work is FrameWork.WORKING else suspended
+            seen = nearest(self.opened, eid)
+            while seen is not None and seen.id not in marked:
+                marked.add(seen.id)
+                seen = seen.up
+        waiting = suspended - working
+        return [finish(r, waiting, status, ended, cut_above(r)) for r in ordered(self.opened)]
 
 
 def nearest(opened: Mapping[str, Opened], execution_id: str) -> Opened | None:
@@ -280,37 +316,56 @@ def nearest(opened: Mapping[str, Opened], execution_id: str) -> Opened | None:
         execution_id = above
 
 
+class FrameWork(StrEnum):
+    """What a frame the execution tree follows is doing."""
+
+    WORKING = "working"  # an action is in flight
+    SUSPENDED = "suspended"  # waits for a person, a timer or its retry
+
+
+# What each event says a frame (node path, execution) now does; None: nothing (it moved on).
+FRAME_WORK: dict[str, FrameWork | None] = {
+    "action.dispatched": FrameWork.WORKING,
+    "paused": FrameWork.SUSPENDED,
+    "action.retry_scheduled": FrameWork.SUSPENDED,
+    "action.completed": None,
+    "action.failed": None,
+    "resumed": None,
+    "frame.cancelled": None,
+}
+
+
 def settle_execution(tree: ExecutionTree, event: Trace) -> None:
     """Apply what one event says of the execution it names (or the children it closes)."""
-    kind, eid, detail = event.event, event.execution_id, event.detail
-    if kind in ("node.completed", "node.failed", "race.won") and event.node is not None:
-        close_children(tree.children.get((event.node, eid), []), event)
+    kind, eid, detail, node = event.event, event.execution_id, event.detail, event.node
+    if node is not None and kind in FRAME_WORK:
+        tree.frame((node, eid), FRAME_WORK[kind])
+    if kind == "action.failed" and node is not None:
+        tree.marks[(node, eid)] = len(tree.journal)
+    elif kind == "action.redriven" and node is not None:
+        tree.undo_since(tree.marks.pop((node, eid), len(tree.journal)))
+    if kind in ("node.completed", "node.failed", "race.won") and node is not None:
+        close_children(tree, tree.children.get((node, eid), []), event)
     record = tree.opened.get(eid)
-    if record is None:
-        return
-    if kind == "paused":
-        record.paused += 1
-    elif kind == "resumed" or (kind == "frame.cancelled" and record.paused > 0):
-        record.paused = max(0, record.paused - 1)
-    if record.ended is not None:
+    if record is None or record.ended is not None:
         return
     record.last = kind
     if kind == "item.finished":  # traced under the item's own execution
-        record.ended, record.reason = Color.COMPLETED, "Completed"
+        tree.end(record, Color.COMPLETED, "Completed")
     elif kind in ("item.failed", "node.failed"):
-        record.ended, record.reason = Color.FAILED, f"Failed: {detail.get('error')}"
+        tree.end(record, Color.FAILED, f"Failed: {detail.get('error')}")
     elif kind == "frame.cancelled":
-        record.ended, record.reason = Color.CANCELLED, cancelled_words(str(detail.get("reason")))
+        tree.end(record, Color.CANCELLED, cancelled_words(str(detail.get("reason"))))
     elif kind in ("path.ended", "gather.waiting") and record.kind is not ExecutionKind.ROOT:
-        record.ended, record.reason = Color.COMPLETED, "Completed"
-    elif kind == "iteration.started" and event.node is not None:
+        tree.end(record, Color.COMPLETED, "Completed")
+    elif kind == "iteration.started" and node is not None:
         # A new round of a loop starts: its earlier rounds have completed.
-        for earlier in tree.children.get((event.node, parent_text(eid)), []):
+        for earlier in tree.children.get((node, parent_text(eid)), []):
             if earlier.id != eid and earlier.ended is None:
-                earlier.ended, earlier.reason = Color.COMPLETED, "Completed"
+                tree.end(earlier, Color.COMPLETED, "Completed")
 
 
-def close_children(children: list[Opened], event: Trace) -> None:
+def close_children(tree: ExecutionTree, children: list[Opened], event: Trace) -> None:
     """An owner node finished in an execution: its children still open finished with it.
 
     A loop's last iteration and a subflow call completed when their node did; a race's
@@ -323,22 +378,41 @@ def close_children(children: list[Opened], event: Trace) -> None:
         if record.ended is not None:
             continue
         if event.event == "race.won" and record.label != winner:
-            record.ended = Color.CANCELLED
-            record.reason = f"Cancelled: race `{event.node}` was won by `{winner}`"
+            tree.end(record, Color.CANCELLED,
+                     f"Cancelled: race `{event.node}` was won by `{winner}`")  # fmt: skip
         elif event.event != "node.failed" or (
             record.kind is ExecutionKind.ITERATION and record.last == "node.completed"
         ):
-            record.ended, record.reason = Color.COMPLETED, "Completed"
-        elif record.kind is ExecutionKind.SUBFLOW:
-            record.ended, record.reason = Color.FAILED, f"Failed: {event.detail.get('error')}"
+            tree.end(record, Color.COMPLETED, "Completed")
+        elif record.kind is ExecutionKind.SUBFLOW or record.failed_below:
+            # The failure came from inside it.
+            tree.end(record, Color.FAILED, f"Failed: {event.detail.get('error')}")
         else:
-            record.ended = Color.CANCELLED
-            record.reason = f"Cancelled: `{event.node}` failed"
+            tree.end(record, Color.CANCELLED, f"Cancelled: `{event.node}` failed")
 
 
-def finish(record: Opened, waiting: set[str], status: RunStatus, ended: str) -> Execution:
+def cut_above(record: Opened) -> str:
+    """Return why an open execution was cut short with one around it (a subflow call in a
+    race branch that lost), or '' when none around it ended early."""
+    if record.ended is not None:
+        return ""
+    seen = record.up
+    while seen is not None:
+        if seen.ended in (Color.CANCELLED, Color.FAILED):
+            return seen.reason if seen.ended is Color.CANCELLED else "Cancelled: " + seen.reason
+        seen = seen.up
+    return ""
+
+
+def finish(
+    record: Opened, waiting: set[str], status: RunStatus, ended: str, cut: str = ""
+) -> Execution:
     """Return one execution's status: its end if it ended, else the run's or its own."""
     color, reason = record.ended, record.reason
+    if color is None and record.failed_below and (cut or status.finished):
+        color, reason = Color.FAILED, "Failed: an execution inside it failed"
+    elif color is None and cut and record.kind is not ExecutionKind.ROOT:
+        color, reason = Color.CANCELLED, cut
     if record.kind is ExecutionKind.ROOT:
         color = Color(status.value)
         reason = status.value.capitalize() + (f": {ended}" if ended else "")
@@ -382,8 +456,11 @@ def explain_execution(
     # write the same paths, while sibling branches write their own.
     rows = trace_rows(trace) | trace_rows(trace, focus)
     cut = ""
-    if chosen is not None and chosen.status is Color.CANCELLED and not status.finished:
-        cut = chosen.reason.removeprefix("cancelled: ")
+    if chosen is not None and not status.finished:
+        if chosen.status is Color.CANCELLED:
+            cut = chosen.reason.removeprefix("Cancelled: ")
+        elif chosen.status is Color.FAILED:
+            cut = f"this {chosen.kind.value} failed"
     focused = ExecutionId.parse(focus)
     loops = frozenset().union(*(loops_of(graph) for graph in graphs.values()))
     return explain(

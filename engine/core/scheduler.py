@@ -407,6 +407,7 @@ class Stepper:
                     return
                 caller = self.state.frames[scope.caller]
                 self.row(caller, RowStatus.FAILED, summary(message))
+                self.trace("node.failed", caller, error=message)  # as its row says
                 activation = caller.activation
                 continue
             owner_id, key = activation[1:].split(":", 1)

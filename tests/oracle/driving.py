@@ -34,6 +34,7 @@ from engine.core.events import (
     RequestApproval,
     RunAction,
 )
+from engine.core.executions import executions
 from engine.core.state import RunState
 from tests.core.harness import Driver
 from tests.oracle.model import Model
@@ -166,10 +167,20 @@ class Disagreement:
 
 
 def compare(driver: Driver) -> list[Disagreement]:
-    """Return every node whose walk color differs from the oracle's."""
+    """Return every node whose walk color differs from the oracle's, and every execution
+    whose status in the execution tree (engine/core/executions.py) differs from it."""
     walked, expected = walk_colors(driver), oracle_colors(driver)
-    return [
+    found = [
         Disagreement(path, walked.get(path), expected.get(path))
         for path in sorted(set(walked) | set(expected))
         if walked.get(path) != expected.get(path)
+    ]
+    status, ended = driver.state.status, driver.state.error or ""
+    tree = {e.id: e.status.value for e in executions(driver.trace, status, ended)}
+    model = Model(driver.graphs, driver.trace).execution_statuses()
+    statuses = {eid: color.value for eid, color in model.items()}
+    return found + [
+        Disagreement(f"execution {eid}", tree.get(eid), statuses.get(eid))
+        for eid in sorted(set(tree) | set(statuses))
+        if tree.get(eid) != statuses.get(eid)
     ]
