@@ -18,7 +18,7 @@ infers none of them itself:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -232,40 +232,50 @@ class ExecutionTree:
         self.children: dict[tuple[str, str], list[Opened]] = {}
         # (node path, execution) → WORKING or SUSPENDED, for the frames that are either
         self.frames: dict[tuple[str, str], FrameWork] = {}
-        # What changed since each failed action, so that a retry of the run can undo what
-        # its failure ended (the runtime restores the state from before the failure).
-        self.journal: list[tuple[Opened | None, tuple[str, str] | None, object]] = []
+        # How to undo each change since each failed action, so that a retry of the run can
+        # undo what its failure ended (the runtime restores the state from before it).
+        self.journal: list[Callable[[], None]] = []
         self.marks: dict[tuple[str, str], int] = {}
 
     def end(self, record: Opened, color: Color, reason: str) -> None:
         """End an execution (journaled); a failure marks every execution around it."""
-        self.journal.append((record, None, (record.ended, record.reason, record.failed_below)))
+        self.remember(record)
         record.ended, record.reason = color, reason
         seen = record.up if color is Color.FAILED else None
         while seen is not None and not seen.failed_below:
-            self.journal.append((seen, None, (seen.ended, seen.reason, seen.failed_below)))
+            self.remember(seen)
             seen.failed_below = True
             seen = seen.up
 
+    def remember(self, record: Opened) -> None:
+        """Journal how to put an execution's end back as it is now."""
+        ended, reason, failed_below = record.ended, record.reason, record.failed_below
+
+        def undo() -> None:
+            record.ended, record.reason, record.failed_below = ended, reason, failed_below
+
+        self.journal.append(undo)
+
     def frame(self, key: tuple[str, str], work: FrameWork | None) -> None:
         """Set or clear what a frame is doing (journaled)."""
-        self.journal.append((None, key, self.frames.get(key)))
+        frames, before = self.frames, self.frames.get(key)
+
+        def undo() -> None:
+            if before is None:
+                frames.pop(key, None)
+            else:
+                frames[key] = before
+
+        self.journal.append(undo)
         if work is None:
-            self.frames.pop(key, None)
+            frames.pop(key, None)
         else:
-            self.frames[key] = work
+            frames[key] = work
 
     def undo_since(self, mark: int) -> None:
-        """Undo every change journaled since `mark`."""
+        """Undo every change journaled since `mark`, newest first."""
         while len(self.journal) > mark:
-            record, key, old = self.journal.pop()
-            if record is not None:
-                record.ended, record.reason, record.failed_below = old  # type: ignore[misc]
-            elif key is not None:
-                if old is None:
-                    self.frames.pop(key, None)
-                else:
-                    self.frames[key] = old  # type: ignore[assignment]
+            self.journal.pop()()
 
     def add(self, trace: Iterable[Trace]) -> None:
         """Apply trace events, in their order."""
