@@ -381,6 +381,7 @@ class Walk:
         # Hoisted: the loop is hot (an enum member's lookup goes through a descriptor).
         completed, painted_completed = RowStatus.COMPLETED, Color.COMPLETED
         plain_done = Verdict(Color.COMPLETED, "Completed")  # what completed_reason says
+        not_reached = Verdict(Color.PENDING, "Pending: not reached yet")  # unreached's
         parse = ExecutionId.parse
         for node_id in order:
             arrival = best(claims.pop(node_id, []))
@@ -406,6 +407,22 @@ class Walk:
                 for edge in edges[node_id]:
                     claims.setdefault(edge.target, []).append(arrival)
                 continue
+            if row is None and type(node) in PLAIN and not arrival.loose and not arrival.cut:
+                # A plain node nothing wrote: pending (not yet reached) on a live path of a
+                # live run, or the paint it was reached with, passed on to what follows
+                # (what settle decides for it, without the general rule's cost).
+                if arrival.paint is not None:
+                    self.result[prefix + node_id] = Verdict(arrival.paint, arrival.why)
+                    onward_paint = arrival
+                elif not self.finished:
+                    self.result[prefix + node_id] = not_reached
+                    onward_paint = Arrival(arrival.execution_id, Color.PENDING, not_reached.reason)
+                else:
+                    onward_paint = None
+                if onward_paint is not None:
+                    for edge in edges[node_id]:
+                        claims.setdefault(edge.target, []).append(onward_paint)
+                    continue
             verdict, onward = self.settle(graph, prefix, node, arrival)
             self.result[prefix + node_id] = verdict
             for target, next_arrival in onward:
@@ -639,6 +656,17 @@ class Walk:
         if verdict.color is Color.COMPLETED and not isinstance(node, DECIDING):
             onward = arrival if eid == arrival.execution_id else arrival._replace(execution_id=eid)
             return [(e.target, onward) for e in edges]  # the fast path: most nodes
+        if type(node) is g.ForkNode and verdict.color is Color.COMPLETED:
+            # A fork of 10,000 enters each branch: its branch ids, made in one loop.
+            base, fork = eid.segments, node.id
+            return [
+                (e.target, within(Arrival(ExecutionId((*base, branch_segment(fork, e.branch))),
+                                          None), arrival))
+                if e.branch is not None
+                else (e.target, within(self.edge_arrival(node, e, arrival, eid, verdict, None),
+                                       arrival))
+                for e in edges
+            ]  # fmt: skip
         decided = row.result if row is not None else None
         return [
             (e.target, within(self.edge_arrival(node, e, arrival, eid, verdict, decided), arrival))
