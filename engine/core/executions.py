@@ -30,6 +30,7 @@ from engine.core.colors import (
     explain,
     loops_of,
     older_round_candidates,
+    parent_text,
     rows_cut_short,
     rows_in_older_rounds,
     votes_from,
@@ -84,13 +85,6 @@ class Execution:
 
 
 # ---------------------------------------------------------------------- rows from the trace
-
-
-def parent_text(execution_id: str) -> str:
-    """Return the execution one segment up (the root's own id for the root)."""
-    head, _, _ = execution_id.rpartition(":")
-    above, _, _ = head.rpartition(":")
-    return above or execution_id
 
 
 def within(execution_id: str, scope: str) -> bool:

@@ -5,7 +5,7 @@
  * of item 1, and its trace.
  */
 import type { ServerExecution } from "../../src/monitor/executions";
-import type { TraceEvent } from "../../src/monitor/types";
+import { events } from "./traces";
 
 const T = "2026-12-06T02:39:39.228734Z";
 const U = "2026-12-06T02:39:39.300742Z";
@@ -38,16 +38,6 @@ export function execution(id: string, parent: string | null, fields: Partial<Ser
   const parts = id.split(":");
   const label = parts[parts.length - 1]!;
   return { id, parent, kind: "item", owner: "lines", label, status: "running", reason: "running", first_at: T, last_at: T, ...fields };
-}
-
-function at(second: number): string {
-  return new Date(Date.parse("2026-12-04T05:00:00Z") + second * 1000).toISOString();
-}
-
-type Raw = [number, string, string, string | null, Record<string, unknown>];
-
-function events(raw: Raw[]): TraceEvent[] {
-  return raw.map(([seq, event, execution_id, node, detail]) => ({ seq, event, execution_id, node, at: at(seq), detail }));
 }
 
 /** The same run's trace (seq and detail as stored; one second between events). */

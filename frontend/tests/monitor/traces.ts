@@ -5,9 +5,10 @@ function at(second: number): string {
   return new Date(Date.parse("2026-12-04T05:00:00Z") + second * 1000).toISOString();
 }
 
-type Raw = [number, string, string, string | null, Record<string, unknown>];
+export type Raw = [number, string, string, string | null, Record<string, unknown>];
 
-function events(raw: Raw[]): TraceEvent[] {
+/** Trace events from rows of [seq, event, execution id, node, detail], one second apart. */
+export function events(raw: Raw[]): TraceEvent[] {
   return raw.map(([seq, event, execution_id, node, detail]) => ({ seq, event, execution_id, node, at: at(seq), detail }));
 }
 
