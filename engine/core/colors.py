@@ -32,7 +32,7 @@ from typing import NamedTuple
 
 from engine.core import graph as g
 from engine.core.events import Decision, RowStatus, RunStatus, Trace
-from engine.core.execution_ids import ExecutionId, Segment
+from engine.core.execution_ids import SEPARATOR, ExecutionId, Segment
 from engine.core.rows import NodeRow
 from engine.core.state import subflow_key
 
@@ -380,6 +380,7 @@ class Walk:
         rows = self.rows
         # Hoisted: the loop is hot (an enum member's lookup goes through a descriptor).
         completed, painted_completed = RowStatus.COMPLETED, Color.COMPLETED
+        running = RowStatus.RUNNING
         plain_done = Verdict(Color.COMPLETED, "Completed")  # what completed_reason says
         not_reached = Verdict(Color.PENDING, "Pending: not reached yet")  # unreached's
         parse = ExecutionId.parse
@@ -406,6 +407,25 @@ class Walk:
                 )
                 for edge in edges[node_id]:
                     claims.setdefault(edge.target, []).append(arrival)
+                continue
+            if (
+                row is not None
+                and row.status is running
+                and arrival.paint is None
+                and not arrival.loose
+                and not arrival.cut
+                and not self.finished
+                and type(node) in PLAIN
+                and prefix + node_id not in self.cut_rows
+                and same(parse(row.execution_id), arrival.execution_id)
+            ):
+                # A plain node whose action is in flight on a live path: what follows waits
+                # for it (what settle decides for it, without the general rule's cost).
+                self.result[prefix + node_id] = Verdict(Color.RUNNING, live_reason(node, row))
+                waits = painted(Color.PENDING, f"Pending: `{node_id}` is running",
+                                arrival.execution_id)  # fmt: skip
+                for edge in edges[node_id]:
+                    claims.setdefault(edge.target, []).append(waits)
                 continue
             if row is None and type(node) in PLAIN and not arrival.loose and not arrival.cut:
                 # A plain node nothing wrote: pending (not yet reached) on a live path of a
@@ -657,11 +677,12 @@ class Walk:
             onward = arrival if eid == arrival.execution_id else arrival._replace(execution_id=eid)
             return [(e.target, onward) for e in edges]  # the fast path: most nodes
         if type(node) is g.ForkNode and verdict.color is Color.COMPLETED:
-            # A fork of 10,000 enters each branch: its branch ids, made in one loop.
-            base, fork = eid.segments, node.id
+            # A fork of 10,000 enters each branch: its branch ids, made in one loop from
+            # their text, so that each is the parse cache's object its row's id is too.
+            parent, parse = f"{eid}{SEPARATOR}{node.id}.", ExecutionId.parse
             return [
-                (e.target, within(Arrival(ExecutionId((*base, branch_segment(fork, e.branch))),
-                                          None), arrival))
+                (e.target, within(Arrival(parse(f"{parent}{e.branch}{SEPARATOR}1"), None),
+                                  arrival))
                 if e.branch is not None
                 else (e.target, within(self.edge_arrival(node, e, arrival, eid, verdict, None),
                                        arrival))
