@@ -183,7 +183,7 @@ def execution_tree(run: Run) -> dict[str, Any]:
 
 def execution_view(run: Run, execution_id: str) -> dict[str, Any] | str:
     """Return each node's color and reason in one execution, or why there is none."""
-    trace, _ = trace_since(str(run.pk), 0)
+    trace = whole_trace(str(run.pk))
     status, ended = RunStatus(run.status), run.error or ""
     known = {e.id for e in executions(trace, status, ended)}
     if execution_id not in known:
@@ -196,6 +196,15 @@ def execution_view(run: Run, execution_id: str) -> dict[str, Any] | str:
         "colors": {path: v.color.value for path, v in verdicts.items()},
         "reasons": {path: v.reason for path, v in verdicts.items()},
     }  # fmt: skip
+
+
+# The seq before a run's first event: its trace starts at 0 with run.started.
+NOTHING_READ = -1
+
+
+def whole_trace(run_id: str) -> list[Trace]:
+    """Return the run's whole trace, in order."""
+    return trace_since(run_id, NOTHING_READ)[0]
 
 
 def trace_since(run_id: str, seq: int) -> tuple[list[Trace], int]:
@@ -217,7 +226,7 @@ class LiveExecutions:
     def __init__(self, run_id: str) -> None:
         self.run_id = run_id
         self.tree = ExecutionTree()
-        self.seq = 0
+        self.seq = NOTHING_READ
         self.sent: dict[str, dict[str, Any]] = {}
 
     def all(self, run: Run) -> list[dict[str, Any]]:
