@@ -17,8 +17,9 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.views import APIView
 
-from approvals import audit, services
+from approvals import audit, notify, services
 from approvals.context import request_context
 from approvals.models import ApprovalRequest, ApprovalStatus, EventKind
 from braid.api_errors import ID_MAX
@@ -433,3 +434,56 @@ class ApprovalViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets
         except services.DecisionRefused as refused:
             return refusal(refused)
         return Response(ApprovalSerializer(approval, context=self.with_history([approval])).data)
+
+
+class NotificationSettingsSerializer(serializers.Serializer):
+    """The caller's approval emails: on or off."""
+
+    email_requests = serializers.BooleanField(
+        help_text="email me when a request is assigned to me or one of my groups, or "
+        "delegated or reassigned to me"
+    )
+
+
+SETTINGS_400 = OpenApiResponse(
+    RefusalSerializer,
+    description='notifications.invalid: the body is not {"email_requests": true|false}; '
+    "`fields` names each wrong field",
+)
+
+
+def settings_errors(body: object) -> dict[str, str]:
+    """Return what is wrong with a settings body, by field (empty: nothing)."""
+    if not isinstance(body, dict):
+        return {"body": 'a JSON object such as {"email_requests": false}'}
+    known = "email_requests"
+    errors = {str(k): f"not a setting (known: {known})" for k in body if k != known}
+    if not isinstance(body.get("email_requests"), bool):
+        errors["email_requests"] = "true or false"
+    return errors
+
+
+class NotificationSettingsView(APIView):
+    """The caller's approval email setting (docs/approvals.md, "Notifications")."""
+
+    permission_classes = [IsAuthenticated]
+    serializer_class = NotificationSettingsSerializer
+
+    @extend_schema(responses=NotificationSettingsSerializer)
+    def get(self, request: Request) -> Response:
+        """Whether the caller gets approval emails."""
+        return Response({"email_requests": notify.emails_on(request.user)})
+
+    @extend_schema(
+        request=NotificationSettingsSerializer,
+        responses={200: NotificationSettingsSerializer, 400: SETTINGS_400},
+    )
+    def put(self, request: Request) -> Response:
+        """Turn approval emails on or off; anything but a boolean is a 400 naming the field."""
+        errors = settings_errors(request.data)
+        if errors:
+            detail = "; ".join(f"{field}: {why}" for field, why in errors.items())
+            body = {"code": "notifications.invalid", "detail": detail, "fields": errors}
+            return Response(body, status=400)
+        notify.set_emails(request.user, request.data["email_requests"])
+        return Response({"email_requests": request.data["email_requests"]})

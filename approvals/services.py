@@ -26,8 +26,14 @@ from django.db.models import Q, QuerySet
 from django.db.models.signals import post_delete
 from django.utils import timezone
 
-from approvals import audit
-from approvals.models import ApprovalEvent, ApprovalRequest, ApprovalStatus, EventKind
+from approvals import audit, notify
+from approvals.models import (
+    ApprovalEvent,
+    ApprovalRequest,
+    ApprovalStatus,
+    EventKind,
+    NoticeReason,
+)
 from braid.auth import Role, group_names, has_role
 from engine import durable
 from engine.core import graph as g
@@ -639,6 +645,7 @@ def delegate(
         audit.record(EventKind.DELEGATED, approval, username, to=to, groups=list(groups),
                      comment=comment)  # fmt: skip
         transaction.on_commit(lambda: changed([approval]))
+        notify.after_commit_handed_over(approval.pk, to, NoticeReason.DELEGATED, username)
     return approval
 
 
@@ -669,6 +676,9 @@ def reassign(
         audit.record(EventKind.REASSIGNED, approval, admin.get_username(), to=to,
                      previous=before, comment=comment)  # fmt: skip
         transaction.on_commit(lambda: changed([approval]))
+        notify.after_commit_handed_over(
+            approval.pk, to, NoticeReason.REASSIGNED, admin.get_username()
+        )
     return approval
 
 
