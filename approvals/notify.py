@@ -16,6 +16,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import partial
+from typing import Any
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -66,9 +67,9 @@ def reachable(users: Iterable[Recipient]) -> list[Recipient]:
 def group_members(groups: Sequence[str]) -> dict[str, list[Recipient]]:
     """Return the active members of each group, with their addresses (one query)."""
     members: dict[str, list[Recipient]] = defaultdict(list)
-    model = get_user_model()
+    model, name_field = get_user_model(), str(get_user_model().USERNAME_FIELD)
     rows = model.objects.filter(is_active=True, groups__name__in=list(groups)).values_list(
-        "pk", model.USERNAME_FIELD, "email", "groups__name"
+        "pk", name_field, "email", "groups__name"
     )
     for pk, name, email, group in rows:
         members[group].append(Recipient(pk, name, email or ""))
@@ -105,12 +106,12 @@ def why_text(approval: ApprovalRequest, reason: NoticeReason, by: str) -> str:
     return f"It waits on {' or '.join(approval.groups)}, and you are a member."
 
 
-def values_lines(approval: ApprovalRequest, context: dict[str, object]) -> list[str]:
+def values_lines(approval: ApprovalRequest, context: dict[str, Any]) -> list[str]:
     """Return the lines of values the inbox shows: the node's `show`, or the compact input."""
     if approval.shown:
         return [f"  {item['field']}: {compact_text(item['value'])}" for item in approval.shown]
     fields = context["input"] or []
-    lines = [f"  {item['field']}: {item['text']}" for item in fields]  # type: ignore[attr-defined]
+    lines = [f"  {item['field']}: {item['text']}" for item in fields]
     if context["input_more"]:
         lines.append(f"  … {context['input_more']} more fields")
     return lines
@@ -202,8 +203,8 @@ def requested(pks: Sequence[int]) -> None:
 
 def handed_over(pk: int, to: str, reason: NoticeReason, by: str) -> None:
     """Tell the person a request was delegated or reassigned to."""
-    model = get_user_model()
-    person = model.objects.filter(**{model.USERNAME_FIELD: to}, is_active=True).first()
+    model, name_field = get_user_model(), str(get_user_model().USERNAME_FIELD)
+    person = model.objects.filter(**{name_field: to}, is_active=True).first()
     approval = ApprovalRequest.objects.select_related(
         "run__flow_version__flow", "run__started_by").filter(pk=pk).first()  # fmt: skip
     if person is None or approval is None:
