@@ -365,6 +365,10 @@ def why_not(
     if username in approval.delegated_from:
         given = [d["to"] for d in approval.delegations if d["from"] == username] or ["someone"]
         return WhyNot("approval.delegated", f"You delegated your part to {given[-1]}.")
+    if Role.ADMINS.value in groups or getattr(user, "is_superuser", False):
+        return WhyNot(
+            "approval.not_an_approver", "You see this as an admin; its approvers decide it."
+        )
     return WhyNot(
         "approval.not_an_approver",
         f"Waiting on {', '.join(approval.groups)}; you are in none of these groups.",

@@ -135,7 +135,7 @@ def test_an_admin_sees_why_they_may_not_decide(demo, client_for) -> None:  # typ
     listed = {r["node"]: r for r in inbox(client_for("admin"))}
     assert listed["fin"]["why_not"] == {
         "code": "approval.not_an_approver",
-        "text": "Waiting on finance; you are in none of these groups.",
+        "text": "You see this as an admin; its approvers decide it.",
     }
 
 

@@ -392,7 +392,6 @@ export function Item({ request, tab, now, config, active, selected, register, on
       {request.instructions ? <p className="instructions">{request.instructions}</p> : null}
       <ShownValues request={request} />
       <InputValues request={request} />
-      <p className="meta"><StartedBy request={request} now={now} /></p>
       <p className="meta">
         {tab === "open" ? <Waiting iso={request.created_at} now={now} /> : null}
         {tab === "archive" && request.closed_at ? <><Outcome request={request} /> · <When iso={request.closed_at} now={now} /></> : null}
@@ -400,6 +399,7 @@ export function Item({ request, tab, now, config, active, selected, register, on
         {" · "}<span>{request.node}</span>
         {tab === "open" ? <> {" "}<Due request={request} now={now} /></> : null}
       </p>
+      <p className="meta"><StartedBy request={request} now={now} /></p>
       {tab === "archive" ? <Decisions request={request} now={now} /> : null}
       {tab === "open" ? (
         request.may_decide ? (
