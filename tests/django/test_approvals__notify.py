@@ -11,9 +11,10 @@ from django.contrib.auth.models import Group, User
 from django.core import mail
 from django.test import Client
 
-from approvals import notify
+from approvals import hooks, notify
 from approvals.models import ApprovalRequest, Notice, NotificationSettings
 from tests.django.approval_helpers import approval_graph, post, publish, request_id, start
+from tests.django.durable_driver import drain
 
 pytestmark = pytest.mark.django_db
 
@@ -85,6 +86,13 @@ def test_a_second_or_late_delivery_of_the_same_request_sends_nothing(
     notify.requested([pk])
     assert len(mail.outbox) == 2
     assert Notice.objects.filter(request_id=pk).count() == 2
+
+
+def test_driving_the_run_again_sends_nothing_more(flow, client_for, committed) -> None:  # type: ignore[no-untyped-def]
+    run = committed(lambda: start(client_for("analyst"), flow, {"amount": 1}))
+    committed(lambda: drain(run))
+    committed(lambda: hooks.opened(list(ApprovalRequest.objects.filter(run=run))))
+    assert len(mail.outbox) == 2
 
 
 def test_the_starter_is_not_told_about_their_own_runs_request(flow, client_for, committed) -> None:  # type: ignore[no-untyped-def]
