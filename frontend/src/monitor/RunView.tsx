@@ -24,7 +24,7 @@ import { type ExecutionView, ExecutionViewFollower, fetchExecutionView, type Vie
 import { barGeometry, type ServerStatuses, timeline } from "./gantt";
 import { describeActivation, gatherActivations } from "./gather";
 import type { Viewer } from "./RunsPage";
-import { RowDetails, Votes } from "./InspectorParts";
+import { RowDetails, Votes, WhyNotHere, type ApprovalWhy } from "./InspectorParts";
 import { StateWrites, writesVersion } from "./StateWrites";
 import { absoluteTime, durationText } from "./time";
 import type { RunPicture, TraceEvent } from "./types";
@@ -263,6 +263,8 @@ interface OpenApproval {
   groups: string[];
   title: string;
   status: string;
+  may_decide: boolean;
+  why_not: ApprovalWhy | null;
 }
 
 /** A waiting approval's open requests at this node, with Approve/Reject for members of its groups. */
@@ -286,7 +288,6 @@ function DecideHere({ runId, node, groups, version }: { runId: string; node: str
     };
   }, [runId, node, version]);
   if (requests === null || requests.length === 0) return null;
-  const mine = new Set(groups);
   async function decide(request: OpenApproval, decision: "approve" | "reject") {
     try {
       await postJson(`/api/approvals/${request.id}/decide/`, { decision, comment });
@@ -299,13 +300,17 @@ function DecideHere({ runId, node, groups, version }: { runId: string; node: str
   return (
     <>
       <h3>Open approval</h3>
-      <label htmlFor="decide-comment" className="visually-hidden">
-        Comment with the decision
-      </label>
-      <input id="decide-comment" type="text" placeholder="comment (optional)" value={comment} onChange={(event) => setComment(event.target.value)} />
+      {requests.some((request) => request.may_decide) && (
+        <>
+          <label htmlFor="decide-comment" className="visually-hidden">
+            Comment with the decision
+          </label>
+          <input id="decide-comment" type="text" placeholder="comment (optional)" value={comment} onChange={(event) => setComment(event.target.value)} />
+        </>
+      )}
       <ul className="decide-list">
         {requests.map((request) => {
-          const allowed = request.groups.some((group) => mine.has(group));
+          const allowed = request.may_decide;
           const note = notes[request.id];
           return (
             <li key={request.id}>
@@ -318,7 +323,7 @@ function DecideHere({ runId, node, groups, version }: { runId: string; node: str
                   <button type="button" className="secondary" onClick={() => void decide(request, "reject")}>Reject</button>
                 </div>
               ) : (
-                <p className="muted">Waiting on {request.groups.join(", ")}; you are in none of these groups.</p>
+                <WhyNotHere why={request.why_not} groups={request.groups} viewer={groups} />
               )}
               {note !== undefined && <p className={note.ok ? "muted" : "error"} role="status">{note.text}</p>}
             </li>
