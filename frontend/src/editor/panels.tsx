@@ -3,6 +3,7 @@
 import { useConnection, useReactFlow } from "@xyflow/react";
 import { useEffect, useRef } from "react";
 import type { GraphDiff } from "../designer/diff";
+import type { QuickFix } from "../designer/quickfix";
 import { absoluteTime, type Problem, relativeTime, type Report, type VersionRecord } from "./api";
 
 export function describeDiff(diff: GraphDiff): string {
@@ -163,8 +164,26 @@ function where(problem: Problem): string {
   return problem.edge_index !== null ? `edge ${problem.edge ?? problem.edge_index}` : "flow";
 }
 
+/** A quick fix's button: its label with the field name as code. */
+function FixButton({ fix, onFix }: { fix: QuickFix | null; onFix: ((fix: QuickFix) => void) | undefined }) {
+  if (fix === null || onFix === undefined) return null;
+  return (
+    <button type="button" className="braid-problem__fix" onClick={() => onFix(fix)}>
+      Declare <code>{fix.field}</code> ({fix.reducer})
+    </button>
+  );
+}
+
 /** Errors and warnings of the draft; a click focuses the element on the canvas. */
-export function ProblemsPanel({ report, checking, onFocus }: { report: Report | null; checking: boolean; onFocus: (problem: Problem) => void }) {
+export function ProblemsPanel(props: {
+  report: Report | null;
+  checking: boolean;
+  onFocus: (problem: Problem) => void;
+  /** The one obvious fix of a problem, if it has one (see designer/quickfix.ts). */
+  fixFor?: (problem: Problem) => QuickFix | null;
+  onFix?: (fix: QuickFix) => void;
+}) {
+  const { report, checking, onFocus, fixFor, onFix } = props;
   const problems = report === null ? [] : [...report.errors, ...report.warnings];
   return (
     <section className="braid-problems" aria-label="Problems">
@@ -178,6 +197,7 @@ export function ProblemsPanel({ report, checking, onFocus }: { report: Report | 
               <button type="button" className={`braid-problem braid-problem--${problem.severity}`} onClick={() => onFocus(problem)}>
                 <span aria-hidden="true">{problem.severity === "error" ? "✖" : "⚠"}</span> <span className="braid-problem__where">{where(problem)}</span> {problem.message}
               </button>
+              <FixButton fix={fixFor?.(problem) ?? null} onFix={onFix} />
             </li>
           ))}
         </ul>
