@@ -15,17 +15,25 @@ function inputId(prefix: string, path: string): string {
   return `${prefix}-${path.replace(/[^A-Za-z0-9_-]/g, "_")}`;
 }
 
+/** The required mark: a visible `*`, and "(required)" for screen readers. */
+function RequiredMark() {
+  return (
+    <>
+      <span className="form-field__required" aria-hidden="true" title="required">
+        {" "}
+        *
+      </span>
+      <span className="visually-hidden"> (required)</span>
+    </>
+  );
+}
+
 /** A field's label: its title, a required mark, and its description as a hint. */
 function Label({ field, id }: { field: FormField; id: string }) {
   return (
     <label htmlFor={id} className="form-field__label">
       {field.label}
-      {field.required && (
-        <span className="form-field__required" title="required">
-          {" "}
-          *<span className="visually-hidden"> (required)</span>
-        </span>
-      )}
+      {field.required && <RequiredMark />}
     </label>
   );
 }
@@ -121,7 +129,7 @@ function Rows(props: { field: FormField; path: string; prefix: string; rows: Row
     <fieldset className="form-rows" aria-describedby={error !== undefined ? `${id}-error` : undefined}>
       <legend>
         {field.label}
-        {field.required && <span className="form-field__required" title="required"> *<span className="visually-hidden"> (required)</span></span>}
+        {field.required && <RequiredMark />}
         <span className="form-rows__count"> ({rows.length === 1 ? "1 row" : `${rows.length} rows`})</span>
       </legend>
       {field.description && <span className="form-field__hint">{field.description}</span>}

@@ -16,7 +16,7 @@ function render(errors: Record<string, string>, mode: "form" | "json" = "form"):
 test("a required field is marked, described by its hint, and its refusal sits beside it", () => {
   const markup = render({ vendor: "required, but missing" });
   expect(markup).toContain(
-    '<div class="form-field form-field--text"><label for="f-vendor" class="form-field__label">Vendor<span class="form-field__required" title="required"> *<span class="visually-hidden"> (required)</span></span></label>' +
+    '<div class="form-field form-field--text"><label for="f-vendor" class="form-field__label">Vendor<span class="form-field__required" aria-hidden="true" title="required"> *</span><span class="visually-hidden"> (required)</span></label>' +
       '<input id="f-vendor" aria-invalid="true" aria-describedby="f-vendor-hint f-vendor-error" aria-required="true" type="text" value=""/>' +
       '<span class="form-field__hint" id="f-vendor-hint">Who sent the invoice</span>' +
       '<span class="form-field__error" id="f-vendor-error">required, but missing</span></div>',
