@@ -24,7 +24,9 @@ def test_a_test_run_colors_the_canvas_decides_and_stores_nothing(
         '{"invoice": {"id": "I-9", "amount": 120, "vendor": "ACME"}}'
     )
     page.get_by_role("button", name="Run", exact=True).click()
-    expect(page.get_by_role("status").filter(has_text="The run is")).to_contain_text("waiting")
+    expect(page.get_by_role("status").filter(has_text="The run is")).to_contain_text(
+        "waiting", timeout=20_000
+    )
     expect(node(page, "fin").locator(".braid-node")).to_have_class(
         re.compile("braid-color--waiting")
     )
