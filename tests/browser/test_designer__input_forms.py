@@ -207,3 +207,30 @@ def test_an_undeclared_write_is_fixed_by_one_click_and_the_problem_goes(
     wait_saved(page)
     assert stored("invoice-sign-off")["state"]["checked"] == {"reducer": "overwrite"}
     assert page.errors == []  # type: ignore[attr-defined]
+
+
+def test_an_object_input_is_a_group_of_fields_in_the_test_run(
+    analyst_page: Page,  # noqa: F811
+    live_server,
+) -> None:  # type: ignore[no-untyped-def]
+    page = analyst_page
+    page.set_viewport_size(WIDE)
+    page.goto(f"{live_server.url}/flows/invoice-sign-off/")
+    page.get_by_role("button", name="Test run").click()
+    panel = page.get_by_role("region", name="Test run")
+    invoice = panel.get_by_role("group", name="invoice (required)")
+    invoice.get_by_role("textbox", name="id (required)").fill("I-9")
+    invoice.get_by_role("textbox", name="vendor (required)").fill("ACME")
+    panel.get_by_role("button", name="Run", exact=True).click()
+    expect(invoice.locator(".form-field--number .form-field__error")).to_have_text(
+        "required, but missing"
+    )
+    invoice.get_by_role("textbox", name="amount (required)").fill("120")
+    panel.get_by_role("button", name="Run", exact=True).click()
+    expect(panel.get_by_role("status")).to_contain_text("waiting", timeout=20_000)
+    shoot(page, "test-run-group-1440")
+    page.set_viewport_size(PHONE)
+    panel.scroll_into_view_if_needed()
+    assert no_sideways_scroll(page)
+    shoot(page, "test-run-group-390")
+    assert page.errors == []  # type: ignore[attr-defined]

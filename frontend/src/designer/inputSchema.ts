@@ -40,7 +40,7 @@ function isSchema(value: unknown): value is Schema {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
-const KIND_TYPES: Record<string, InputType> = { text: "string", json: "other" };
+const KIND_TYPES: Record<string, InputType> = { text: "string", json: "other", group: "other" };
 
 /** Return the editor's type of a property schema. */
 export function inputType(property: Json | undefined): InputType {

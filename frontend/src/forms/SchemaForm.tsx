@@ -91,6 +91,10 @@ function Field(props: { field: FormField; path: string; prefix: string; value: F
   if (field.kind === "rows") {
     return <Rows field={field} path={path} prefix={prefix} rows={Array.isArray(value) ? value : []} errors={errors} onChange={onChange} />;
   }
+  if (field.kind === "group") {
+    const group = typeof value === "object" && !Array.isArray(value) ? value : {};
+    return <Group field={field} path={path} prefix={prefix} values={group} errors={errors} onChange={onChange} />;
+  }
   return (
     <div className={`form-field form-field--${field.kind}`}>
       {field.kind === "boolean" ? (
@@ -115,6 +119,32 @@ function Field(props: { field: FormField; path: string; prefix: string; value: F
         </span>
       )}
     </div>
+  );
+}
+
+/** An object's fields under its name, each with its own error. */
+function Group(props: { field: FormField; path: string; prefix: string; values: RowValues; errors: Errors; onChange: (values: RowValues) => void }) {
+  const { field, path, prefix, values, errors, onChange } = props;
+  const id = inputId(prefix, path);
+  const error = errors[path];
+  return (
+    <fieldset className="form-rows form-group" aria-describedby={error !== undefined ? `${id}-error` : undefined}>
+      <legend>
+        {field.label}
+        {field.required && <RequiredMark />}
+      </legend>
+      {field.description && <span className="form-field__hint">{field.description}</span>}
+      <div className="form-group__fields">
+        {(field.columns ?? []).map((column) => (
+          <Field key={column.name} field={column} path={`${path}.${column.name}`} prefix={prefix} value={values[column.name]} errors={errors} onChange={(value) => onChange({ ...values, [column.name]: value })} />
+        ))}
+      </div>
+      {error !== undefined && (
+        <span className="form-field__error" id={`${id}-error`}>
+          {error}
+        </span>
+      )}
+    </fieldset>
   );
 }
 

@@ -11,7 +11,7 @@
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 type Schema = Record<string, unknown>;
 
-export type FieldKind = "text" | "number" | "integer" | "boolean" | "enum" | "date" | "rows" | "json";
+export type FieldKind = "text" | "number" | "integer" | "boolean" | "enum" | "date" | "rows" | "group" | "json";
 
 export interface FormField {
   /** The property name; `path` is where it sits in the input (`lines.0.amount` in a row). */
@@ -24,13 +24,15 @@ export interface FormField {
   default?: Json;
   /** An enum's options, in the schema's order. */
   options?: Json[];
-  /** A row's fields, for `rows` (an array of objects, one level deep). */
+  /** A row's fields, for `rows` (an array of objects), or a `group`'s (an object); one level deep. */
   columns?: FormField[];
 }
 
-/** What an input holds: text as typed, a checkbox's boolean, a table's rows. */
-export type FieldValue = string | boolean | RowValues[];
-export type RowValues = Record<string, FieldValue>;
+/** What an input holds: text as typed, a checkbox's boolean, a table's rows, a group's fields. */
+export type FieldValue = string | boolean | RowValues[] | RowValues;
+export interface RowValues {
+  [name: string]: FieldValue;
+}
 
 /** The form's values by field name; `rest` keeps input members the schema does not name. */
 export interface FormValues {
@@ -55,6 +57,7 @@ export function kindOf(schema: Schema, nested: boolean): FieldKind {
   if (type === "number" || type === "integer" || type === "boolean") return type;
   const items = schema.items;
   if (type === "array" && !nested && isSchema(items) && typeOf(items) === "object" && isSchema(items.properties)) return "rows";
+  if (type === "object" && !nested && isSchema(schema.properties) && Object.keys(schema.properties).length > 0) return "group";
   return "json";
 }
 
@@ -75,6 +78,7 @@ export function formFields(schema: unknown, nested = false): FormField[] {
     if ("default" in property) field.default = property.default as Json;
     if (kind === "enum") field.options = property.enum as Json[];
     if (kind === "rows") field.columns = formFields((property.items as Schema), true);
+    if (kind === "group") field.columns = formFields(property, true);
     return field;
   });
 }
@@ -91,6 +95,8 @@ export function fieldValue(field: FormField, value: Json | undefined): FieldValu
       return value === true;
     case "rows":
       return Array.isArray(value) ? value.map((row) => rowValues(field.columns ?? [], row)) : [];
+    case "group":
+      return rowValues(field.columns ?? [], value ?? {});
     case "enum": {
       const index = value === undefined ? -1 : (field.options ?? []).findIndex((o) => same(o, value));
       return index < 0 ? "" : String(index);
@@ -157,6 +163,12 @@ export function readField(field: FormField, value: FieldValue | undefined, path:
     const rows = Array.isArray(value) ? value : [];
     return rows.map((row, index) => readObject(field.columns ?? [], row, `${path}.${index}.`, errors));
   }
+  if (field.kind === "group") {
+    const group = typeof value === "object" && value !== null && !Array.isArray(value) ? value : {};
+    const read = readObject(field.columns ?? [], group, `${path}.`, errors);
+    // An optional group left empty is left out; a required one is sent so its fields are named.
+    return Object.keys(read).length === 0 && !field.required ? undefined : read;
+  }
   const text = typeof value === "string" ? value : "";
   if (text.trim() === "") return undefined;
   switch (field.kind) {
@@ -201,6 +213,7 @@ export function formPaths(fields: FormField[], values: FormValues): Set<string> 
   const paths = new Set<string>();
   for (const field of fields) {
     paths.add(field.name);
+    if (field.kind === "group") for (const column of field.columns ?? []) paths.add(`${field.name}.${column.name}`);
     const rows = values.fields[field.name];
     if (field.kind !== "rows" || !Array.isArray(rows)) continue;
     rows.forEach((_, index) => {
@@ -224,7 +237,7 @@ export function placeErrors(fields: FormField[], values: FormValues, refused: Re
   return { byPath, general };
 }
 
-const SHOWN: Record<Exclude<FieldKind, "enum" | "rows" | "json">, (value: Json) => boolean> = {
+const SHOWN: Record<Exclude<FieldKind, "enum" | "rows" | "group" | "json">, (value: Json) => boolean> = {
   text: (value) => typeof value === "string",
   date: (value) => typeof value === "string",
   number: (value) => typeof value === "number",
@@ -239,7 +252,10 @@ export function formCannotShow(fields: FormField[], input: Record<string, Json>,
     const value = input[field.name];
     const path = `${prefix}${field.name}`;
     if (value === undefined || field.kind === "json") continue;
-    if (field.kind === "rows") {
+    if (field.kind === "group") {
+      if (!isSchema(value)) out[path] = `holds ${JSON.stringify(value)}, which the form cannot show; fix it in JSON`;
+      else Object.assign(out, formCannotShow(field.columns ?? [], value as Record<string, Json>, `${path}.`));
+    } else if (field.kind === "rows") {
       if (!Array.isArray(value) || !value.every(isSchema)) out[path] = "is not a list of rows";
       else value.forEach((row, i) => Object.assign(out, formCannotShow(field.columns ?? [], row as Record<string, Json>, `${path}.${i}.`)));
     } else if (field.kind === "enum" ? !(field.options ?? []).some((o) => same(o, value)) : !SHOWN[field.kind](value)) {

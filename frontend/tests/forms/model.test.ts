@@ -129,3 +129,46 @@ test("the 400's fields go beside their input; a whole row's error to its table; 
     ],
   });
 });
+
+const SIGN_OFF = {
+  type: "object",
+  required: ["invoice"],
+  properties: {
+    invoice: {
+      type: "object",
+      required: ["id", "amount"],
+      properties: { id: { type: "string" }, amount: { type: "number" }, vendor: { type: "string" }, extra: { type: "object", properties: { a: { type: "string" } } } },
+    },
+    memo: { type: "object", properties: { text: { type: "string" } } },
+  },
+};
+
+test("an object with properties is a group of fields; inside it, objects are edited as JSON", () => {
+  const fields = formFields(SIGN_OFF);
+  expect(fields.map((f) => [f.name, f.kind, f.required])).toEqual([
+    ["invoice", "group", true],
+    ["memo", "group", false],
+  ]);
+  expect(fields[0]?.columns?.map((c) => [c.name, c.kind, c.required])).toEqual([
+    ["id", "text", true],
+    ["amount", "number", true],
+    ["vendor", "text", false],
+    ["extra", "json", false],
+  ]);
+});
+
+test("a group's fields build its object; an empty optional group is left out, a required one is sent", () => {
+  const fields = formFields(SIGN_OFF);
+  const values = initialValues(fields);
+  expect(values.fields).toEqual({ invoice: { id: "", amount: "", vendor: "", extra: "" }, memo: { text: "" } });
+  expect(jsonFromValues(fields, values)).toEqual({ value: { invoice: {} }, errors: {} });
+  values.fields.invoice = { id: "I-9", amount: "x", vendor: "", extra: "" };
+  expect(jsonFromValues(fields, values)).toEqual({ value: { invoice: { id: "I-9" } }, errors: { "invoice.amount": "must be a number" } });
+  const input = { invoice: { id: "I-9", amount: 120, vendor: "ACME" }, memo: { text: "hi" } };
+  expect(jsonFromValues(fields, valuesFromJson(fields, input))).toEqual({ value: input, errors: {} });
+  expect(formCannotShow(fields, { invoice: { amount: "120" }, memo: 3 })).toEqual({
+    "invoice.amount": 'holds "120", which the form cannot show; fix it in JSON',
+    memo: "holds 3, which the form cannot show; fix it in JSON",
+  });
+  expect(placeErrors(fields, values, { "invoice.vendor": "required, but missing" }).byPath).toEqual({ "invoice.vendor": "required, but missing" });
+});
