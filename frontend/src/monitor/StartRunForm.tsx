@@ -115,7 +115,9 @@ export function StartRunForm({ flows, initialFlow, onClose }: StartRunFormProps)
       <p className="hint" id={`${id}-hint`}>
         {fields.length === 0
           ? "This flow declares no input fields; any JSON object is accepted."
-          : "Fields marked * are required."}
+          : fields.some((field) => field.required)
+            ? "Fields marked * are required; empty optional fields are left out."
+            : "Empty fields are left out of the input."}
       </p>
       {errors.input !== undefined && (
         <p className="error field-error" id={`${id}-input-error`}>
