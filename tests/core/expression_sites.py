@@ -13,13 +13,18 @@ from tests.core.harness import edge, flow
 
 START, END = {"id": "start", "type": "start"}, {"id": "done", "type": "end"}
 INPUT = {"amount": 3, "vendor": "acme"}
-OVERLOAD = (
-    "No such overload: the operation is not defined for the given operand types. CEL does "
-    "not coerce between types, so common causes are mixing int with uint or double (1 + 2u, "
-    "1 + 2.5), indexing into a string, or calling a function with the wrong argument types. "
-    "Convert explicitly with int(x), uint(x), double(x) or string(x), or check the CEL "
-    "specification."
-)
+
+
+def overload(reads: str) -> str:
+    """The message of an operation CEL has no overload for, with what the fields read hold."""
+    return (
+        f"no such overload: the operation does not take these types ({reads}); CEL does not "
+        "convert between types, so convert with int(x), double(x) or string(x)"
+    )
+
+
+AMOUNT = "`input.amount` is int (3)"
+BOTH = f'{AMOUNT}, `input.vendor` is string ("acme")'
 
 
 def line(node: dict[str, Any], state: dict[str, str] | None = None, out: str = "next") -> dict:
@@ -101,12 +106,12 @@ CASES: dict[str, tuple[dict[str, Any], dict[str, Any], str]] = {
         line({"id": "calc", "type": "set", "values": {"total": "input.amount + 'x'"}},
              {"total": "overwrite"}),
         INPUT,
-        f"node `calc` values.total: `input.amount + 'x'` failed: {OVERLOAD}",
+        f"node `calc` values.total: `input.amount + 'x'` failed: {overload(AMOUNT)}",
     ),
     "if condition": (
         decision(),
         INPUT,
-        f"node `amount_check` condition: `input.amount > 'x'` failed: {OVERLOAD}",
+        f"node `amount_check` condition: `input.amount > 'x'` failed: {overload(AMOUNT)}",
     ),
     "switch case": (
         switch(),
@@ -117,7 +122,7 @@ CASES: dict[str, tuple[dict[str, Any], dict[str, Any], str]] = {
     "foreach items": (
         foreach("input.amount.map(x, x)"),
         INPUT,
-        f"node `each` items: `input.amount.map(x, x)` failed: {OVERLOAD}",
+        f"node `each` items: `input.amount.map(x, x)` failed: {overload(AMOUNT)}",
     ),
     "foreach items not a list": (
         foreach("input.vendor"),
@@ -127,13 +132,14 @@ CASES: dict[str, tuple[dict[str, Any], dict[str, Any], str]] = {
     "loop while": (
         loop(),
         INPUT,
-        f"node `rounds` while: `state.n < input.vendor` failed: {OVERLOAD}",
+        "node `rounds` while: `state.n < input.vendor` failed: "
+        + overload('`state.n` is int (0), `input.vendor` is string ("acme")'),
     ),
     "a lone task param": (
         line({"id": "pay", "type": "task", "action": "noop",
               "params": {"value": "${input.amount * input.vendor}"}}),
         INPUT,
-        f"node `pay` params: `input.amount * input.vendor` failed: {OVERLOAD}",
+        f"node `pay` params: `input.amount * input.vendor` failed: {overload(BOTH)}",
     ),
     "a task param template": (
         line({"id": "pay", "type": "task", "action": "noop",
@@ -157,7 +163,7 @@ CASES: dict[str, tuple[dict[str, Any], dict[str, Any], str]] = {
     "approval show": (
         line({**APPROVAL, "show": ["input.amount + input.vendor"]}, out="approved"),
         INPUT,
-        f"node `sign` show: `input.amount + input.vendor` failed: {OVERLOAD}",
+        f"node `sign` show: `input.amount + input.vendor` failed: {overload(BOTH)}",
     ),
     "wait until": (
         line({"id": "later", "type": "wait", "until": "input.amount"}),
@@ -175,5 +181,5 @@ SUBFLOW = (
     line({"id": "call", "type": "subflow", "flow": "child",
           "input": {"total": "input.amount + input.vendor"}}),
     INPUT,
-    f"node `call` input.total: `input.amount + input.vendor` failed: {OVERLOAD}",
+    f"node `call` input.total: `input.amount + input.vendor` failed: {overload(BOTH)}",
 )  # fmt: skip
