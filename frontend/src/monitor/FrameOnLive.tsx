@@ -5,12 +5,24 @@
  * mere color change, so a person's own panning is left alone while the run moves.
  */
 
-import { type Node, useNodesInitialized, useReactFlow, useStore } from "@xyflow/react";
+import { type Node, type ReactFlowState, useReactFlow, useStore } from "@xyflow/react";
 import { useEffect, useRef } from "react";
 import { type FrameKind, framePadding, frameViewport, readableZoom } from "./framing";
 
 /** Text to measure at most, so a graph of thousands of nodes costs a bounded look. */
 const MEASURED_MAX = 800;
+
+/**
+ * Whether every node has been measured. Not React Flow's `nodesInitialized`: that reads the
+ * nodes as given, and a read-only canvas whose nodes come from props never gets measurements back.
+ */
+function measured(state: ReactFlowState): boolean {
+  if (state.nodeLookup.size === 0) return false;
+  for (const node of state.nodeLookup.values()) {
+    if (!node.hidden && !(node.measured.width ?? 0)) return false;
+  }
+  return true;
+}
 
 /** Whether an element holds text of its own (not only through its children). */
 function ownsText(element: Element): boolean {
@@ -50,7 +62,7 @@ export function FrameOnLive({ liveIds, focusId, maxZoom = 1 }: Props) {
   const height = useStore((state) => state.height);
   const domNode = useStore((state) => state.domNode);
   const nodeCount = useStore((state) => state.nodeLookup.size);
-  const initialized = useNodesInitialized();
+  const initialized = useStore(measured);
   const live = useRef(liveIds);
   live.current = liveIds;
   const ready = liveIds !== null;
