@@ -71,7 +71,10 @@ export function CancelDialog({ open, title, consequence, confirm, onClose, onCon
           rows={3}
           value={reason}
           placeholder="e.g. duplicate invoice"
-          onChange={(event) => setReason(event.target.value)}
+          onChange={(event) => {
+            setReason(event.target.value);
+            setRefusal(null); // the server's word was about the text as sent
+          }}
           aria-invalid={fieldError !== ""}
           aria-describedby={`${id}-count${fieldError === "" ? "" : ` ${id}-reason-error`}`}
         />
