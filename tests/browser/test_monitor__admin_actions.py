@@ -12,9 +12,10 @@ import uuid
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Page, Route, expect
 
 from tests.browser.test_login__chromium import log_in
+from tests.django.test_durable__retry import FLOW as FAILING_ONCE
 from tests.processes import Browserless
 
 pytestmark = pytest.mark.browser
@@ -177,13 +178,13 @@ def test_cancel_asks_in_a_dialog_that_holds_the_focus_and_its_reason_reaches_the
     )
     expect(opener).to_have_attribute("aria-disabled", "true", timeout=LIVE)
     expect(opener).to_have_attribute(
-        "title", "The run is cancelled: there is nothing left to cancel."
+        "title", "The run was cancelled: there is nothing left to cancel."
     )
     expect(retry).to_have_attribute(
         "title", "Only a failed run can be retried; this one is cancelled."
     )
     expect(page.locator("#admin-actions-why")).to_have_text(
-        "The run is cancelled: there is nothing left to cancel. "
+        "The run was cancelled: there is nothing left to cancel. "
         "Only a failed run can be retried; this one is cancelled."
     )
     _, trace = admin.get_json(f"/api/runs/{run_id}/trace/")
@@ -325,3 +326,67 @@ def test_an_admin_cancels_selected_runs_in_bulk_and_reads_each_result(
     assert no_sideways_scroll(page)
     shoot(page, "runs-bulk-390")
     assert errors == []
+
+
+def test_a_long_bulk_cancel_shows_done_of_total_while_it_runs(
+    page: Page, braid_server: str
+) -> None:
+    admin = admin_client(braid_server)
+    slug = f"bulk-{uuid.uuid4().hex[:6]}"
+    publish(admin, HOLD, slug)
+    runs = [start(admin, slug) for _ in range(12)]
+    for run_id in runs:
+        settled(admin, run_id, "waiting")
+    page.set_viewport_size(DESKTOP)
+    log_in(page, braid_server, "admin", "braid-admin")
+    page.goto(f"{braid_server}/runs/")
+    page.get_by_label("Flow", exact=True).select_option(slug)
+    expect(page.locator("tbody tr")).to_have_count(12)
+    page.get_by_role("checkbox", name="Select all 12 runs on this page").check()
+    # The page sends ten runs a request: hold the second request to see the count between.
+    held: list[Route] = []
+    seen: list[int] = []
+
+    def hold_the_second(route: Route) -> None:
+        seen.append(len(json.loads(route.request.post_data or "{}")["ids"]))
+        if len(seen) == 2:
+            held.append(route)
+        else:
+            route.continue_()
+
+    page.route(re.compile(r".*/api/runs/bulk/$"), hold_the_second)
+    page.get_by_role("button", name="Cancel selected…").click()
+    page.get_by_role("dialog").get_by_role("button", name="Cancel 12 runs").click()
+    results = page.get_by_role("region", name="Bulk action results")
+    expect(results.get_by_role("status")).to_have_text("Cancelling: 10 of 12 runs answered…")
+    expect(results.locator("progress")).to_have_attribute("value", "10")
+    expect(results.locator("progress")).to_have_attribute("max", "12")
+    shoot(page, "runs-bulk-progress-1440")
+    held[0].continue_()
+    expect(results.get_by_role("status")).to_have_text("Cancel: 12 of 12 done.", timeout=LIVE)
+    assert seen == [10, 2]
+    assert {status_of(admin, run_id) for run_id in runs} == {"cancelled"}
+
+
+def test_retry_is_open_on_a_failed_run_and_runs_the_failed_step_again(
+    page: Page, braid_server: str
+) -> None:
+    admin = admin_client(braid_server)
+    slug = f"flaky-{uuid.uuid4().hex[:6]}"
+    publish(admin, FAILING_ONCE, slug)
+    run_id = start(admin, slug)
+    settled(admin, run_id, "failed")
+    page.set_viewport_size(DESKTOP)
+    log_in(page, braid_server, "admin", "braid-admin")
+    page.goto(f"{braid_server}/runs/{run_id}/")
+    cancel = page.get_by_role("button", name="Cancel run…")
+    expect(cancel).to_have_attribute("aria-disabled", "true")
+    expect(cancel).to_have_attribute("title", "The run failed: there is nothing left to cancel.")
+    retry = page.get_by_role("button", name="Retry")
+    expect(retry).to_have_attribute("aria-disabled", "false")
+    retry.click()
+    expect(page.get_by_text("Retry started: the failed step runs again.")).to_be_visible()
+    expect(page.locator(".run-head .status-pill")).to_have_text(
+        re.compile("completed"), timeout=LIVE
+    )
+    expect(retry).to_have_attribute("aria-disabled", "true")

@@ -9,9 +9,11 @@ export const BULK_CHUNK = 10;
 
 export type RunAction = "cancel" | "retry";
 
+const ENDED: Readonly<Record<string, string>> = { completed: "completed", failed: "failed", cancelled: "was cancelled" };
+
 /** Why Cancel does not apply to a run in this status, or "" when it does. */
 export function cancelBlocked(status: string): string {
-  return isFinished(status) ? `The run is ${status}: there is nothing left to cancel.` : "";
+  return isFinished(status) ? `The run ${ENDED[status] ?? status}: there is nothing left to cancel.` : "";
 }
 
 /** Why Retry does not apply to a run in this status, or "" when it does. */

@@ -15,9 +15,9 @@ describe("when cancel and retry apply", () => {
     expect(["running", "waiting", "completed", "failed", "cancelled"].map((s) => actionBlocked("cancel", s))).toEqual([
       "",
       "",
-      "The run is completed: there is nothing left to cancel.",
-      "The run is failed: there is nothing left to cancel.",
-      "The run is cancelled: there is nothing left to cancel.",
+      "The run completed: there is nothing left to cancel.",
+      "The run failed: there is nothing left to cancel.",
+      "The run was cancelled: there is nothing left to cancel.",
     ]);
   });
 
