@@ -161,3 +161,20 @@ def test_a_malformed_bulk_request_is_a_400_naming_each_field_and_touches_no_run(
     status, answer = post(admin, "/api/runs/bulk/", body)
     assert (status, answer["code"], answer["fields"]) == (400, "run.invalid", fields)
     assert drain(run).status == "waiting"
+
+
+@pytest.mark.django_db
+def test_one_run_spelled_twice_is_acted_on_once_and_the_second_spelling_refused(
+    demo, client_for
+) -> None:  # type: ignore[no-untyped-def]
+    admin = client_for("admin")
+    run = started(admin, "invoice-sign-off", INVOICE)
+    ids = [str(run.pk), str(run.pk).upper()]
+    status, body = post(admin, "/api/runs/bulk/", {"action": "cancel", "ids": ids})
+    assert (status, body["done"], body["refused"]) == (200, 1, 1)
+    assert body["results"] == [
+        {"id": str(run.pk), "ok": True, "code": "", "error": ""},
+        {"id": str(run.pk), "ok": False, "code": "run.repeated",
+         "error": "this run is named earlier in the list"},
+    ]  # fmt: skip
+    assert drain(run).status == "cancelled"
