@@ -245,7 +245,7 @@ function RunsTable({ rows, now, selection }: { rows: readonly RunRow[]; now: num
         </thead>
         <tbody>
           {rows.map((run) => (
-            <tr key={run.id} data-run={run.id} aria-selected={selection === null ? undefined : selection.runs.has(run.id)}>
+            <tr key={run.id} data-run={run.id} className={selection?.runs.has(run.id) ? "is-selected" : undefined}>
               {selection !== null && (
                 <td className="select">
                   <input

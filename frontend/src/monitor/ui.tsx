@@ -158,6 +158,10 @@ export function Dialog({ open, onClose, labelledBy, describedBy, children }: Dia
         event.preventDefault(); // Escape: closed through onClose, so the state says so too
         onClose();
       }}
+      onClose={() => {
+        // The browser may close it by itself (a second Escape in a row): the state follows.
+        if (open) onClose();
+      }}
       onKeyDown={(event) => {
         if (box.current !== null) trapTab(event, box.current);
       }}
