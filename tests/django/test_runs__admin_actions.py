@@ -60,6 +60,8 @@ def test_the_cancel_reason_and_its_clock_time_reach_the_monitors_reasons(demo, c
         f"Cancelled by admin at {clock}: duplicate invoice (while waiting for finance)",
     )
     assert reading.cancelled_clock(str(run.pk)) == clock
+    branch = admin.get(f"/api/runs/{run.pk}/execution/", {"id": "root:1:split.finance:1"})
+    assert branch.json()["reasons"]["fin"] == tree["reasons"]["fin"]
 
 
 @pytest.mark.django_db
