@@ -21,6 +21,7 @@ from engine.core.colors import (
     FRAME_EVENTS,
     LOOP_EVENTS,
     Vote,
+    clock_time,
     explain,
     loops_of,
     older_round_candidates,
@@ -72,8 +73,9 @@ def build_tree(run: Run) -> dict[str, Any]:
     status = RunStatus(run.status)
     cut_rows = {} if status.finished else cut_short(str(run.pk), rows)
     older_rows = {} if status.finished else in_older_rounds(str(run.pk), graphs, rows)
+    at = cancelled_clock(str(run.pk)) if status is RunStatus.CANCELLED else ""
     verdicts = explain(graphs, rows, status, run.error, votes=votes, cut_rows=cut_rows,
-                       older_rows=older_rows)  # fmt: skip
+                       older_rows=older_rows, cancelled_at=at)  # fmt: skip
     return {
         "run": str(run.pk),
         "status": run.status,
@@ -86,6 +88,14 @@ def build_tree(run: Run) -> dict[str, Any]:
             for path, found in sorted(votes.items())
         },
     }
+
+
+def cancelled_clock(run_id: str) -> str:
+    """Return when the run was cancelled ("14:02 UTC"), from its run.cancelled event: one
+    more query, made only for a cancelled run."""
+    events = TraceEvent.objects.filter(run_id=run_id, event="run.cancelled")
+    at = events.order_by("seq").values_list("at", flat=True).first()
+    return "" if at is None else clock_time(at)
 
 
 DECISIONS = frozenset({"approved", "rejected"})

@@ -590,8 +590,10 @@ def test_a_cancelled_foreach_shows_each_items_fate_and_one_items_colors_from_the
     expect(tree_row(page, "root:1:lines:2")).to_have_attribute("data-status", "waiting")
     expect(tree_row(page, "root:1:lines:3")).to_have_attribute("data-status", "waiting")
 
-    page.get_by_label("Reason to cancel").fill("duplicate batch")
-    page.get_by_role("button", name="Cancel run").click()
+    page.get_by_role("button", name="Cancel run…").click()
+    dialog = page.get_by_role("dialog")
+    dialog.get_by_label("Reason (optional)").fill("duplicate batch")
+    dialog.get_by_role("button", name="Cancel the run").click()
     head = page.locator(".run-head .status-pill")
     expect(head).to_have_text(re.compile("cancelled"), timeout=LIVE)
     # Live, without a reload: each item as the server says it ended.

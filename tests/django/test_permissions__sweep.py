@@ -32,6 +32,7 @@ GRAPH = {
     "nodes": [{"id": "start", "type": "start"}, {"id": "done", "type": "end"}],
     "edges": [{"source": "start", "target": "done"}],
 }
+NO_RUN = "00000000-0000-0000-0000-000000000001"  # a bulk action refuses it in its results
 # (method, path, body, {role: status}); {run}, {approval} and {role} are filled in. Rows run
 # in order, every role in turn, so the run is cancelled only at the end.
 ANON, LOGGED = 302, 200
@@ -88,6 +89,7 @@ ROWS: list[tuple[str, str, Any, tuple[int, int, int, int, int]]] = [
      (403, 404, 404, 202, 403)),
     ("POST", "/api/approvals/{approval}/reassign/", {"to": "legal"}, (403, 403, 403, 403, 200)),
     ("POST", "/api/runs/{run}/retry/", None, (403, 403, 403, 403, 409)),
+    ("POST", "/api/runs/bulk/", {"action": "retry", "ids": [NO_RUN]}, (403, 403, 403, 403, 200)),
     ("POST", "/api/runs/{run}/cancel/", {"reason": "swept"}, (403, 403, 403, 403, 202)),
 ]  # fmt: skip
 

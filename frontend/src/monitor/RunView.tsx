@@ -1,6 +1,6 @@
 /** The run view: the graph colored live, the execution tree, the inspector, the timeline, actions. */
 
-import { type FormEvent, useCallback, useEffect, useMemo, useRef, useState } from "react";
+import { useCallback, useEffect, useMemo, useRef, useState } from "react";
 import { FlowError, FlowView } from "../FlowView";
 import { COLOR_CUES, COLORS, type Color, colorClass } from "../graph/colors";
 import { MAIN_GRAPH, nodeAtPath } from "../graph/nested";
@@ -39,6 +39,10 @@ const RUN_SHORTCUTS: ReadonlyArray<[string, string]> = [
   ["?", "shows this list"],
 ];
 import { useRunLive, useTrace } from "./useRunLive";
+import { CancelDialog, type Refusal, refusalOf } from "./CancelDialog";
+import { FrameOnLive } from "./FrameOnLive";
+import { liveNodeIds } from "./framing";
+import { cancelBlocked, retryBlocked } from "./runActions";
 
 export interface RunViewData {
   viewer: Viewer;
@@ -78,70 +82,85 @@ function Legend() {
   );
 }
 
-/** Cancel with a reason, and retry; each refusal shown beside its button. */
-function AdminActions({ runId, status }: { runId: string; status: string }) {
-  const [reason, setReason] = useState("");
-  const [cancelNote, setCancelNote] = useState<{ ok: boolean; text: string } | null>(null);
-  const [retryNote, setRetryNote] = useState<{ ok: boolean; text: string } | null>(null);
-  const [busy, setBusy] = useState(false);
-  async function act(path: string, body: unknown, set: (note: { ok: boolean; text: string }) => void, done: string) {
-    setBusy(true);
+type Note = { ok: boolean; text: string };
+
+/** A button that does not apply here: still focusable, so its tooltip and reason can be read. */
+function ActionButton({ label, blocked, onClick, className, noteId }: {
+  label: string;
+  blocked: string;
+  onClick: () => void;
+  className?: string;
+  noteId: string;
+}) {
+  return (
+    <button
+      type="button"
+      className={className}
+      aria-disabled={blocked !== ""}
+      title={blocked === "" ? undefined : blocked}
+      aria-describedby={blocked === "" ? undefined : noteId}
+      onClick={() => {
+        if (blocked === "") onClick();
+      }}
+    >
+      {label}
+    </button>
+  );
+}
+
+/** Cancel (confirmed in a dialog, with an optional reason) and Retry; each disabled, with why, where it does not apply. */
+export function AdminActions({ runId, status }: { runId: string; status: string }) {
+  const [confirming, setConfirming] = useState(false);
+  const [note, setNote] = useState<Note | null>(null);
+  const [retrying, setRetrying] = useState(false);
+  const cancelWhy = cancelBlocked(status);
+  const retryWhy = retrying ? "A retry is being sent." : retryBlocked(status);
+  async function cancel(reason: string): Promise<Refusal | null> {
     try {
-      await postJson(`/api/runs/${runId}/${path}/`, body);
-      set({ ok: true, text: done });
+      await postJson(`/api/runs/${runId}/cancel/`, { reason });
+      setNote({ ok: true, text: reason === "" ? "Cancel requested." : `Cancel requested: ${reason}` });
+      return null;
     } catch (error) {
-      set({ ok: false, text: `Refused: ${error instanceof ApiError ? error.message : String(error)}` });
-    } finally {
-      setBusy(false);
+      return refusalOf(error);
     }
   }
-  function cancel(event: FormEvent) {
-    event.preventDefault();
-    void act("cancel", { reason }, setCancelNote, "Cancel requested.");
+  async function retry() {
+    setRetrying(true);
+    try {
+      await postJson(`/api/runs/${runId}/retry/`, {});
+      setNote({ ok: true, text: "Retry started: the failed step runs again." });
+    } catch (error) {
+      setNote({ ok: false, text: `Retry refused: ${error instanceof ApiError ? error.message : String(error)}` });
+    } finally {
+      setRetrying(false);
+    }
   }
+  const why = [cancelWhy, retryWhy].filter((text) => text !== "");
   return (
     <section className="panel" aria-labelledby="admin-actions-h">
       <h2 id="admin-actions-h">Admin actions</h2>
       <div className="admin-actions">
-        <form onSubmit={cancel}>
-          <label htmlFor="cancel-reason" className="visually-hidden">
-            Reason to cancel
-          </label>
-          <input
-            id="cancel-reason"
-            type="text"
-            placeholder="reason (shown in the trace)"
-            maxLength={500}
-            value={reason}
-            onChange={(event) => setReason(event.target.value)}
-          />
-          <button type="submit" disabled={busy} aria-describedby={cancelNote === null ? undefined : "cancel-note"}>
-            Cancel run
-          </button>
-          {cancelNote !== null && (
-            <p id="cancel-note" className={cancelNote.ok ? "muted" : "error"} role="status">
-              {cancelNote.text}
-            </p>
-          )}
-        </form>
-        <div>
-          <button
-            type="button"
-            className="secondary"
-            disabled={busy}
-            onClick={() => void act("retry", {}, setRetryNote, "Retry started.")}
-            aria-describedby={retryNote === null ? undefined : "retry-note"}
-            title={status === "failed" ? "Run the failed action again" : "Only a run an action's failure ended can be retried"}
-          >
-            Retry
-          </button>
-          {retryNote !== null && (
-            <p id="retry-note" className={retryNote.ok ? "muted" : "error"} role="status">
-              {retryNote.text}
-            </p>
-          )}
-        </div>
+        <ActionButton label="Cancel run…" className="danger" blocked={cancelWhy} noteId="admin-actions-why" onClick={() => setConfirming(true)} />
+        <ActionButton label="Retry" className="secondary" blocked={retryWhy} noteId="admin-actions-why" onClick={() => void retry()} />
       </div>
+      {why.length > 0 && (
+        <p id="admin-actions-why" className="muted admin-actions__why">
+          {why.join(" ")}
+        </p>
+      )}
+      {note !== null && (
+        <p className={note.ok ? "muted" : "error"} role="status">
+          {note.text}
+        </p>
+      )}
+      <CancelDialog
+        open={confirming}
+        title={`Cancel run ${runId.slice(0, 8)}?`}
+        consequence="Every step still running or waiting stops, and its open approval requests close. This cannot be undone."
+        confirm="Cancel the run"
+        onClose={() => setConfirming(false)}
+        onConfirm={cancel}
+      />
     </section>
   );
 }
@@ -675,6 +694,7 @@ export function RunView({ data }: { data: RunViewData }) {
   const [help, setHelp] = useState(false);
   const status = picture?.status ?? data.run.status;
   const tree = useMemo(() => buildExecutionTree(executions ?? []), [executions]);
+  const liveIds = useMemo(() => (picture === null ? null : liveNodeIds(picture.colors, Object.keys(picture.colors))), [picture]);
   const statuses = useMemo(() => (executions === null ? null : serverStatuses(tree, picture)), [executions, tree, picture]);
   const { state: chosenView, retry: retryView } = useExecutionView(data.run.id, chosen, picture);
 
@@ -685,7 +705,7 @@ export function RunView({ data }: { data: RunViewData }) {
 
   const onKey = useCallback((event: KeyboardEvent) => {
     const target = event.target as HTMLElement;
-    if (target.closest("input, textarea, select")) return;
+    if (target.closest("input, textarea, select, dialog")) return;
     if (event.key === "?") setHelp((open) => !open);
     else if (event.key === "Escape") {
       setHelp(false);
@@ -733,9 +753,9 @@ export function RunView({ data }: { data: RunViewData }) {
               onToggleSubflow={toggleSubflow}
               showLegend={false}
               fitMinZoom={FIT_MIN_ZOOM}
-              keepFitted
-              {...(node === null ? {} : { focusNodeId: node })}
-            />
+            >
+              <FrameOnLive liveIds={liveIds} focusId={node ?? undefined} />
+            </FlowView>
           ) : (
             <FlowError message={parsed.error} />
           )}
