@@ -52,12 +52,13 @@ ROWS: dict[str, tuple[str, Any, int]] = {
     "POST /api/approvals/decide/": ("finance", {"ids": ["{id}"], "decision": "reject"}, 200),
     "POST /api/approvals/{id}/delegate/": ("finance", {"to": "finance2"}, 200),
     "POST /api/approvals/{id}/reassign/": ("admin", {"to": "legal"}, 200),
+    "PUT /api/me/notifications/": ("finance", {"email_requests": False}, 200),
 }
 REFUSED = {"code": "permission_denied", "detail": "CSRF Failed: CSRF token missing."}
 
 
-def test_the_schema_lists_seventeen_state_changing_operations() -> None:
-    assert len(OPERATIONS) == 17
+def test_the_schema_lists_eighteen_state_changing_operations() -> None:
+    assert len(OPERATIONS) == 18
     assert sorted(ROWS) == OPERATIONS
 
 
@@ -142,7 +143,7 @@ def test_login_and_logout_refuse_a_post_without_the_token(demo) -> None:  # type
     token = client.get("/login/").cookies["csrftoken"].value
     form = {"username": "analyst", "password": "braid-analyst", "csrfmiddlewaretoken": token}
     login = client.post("/login/", form)
-    assert (login.status_code, login["Location"]) == (302, "/")
+    assert (login.status_code, login["Location"]) == (302, "/flows/")  # where an analyst lands
 
     logout = client.post("/logout/")
     assert logout.status_code == 403
@@ -166,7 +167,7 @@ def test_the_login_page_never_redirects_to_another_site(demo) -> None:  # type: 
         response = client.post(
             "/login/", {"username": "analyst", "password": "braid-analyst", "next": target}
         )
-        assert (response.status_code, response["Location"]) == (302, "/"), target
+        assert (response.status_code, response["Location"]) == (302, "/flows/"), target
         client.post("/logout/")
     page = client.get("/login/", {"next": '"><script>window.__xss=1</script>'}).content.decode()
     assert "<script>window.__xss" not in page
