@@ -9,7 +9,7 @@ from django.views.decorators.csp import csp_override
 from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
-from braid import health
+from braid import favicon, health
 
 # Swagger UI's page carries one small <style> block: allow exactly that block by its hash.
 SWAGGER_STYLE = "'sha256-MMpT0iDxyjALd9PdfepImGX3DBfJPXZ4IlDWdPAgtn0='"
@@ -22,6 +22,7 @@ urlpatterns = [
     path("login/", auth_views.LoginView.as_view(redirect_authenticated_user=True), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("healthz", health.healthz, name="healthz"),
+    path("favicon.ico", favicon.favicon, name="favicon"),
     path("flows/", include("designer.urls")),
     path("runs/", include("monitor.urls")),
     path("inbox/", include("approvals.urls")),
