@@ -1,8 +1,9 @@
 /** The palette of node types (drag onto the canvas, or click/Enter) and the quick-add search box. */
 
 import { type RefObject, useId, useState } from "react";
-import { NODE_DESCRIPTIONS, NODE_ICONS } from "../designer/ops";
+import { NODE_DESCRIPTIONS } from "../designer/ops";
 import { NODE_TYPES, type NodeType } from "../graph/types";
+import { NodeIcon } from "../nodes/NodeIcon";
 
 export function Palette({ onAdd }: { onAdd: (type: NodeType) => void }) {
   return (
@@ -26,7 +27,7 @@ export function Palette({ onAdd }: { onAdd: (type: NodeType) => void }) {
               onClick={() => onAdd(type)}
             >
               <span className="braid-palette__icon" aria-hidden="true">
-                {NODE_ICONS[type]}
+                <NodeIcon type={type} />
               </span>
               <span className="braid-palette__text">
                 <span className="braid-palette__name">{type}</span>
@@ -112,7 +113,7 @@ export function QuickAdd({ onAdd, inputRef }: { onAdd: (type: NodeType) => void;
                 choose(type);
               }}
             >
-              <span aria-hidden="true">{NODE_ICONS[type]} </span>
+              <span className="braid-quickadd__icon" aria-hidden="true"><NodeIcon type={type} size={16} /></span>
               <strong>{type}</strong> <span className="braid-palette__description">{NODE_DESCRIPTIONS[type]}</span>
             </li>
           ))}
