@@ -18,7 +18,6 @@ export function Palette({ onAdd }: { onAdd: (type: NodeType) => void }) {
               className="braid-palette__item"
               draggable
               data-node-type={type}
-              aria-label={`Add ${type}: ${NODE_DESCRIPTIONS[type]}`}
               title={NODE_DESCRIPTIONS[type]}
               onDragStart={(event) => {
                 event.dataTransfer.setData("application/x-braid-node", type);
@@ -30,7 +29,10 @@ export function Palette({ onAdd }: { onAdd: (type: NodeType) => void }) {
                 <NodeIcon type={type} />
               </span>
               <span className="braid-palette__text">
-                <span className="braid-palette__name">{type}</span>
+                <span className="braid-palette__name">
+                  <span className="visually-hidden">Add </span>
+                  {type}
+                </span>
                 <span className="braid-palette__description">{NODE_DESCRIPTIONS[type]}</span>
               </span>
             </button>
