@@ -289,6 +289,18 @@ def test_a_test_runs_badges_leave_each_gathers_slots_and_and_marker_in_view(
         assert len(slots) == 4 and len(marks) == 2, (node_id, slots, marks)
         assert [box for box in slots + marks if overlap(badge, box)] == [], node_id
     assert small_texts(page) == []
+    # Drag the empty pane left of `a` to pan the gathers clear of the mini map, for the
+    # screenshot (the fit shows the top of this tall graph).
+    canvas = page.locator(".braid-editor__canvas").bounding_box()
+    x, y = canvas["x"] + 100, canvas["y"] + 300  # inside the window, whose height is 900
+    page.mouse.move(x, y)
+    page.mouse.down()
+    page.mouse.move(x - 250, y - 300, steps=10)
+    page.mouse.up()
+    settle(page)
+    [canvas] = boxes(page, ".braid-editor__canvas")
+    [gather] = boxes(page, '.react-flow__node[data-id="ab"]')
+    assert canvas["top"] < gather["top"] and gather["bottom"] < canvas["bottom"]
     shoot(page, "analyst-editor-test-run-1440")
     assert page.errors == []  # type: ignore[attr-defined]
 
