@@ -11,7 +11,7 @@ script, and evaluating the source keeps that CSP enforced, so axe scans the page
 """
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -376,3 +376,62 @@ def test_every_page_as_each_role_has_no_serious_accessibility_violation(
     assert sorted(violation["rule"] for violation in docs) == SWAGGER_UI_FAULTS
     assert failed == [f"404 {braid_server}/flows/no-such-flow/"]
     assert page.errors == []  # type: ignore[attr-defined]
+
+
+def scan_after(page: Page, shot: str, act: Callable[[], None]) -> list[dict[str, object]]:
+    """Do something that opens a panel or a dialog, then screenshot and scan the page."""
+    act()
+    page.wait_for_timeout(300)
+    shoot(page, shot)
+    return axe_violations(page)
+
+
+def test_open_panels_and_dialogs_have_no_serious_accessibility_violation(
+    new_page, braid_server: str, sweep: Sweep
+) -> None:  # type: ignore[no-untyped-def]
+    found: dict[str, list[dict[str, object]]] = {}
+    analyst = new_page(1440)
+    log_in(analyst, braid_server, "analyst")
+    analyst.goto(f"{braid_server}/flows/invoice-sign-off/")
+    settle(analyst)
+    found["editor-node"] = scan_after(
+        analyst, "analyst-editor-node-1440",
+        lambda: analyst.locator('.react-flow__node[data-id="record"]').click(),
+    )  # fmt: skip
+    found["editor-test-run"] = scan_after(
+        analyst, "analyst-editor-test-run-panel-1440",
+        lambda: analyst.get_by_role("button", name="Test run").click(),
+    )  # fmt: skip
+    found["editor-history"] = scan_after(
+        analyst, "analyst-editor-history-1440",
+        lambda: analyst.get_by_role("button", name="History").click(),
+    )  # fmt: skip
+    found["editor-shortcuts"] = scan_after(
+        analyst, "analyst-editor-shortcuts-1440",
+        lambda: analyst.get_by_role("button", name="Keyboard shortcuts").click(),
+    )  # fmt: skip
+    admin = new_page(1440)
+    log_in(admin, braid_server, "admin")
+    admin.goto(f"{braid_server}/runs/")
+    settle(admin)
+    found["runs-start-form"] = scan_after(
+        admin, "admin-runs-start-form-1440",
+        lambda: admin.get_by_role("button", name="Start run").click(),
+    )  # fmt: skip
+    admin.goto(f"{braid_server}/runs/{sweep.waiting_run}/")
+    settle(admin)
+    found["run-inspector"] = scan_after(
+        admin, "admin-run-inspector-1440",
+        lambda: admin.locator('.react-flow__node[data-id="split"]').click(),
+    )  # fmt: skip
+    finance = new_page(390)
+    log_in(finance, braid_server, "finance")
+    finance.goto(f"{braid_server}/inbox/")
+    settle(finance)
+    found["inbox-delegate"] = scan_after(
+        finance, "finance-inbox-delegate-390",
+        lambda: finance.get_by_text("Delegate to another approver").click(),
+    )  # fmt: skip
+    violations = {name: found for name, found in found.items() if found}
+    assert violations == {}, json.dumps(violations, indent=1)
+    assert analyst.errors == admin.errors == finance.errors == []  # type: ignore[attr-defined]
