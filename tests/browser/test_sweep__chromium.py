@@ -233,6 +233,25 @@ def test_no_text_on_the_canvas_is_under_12_px_at_the_fitted_zoom(
     assert page.errors == []  # type: ignore[attr-defined]
 
 
+@pytest.mark.parametrize(("role", "name"), [("analyst", "editor-gathers"), ("admin", "run")])
+def test_the_fit_button_zooms_a_zoomed_out_canvas_back_to_readable_text_and_no_further(
+    new_page, braid_server: str, sweep: Sweep, role: str, name: str
+) -> None:  # type: ignore[no-untyped-def]
+    page = new_page(390)
+    log_in(page, braid_server, role)
+    page.goto(braid_server + pages_of(sweep)[name])
+    settle(page)
+    for _ in range(3):
+        page.get_by_role("button", name="Zoom Out").click()
+    settle(page)
+    assert page.evaluate(ZOOM) < 1
+    assert small_texts(page) != []  # zoomed out by hand, the text is small
+    page.get_by_role("button", name="Fit View").click()
+    settle(page)
+    assert page.evaluate(ZOOM) == 1  # the floor: these graphs are bigger than a phone
+    assert small_texts(page) == []
+
+
 # ---- 2. Small things -----------------------------------------------------------------
 
 
