@@ -17,8 +17,10 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.views import APIView
 
-from approvals import audit, services
+from approvals import audit, notify, services
+from approvals.context import request_context
 from approvals.models import ApprovalRequest, ApprovalStatus, EventKind
 from braid.api_errors import ID_MAX
 from braid.auth import group_names
@@ -43,6 +45,32 @@ class DecisionEntrySerializer(serializers.Serializer):
     at = serializers.DateTimeField()
 
 
+class InputFieldSerializer(serializers.Serializer):
+    """One top-level field of the run's input, as short text (long values cut, "… N more")."""
+
+    field = serializers.CharField()
+    text = serializers.CharField()
+
+
+class ContextSerializer(serializers.Serializer):
+    """Who started the run, when, the flow and version, and (without `show`) its input."""
+
+    started_by = serializers.CharField(allow_null=True)
+    started_at = serializers.DateTimeField()
+    flow = serializers.CharField(allow_null=True)
+    flow_name = serializers.CharField()
+    version = serializers.IntegerField(allow_null=True)
+    input = InputFieldSerializer(many=True, allow_null=True, help_text="null when `show` is set")
+    input_more = serializers.IntegerField(help_text="input fields left out")
+
+
+class WhyNotSerializer(serializers.Serializer):
+    """Why the caller may not decide an open request they see: a code and a sentence."""
+
+    code = serializers.CharField()
+    text = serializers.CharField()
+
+
 class ApprovalSerializer(serializers.ModelSerializer):
     """An approval request as approvers see it."""
 
@@ -60,6 +88,8 @@ class ApprovalSerializer(serializers.ModelSerializer):
         child=serializers.DictField(), read_only=True, help_text='[{"from", "to", "groups"}]'
     )
     may_decide = serializers.SerializerMethodField()
+    why_not = serializers.SerializerMethodField()
+    context = serializers.SerializerMethodField()
     decisions = serializers.SerializerMethodField()
 
     class Meta:
@@ -67,7 +97,7 @@ class ApprovalSerializer(serializers.ModelSerializer):
         fields = [
             "id", "run", "flow", "runtime", "node", "execution_id", "groups", "policy", "title",
             "instructions", "shown", "status", "outcome", "created_at", "due_at", "overdue",
-            "closed_at", "assignee", "delegations", "may_decide", "decisions",
+            "closed_at", "assignee", "delegations", "may_decide", "why_not", "context", "decisions",
         ]  # fmt: skip
         read_only_fields = fields
 
@@ -80,15 +110,33 @@ class ApprovalSerializer(serializers.ModelSerializer):
         due = approval.due_at
         return approval.status == ApprovalStatus.OPEN and due is not None and due <= timezone.now()
 
+    def caller_groups(self) -> tuple[str, ...]:
+        """Return the caller's group names, read once per serialization."""
+        groups = self.context.get("groups")
+        if groups is None:
+            groups = self.context["groups"] = group_names(self.context["request"].user)
+        return tuple(groups)
+
     def get_may_decide(self, approval: ApprovalRequest) -> bool:
         """Whether the caller may decide it now."""
         request = self.context.get("request")
         if request is None:
             return False
-        groups = self.context.get("groups")
-        if groups is None:
-            groups = self.context["groups"] = group_names(request.user)
-        return services.may_decide(approval, request.user, groups)
+        return services.may_decide(approval, request.user, self.caller_groups())
+
+    @extend_schema_field(WhyNotSerializer(allow_null=True))
+    def get_why_not(self, approval: ApprovalRequest) -> dict[str, str] | None:
+        """Why the caller may not decide this open request (null: they may, or it is closed)."""
+        request = self.context.get("request")
+        if request is None:
+            return None
+        found = services.why_not(approval, request.user, self.caller_groups())
+        return None if found is None else {"code": found.code, "text": found.text}
+
+    @extend_schema_field(ContextSerializer)
+    def get_context(self, approval: ApprovalRequest) -> dict[str, Any]:
+        """Who started the run, when, the flow and version, and its input (without `show`)."""
+        return ContextSerializer(request_context(approval)).data
 
     @extend_schema_field(DecisionEntrySerializer(many=True))
     def get_decisions(self, approval: ApprovalRequest) -> list[dict[str, Any]]:
@@ -386,3 +434,55 @@ class ApprovalViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets
         except services.DecisionRefused as refused:
             return refusal(refused)
         return Response(ApprovalSerializer(approval, context=self.with_history([approval])).data)
+
+
+class NotificationSettingsSerializer(serializers.Serializer):
+    """The caller's approval emails: on or off."""
+
+    email_requests = serializers.BooleanField(
+        help_text="email me when a request is assigned to me or one of my groups, or "
+        "delegated or reassigned to me"
+    )
+
+
+SETTINGS_400 = OpenApiResponse(
+    RefusalSerializer,
+    description='notifications.invalid: the body is not {"email_requests": true|false}; '
+    "`fields` names each wrong field",
+)
+
+
+def settings_errors(body: object) -> dict[str, str]:
+    """Return what is wrong with a settings body, by field (empty: nothing)."""
+    if not isinstance(body, dict):
+        return {"body": 'a JSON object such as {"email_requests": false}'}
+    if not isinstance(body.get("email_requests"), bool):
+        return {"email_requests": "true or false"}
+    return {}
+
+
+class NotificationSettingsView(APIView):
+    """The caller's approval email setting (docs/approvals.md, "Notifications")."""
+
+    permission_classes = [IsAuthenticated]
+    serializer_class = NotificationSettingsSerializer
+
+    @extend_schema(responses=NotificationSettingsSerializer)
+    def get(self, request: Request) -> Response:
+        """Whether the caller gets approval emails."""
+        return Response({"email_requests": notify.emails_on(request.user)})
+
+    @extend_schema(
+        request=NotificationSettingsSerializer,
+        responses={200: NotificationSettingsSerializer, 400: SETTINGS_400},
+    )
+    def put(self, request: Request) -> Response:
+        """Turn approval emails on or off; anything but a boolean is a 400 naming the field
+        (other keys are ignored, as everywhere in the API)."""
+        errors = settings_errors(request.data)
+        if errors:
+            detail = "; ".join(f"{field}: {why}" for field, why in errors.items())
+            body = {"code": "notifications.invalid", "detail": detail, "fields": errors}
+            return Response(body, status=400)
+        notify.set_emails(request.user, request.data["email_requests"])
+        return Response({"email_requests": request.data["email_requests"]})

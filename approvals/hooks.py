@@ -1,10 +1,11 @@
 """What happens around a request opening and closing, whichever runtime opened or closed it:
-the audit entries (approvals/audit.py), in the engine's own transaction, and a live
-inbox update after it commits (approvals/live.py)."""
+the audit entries (approvals/audit.py), in the engine's own transaction, a live inbox
+update after it commits (approvals/live.py), and, for a new request, emails to the people
+who may decide it after it commits (approvals/notify.py)."""
 
 from collections.abc import Sequence
 
-from approvals import live
+from approvals import live, notify
 from approvals.audit import Entry, append
 from approvals.models import ApprovalRequest, EventKind
 from engine.core.graph import Outcome
@@ -25,6 +26,7 @@ def opened(requests: Sequence[ApprovalRequest]) -> None:
         ]
     )
     live.requests_changed(requests)
+    notify.after_commit_requested([r.pk for r in requests])
 
 
 def closed(requests: Sequence[ApprovalRequest], reasons: dict[str, str]) -> None:

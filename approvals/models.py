@@ -175,3 +175,49 @@ class AuditHead(models.Model):
 
     def __str__(self) -> str:
         return f"audit head #{self.seq}"
+
+
+class NotificationSettings(models.Model):
+    """A person's choice about approval emails (no row: the defaults)."""
+
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="approval_notifications"
+    )
+    email_requests = models.BooleanField(
+        default=True,
+        help_text="email me when a request is assigned to me or one of my groups",
+    )
+
+    def __str__(self) -> str:
+        return f"notifications of user {self.user_id}: email {self.email_requests}"
+
+
+class NoticeReason(models.TextChoices):
+    """Why a person was told about a request."""
+
+    REQUESTED = "requested", "Requested of their group"
+    DELEGATED = "delegated", "Delegated to them"
+    REASSIGNED = "reassigned", "Reassigned to them"
+
+
+class Notice(models.Model):
+    """One email about one request to one person for one reason: the key that keeps a late
+    or repeated delivery from sending it twice (approvals/notify.py)."""
+
+    request = models.ForeignKey(ApprovalRequest, on_delete=models.CASCADE, related_name="notices")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    reason = models.CharField(max_length=16, choices=NoticeReason.choices)
+    claim = models.UUIDField(help_text="the delivery that inserted the row: it alone sends")
+    created_at = models.DateTimeField(auto_now_add=True)
+    sent_at = models.DateTimeField(null=True, blank=True)
+    error = models.TextField(blank=True, default="", help_text="why sending failed (logged too)")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["request", "user", "reason"], name="notice_once_per_request_person_reason"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.reason} notice of request {self.request_id} to user {self.user_id}"

@@ -26,8 +26,14 @@ from django.db.models import Q, QuerySet
 from django.db.models.signals import post_delete
 from django.utils import timezone
 
-from approvals import audit
-from approvals.models import ApprovalEvent, ApprovalRequest, ApprovalStatus, EventKind
+from approvals import audit, notify
+from approvals.models import (
+    ApprovalEvent,
+    ApprovalRequest,
+    ApprovalStatus,
+    EventKind,
+    NoticeReason,
+)
 from braid.auth import Role, group_names, has_role
 from engine import durable
 from engine.core import graph as g
@@ -38,6 +44,8 @@ from engine.core.scheduler import approval_outcome
 from engine.models import Run, Runtime
 
 User = AbstractBaseUser | AnonymousUser
+# What a listing reads with each request: its run's flow, version and starter, and its assignee.
+RELATED = ("run__flow_version__flow", "run__started_by", "assignee")
 
 
 class DecisionRefused(EventRefused):
@@ -175,7 +183,7 @@ def visible_requests(user: User, groups: Sequence[str] | None = None) -> QuerySe
 
     `groups` are the user's group names when the caller has them (saves a query).
     """
-    requests = ApprovalRequest.objects.select_related("run__flow_version__flow", "assignee")
+    requests = ApprovalRequest.objects.select_related(*RELATED)
     if has_role(user, Role.ADMINS):
         return requests
     groups = list(group_names(user) if groups is None else groups)
@@ -198,12 +206,24 @@ def actionable(user: User, groups: Sequence[str] | None = None) -> Q:
     ) & not_decided & not_starter  # fmt: skip
 
 
+def held_back_as_starter(user: User, groups: Sequence[str]) -> Q:
+    """Return the condition for open requests of the user's groups on runs they started,
+    which segregation of duties keeps them from deciding: listed read-only, with why."""
+    return (
+        Q(status=ApprovalStatus.OPEN, run__started_by_id=user.pk, allow_starter=False)
+        & Q(groups__overlaps=list(groups))
+        & Q(assignee__isnull=True)
+    )
+
+
 def open_requests(user: User, groups: Sequence[str] | None = None) -> QuerySet[ApprovalRequest]:
-    """Return the inbox: open requests the user may decide (admins: every open one)."""
-    requests = ApprovalRequest.objects.select_related("run__flow_version__flow", "assignee")
+    """Return the inbox: open requests the user may decide (admins: every open one), and,
+    read-only, those of their groups on runs they started (segregation of duties)."""
+    requests = ApprovalRequest.objects.select_related(*RELATED)
     requests = requests.filter(status=ApprovalStatus.OPEN)
     if not has_role(user, Role.ADMINS):
-        requests = requests.filter(actionable(user, groups))
+        groups = list(group_names(user) if groups is None else groups)
+        requests = requests.filter(actionable(user, groups) | held_back_as_starter(user, groups))
     return requests.order_by("-created_at", "-id")
 
 
@@ -308,6 +328,51 @@ def may_decide(approval: ApprovalRequest, user: AbstractBaseUser, groups: Sequen
     if username in approval.delegated_from:
         return False
     return bool(set(groups) & set(approval.groups)) or username in approval.delegated_to
+
+
+@dataclass(frozen=True, slots=True)
+class WhyNot:
+    """Why a person sees an open request they may not decide: a code and a sentence."""
+
+    code: str
+    text: str
+
+
+def starter_sentence(approval: ApprovalRequest, groups: Sequence[str]) -> str:
+    """Return 'You started this run, so another finance member must decide' for the seats
+    the starter would hold (their groups among the request's), or all of its groups."""
+    seats = [grp for grp in approval.groups if grp in set(groups)] or list(approval.groups)
+    return f"You started this run, so another {' or '.join(seats)} member must decide"
+
+
+def why_not(
+    approval: ApprovalRequest, user: AbstractBaseUser, groups: Sequence[str]
+) -> WhyNot | None:
+    """Return why the user may not decide an open request they see (None: they may, or it is
+    closed), without queries: the request's run must be loaded with it (for listings)."""
+    if approval.status != ApprovalStatus.OPEN or may_decide(approval, user, groups):
+        return None
+    username = user.get_username()
+    if approval.run.started_by_id == user.pk and not approval.allow_starter:
+        return WhyNot("approval.starter", starter_sentence(approval, groups))
+    if username in approval.decided_by:
+        return WhyNot(
+            "approval.already_decided", "You have decided this one; others still owe theirs."
+        )
+    if approval.assignee_id is not None:
+        name = assignee_name(approval)
+        return WhyNot("approval.assigned", f"Reassigned to {name}; only they decide it.")
+    if username in approval.delegated_from:
+        given = [d["to"] for d in approval.delegations if d["from"] == username] or ["someone"]
+        return WhyNot("approval.delegated", f"You delegated your part to {given[-1]}.")
+    if Role.ADMINS.value in groups or getattr(user, "is_superuser", False):
+        return WhyNot(
+            "approval.not_an_approver", "You see this as an admin; its approvers decide it."
+        )
+    return WhyNot(
+        "approval.not_an_approver",
+        f"Waiting on {', '.join(approval.groups)}; you are in none of these groups.",
+    )
 
 
 # ---------------------------------------------------------------------------- deciding
@@ -584,6 +649,7 @@ def delegate(
         audit.record(EventKind.DELEGATED, approval, username, to=to, groups=list(groups),
                      comment=comment)  # fmt: skip
         transaction.on_commit(lambda: changed([approval]))
+        notify.after_commit_handed_over(approval.pk, to, NoticeReason.DELEGATED, username)
     return approval
 
 
@@ -614,6 +680,9 @@ def reassign(
         audit.record(EventKind.REASSIGNED, approval, admin.get_username(), to=to,
                      previous=before, comment=comment)  # fmt: skip
         transaction.on_commit(lambda: changed([approval]))
+        notify.after_commit_handed_over(
+            approval.pk, to, NoticeReason.REASSIGNED, admin.get_username()
+        )
     return approval
 
 

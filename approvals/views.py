@@ -1,7 +1,10 @@
+from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.middleware.csrf import get_token
-from django.shortcuts import render
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_http_methods
 
+from approvals import notify
 from braid.auth import Role, group_names, has_role
 
 
@@ -16,3 +19,18 @@ def index(request: HttpRequest) -> HttpResponse:
         "runUrl": "/runs/{id}/",
     }
     return render(request, "approvals/index.html", {"inbox_config": config})
+
+
+@require_http_methods(["GET", "POST"])
+def notifications(request: HttpRequest) -> HttpResponse:
+    """Show and change the person's approval email setting (a form, no script)."""
+    if request.method == "POST":
+        on = request.POST.get("email_requests") == "on"
+        notify.set_emails(request.user, on)
+        messages.success(request, f"Approval emails are {'on' if on else 'off'}.")
+        return redirect("approvals:notifications")
+    context = {
+        "email_requests": notify.emails_on(request.user),
+        "email": getattr(request.user, "email", ""),
+    }
+    return render(request, "approvals/notifications.html", context)

@@ -1,8 +1,9 @@
 """The REST API: each app registers its viewsets on one router."""
 
+from django.urls import path
 from rest_framework.routers import DefaultRouter
 
-from approvals.api import ApprovalViewSet
+from approvals.api import ApprovalViewSet, NotificationSettingsView
 from designer.api import ActionCatalogViewSet, FlowViewSet
 from engine.api import RunViewSet
 from monitor.api import RunMonitorViewSet
@@ -14,4 +15,7 @@ router.register("runs", RunMonitorViewSet, basename="run-monitor")
 router.register("approvals", ApprovalViewSet, basename="approval")
 router.register("actions", ActionCatalogViewSet, basename="action")
 
-urlpatterns = router.urls
+urlpatterns = [
+    path("me/notifications/", NotificationSettingsView.as_view(), name="notification-settings"),
+    *router.urls,
+]

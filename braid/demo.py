@@ -35,6 +35,7 @@ def create_demo_users() -> tuple[DemoUser, ...]:
         user, _ = User.objects.get_or_create(username=demo.username)
         user.is_staff = user.is_superuser = demo.staff
         user.is_active = True
+        user.email = user.email or f"{demo.username}@braid.example"
         if not user.check_password(demo.password):
             user.set_password(demo.password)
         user.save()

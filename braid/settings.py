@@ -173,6 +173,7 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
 ]
+
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
@@ -410,6 +411,33 @@ if HTTPS:
     SECURE_HSTS_INCLUDE_SUBDOMAINS = env_flag("DJANGO_HSTS_INCLUDE_SUBDOMAINS", True)
     SECURE_HSTS_PRELOAD = env_flag("DJANGO_HSTS_PRELOAD", True)
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+
+# Approval emails (approvals/notify.py), through Django's mailers. On plain http (`make
+# run`) the console backend prints them; behind TLS the default is SMTP, configured by
+# BRAID_EMAIL_HOST etc. (BRAID_EMAIL_BACKEND names another backend). Tests use Django's
+# locmem backend. BRAID_BASE_URL makes the links in them absolute.
+EMAIL_BACKEND_PATH = os.environ.get(
+    "BRAID_EMAIL_BACKEND",
+    "django.core.mail.backends.smtp.EmailBackend"
+    if HTTPS
+    else "django.core.mail.backends.console.EmailBackend",
+)
+SMTP_OPTIONS = {
+    "host": os.environ.get("BRAID_EMAIL_HOST", "localhost"),
+    "port": int(os.environ.get("BRAID_EMAIL_PORT", "25")),
+    "username": os.environ.get("BRAID_EMAIL_USER", ""),
+    "password": os.environ.get("BRAID_EMAIL_PASSWORD", ""),
+    "use_tls": env_flag("BRAID_EMAIL_TLS", False),
+    "timeout": 10,  # seconds: a slow mail server delays a worker by at most this per email
+}
+MAILERS = {
+    "default": {
+        "BACKEND": EMAIL_BACKEND_PATH,
+        "OPTIONS": SMTP_OPTIONS if EMAIL_BACKEND_PATH.endswith("smtp.EmailBackend") else {},
+    }
+}
+DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "Braid <braid@localhost>")
+BRAID_BASE_URL = os.environ.get("BRAID_BASE_URL", "http://127.0.0.1:8000")
 
 LOGGING = {
     "version": 1,

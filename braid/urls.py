@@ -6,10 +6,9 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 from django.utils.csp import CSP
 from django.views.decorators.csp import csp_override
-from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
-from braid import favicon, health
+from braid import favicon, health, landing
 
 # Swagger UI's page carries one small <style> block: allow exactly that block by its hash.
 SWAGGER_STYLE = "'sha256-MMpT0iDxyjALd9PdfepImGX3DBfJPXZ4IlDWdPAgtn0='"
@@ -18,8 +17,8 @@ api_docs = csp_override({**settings.SECURE_CSP, "style-src": [CSP.SELF, SWAGGER_
 )
 
 urlpatterns = [
-    path("", RedirectView.as_view(pattern_name="designer:index"), name="home"),
-    path("login/", auth_views.LoginView.as_view(redirect_authenticated_user=True), name="login"),
+    path("", landing.home, name="home"),
+    path("login/", landing.LandingLoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("healthz", health.healthz, name="healthz"),
     path("favicon.ico", favicon.favicon, name="favicon"),

@@ -5,6 +5,7 @@ import hashlib
 import json
 import re
 from collections.abc import Iterable
+from enum import StrEnum
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
@@ -13,7 +14,12 @@ from django.db.models import Q, QuerySet
 from django.db.models.fields.json import KeyTransform
 from django.utils import timezone
 from django.utils.dateparse import parse_date, parse_datetime
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    OpenApiResponse,
+    extend_schema,
+    extend_schema_field,
+)
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
@@ -137,10 +143,134 @@ def replayed(user: object, key: str, digest: str) -> Response | None:
     return response
 
 
-class CancelSerializer(serializers.Serializer):
-    """Why a run is cancelled."""
+REASON_MAX = 500
+BULK_MAX = 100
 
-    reason = serializers.CharField(required=False, allow_blank=True, default="", max_length=500)
+
+def reason_field() -> serializers.CharField:
+    """Return the optional reason of a cancel: at most REASON_MAX characters."""
+    too_long = f"a reason is at most {REASON_MAX} characters; shorten it"
+    return serializers.CharField(required=False, allow_blank=True, default="",
+                                 max_length=REASON_MAX,
+                                 error_messages={"max_length": too_long})  # fmt: skip
+
+
+class CancelSerializer(serializers.Serializer):
+    """Why a run is cancelled (optional, shown in the monitor's reasons and the trace)."""
+
+    reason = reason_field()
+
+
+class BulkAction(StrEnum):
+    """What a bulk request does to each run."""
+
+    CANCEL = "cancel"
+    RETRY = "retry"
+
+
+@extend_schema_field(
+    {"type": "array", "minItems": 1, "maxItems": BULK_MAX, "uniqueItems": True,
+     "items": {"type": "string", "format": "uuid"}}
+)  # fmt: skip
+class RunIdsField(serializers.ListField):
+    """1 to BULK_MAX distinct run ids."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        too_many = f"at most {BULK_MAX} runs at once; select fewer"
+        super().__init__(child=serializers.UUIDField(), min_length=1, max_length=BULK_MAX,
+                         error_messages={"max_length": too_many,
+                                         "min_length": "select at least one run"},
+                         **kwargs)  # fmt: skip
+
+    def to_internal_value(self, data: Any) -> list[str]:
+        # The same text twice is refused, as the schema's uniqueItems says; two spellings
+        # of one id ("…0A", "…0a") pass here and the second is refused in its result.
+        if isinstance(data, list) and len(set(map(str, data))) != len(data):
+            raise ValidationError("a run is named twice")
+        return [str(value) for value in super().to_internal_value(data)]
+
+
+class BulkRunsSerializer(serializers.Serializer):
+    """One action on many runs; `reason` goes with a cancel."""
+
+    action = serializers.ChoiceField(choices=[a.value for a in BulkAction])
+    ids = RunIdsField()
+    reason = reason_field()
+
+
+class BulkRunResultSerializer(serializers.Serializer):
+    """What happened to one run: done, or why not (`code` and a sentence in `error`)."""
+
+    id = serializers.CharField()
+    ok = serializers.BooleanField()
+    code = serializers.CharField(allow_blank=True)
+    error = serializers.CharField(allow_blank=True)
+
+
+class BulkRunsSummarySerializer(serializers.Serializer):
+    """A bulk action's counts and its per-run results, in the order asked."""
+
+    action = serializers.CharField()
+    total = serializers.IntegerField()
+    done = serializers.IntegerField()
+    refused = serializers.IntegerField()
+    results = BulkRunResultSerializer(many=True)
+
+
+def messages(errors: Any) -> str:
+    """Return a serializer's error messages for one field as one sentence."""
+    if isinstance(errors, dict):
+        return "; ".join(f"item {key}: {messages(value)}" for key, value in errors.items())
+    if isinstance(errors, list):
+        return "; ".join(messages(error) for error in errors)
+    return str(errors)
+
+
+def invalid(form: serializers.Serializer) -> Response:
+    """Return a 400 naming each field at fault: `{code, detail, fields: {name: message}}`."""
+    fields = {name: messages(errors) for name, errors in form.errors.items()}
+    detail = "; ".join(f"{name}: {text}" for name, text in fields.items())
+    return Response({"code": "run.invalid", "detail": detail, "fields": fields}, status=400)
+
+
+def refused(code: str, detail: str) -> dict[str, Any]:
+    """Return a bulk result for a run the action did not apply to."""
+    return {"ok": False, "code": code, "error": detail}
+
+
+def cancel_one(run: Run, by: str, reason: str) -> dict[str, Any]:
+    """Cancel one run of a bulk action, unless it finished."""
+    if RunStatus(run.status).finished:
+        return refused("run.finished", f"the run is {run.status}: nothing to cancel")
+    durable.cancel(run, by, reason)
+    return {"ok": True, "code": "", "error": ""}
+
+
+def retry_one(run: Run, by: str) -> dict[str, Any]:
+    """Retry one run of a bulk action, unless it cannot be retried."""
+    try:
+        durable.retry(str(run.pk), by)
+    except durable.RetryRefused as refusal:
+        return refused("run.not_retryable", f"{refusal} (the run is {run.status})")
+    return {"ok": True, "code": "", "error": ""}
+
+
+def act_on_runs(runs: QuerySet[Run], data: dict[str, Any], by: str) -> list[dict[str, Any]]:
+    """Apply a bulk action to each run the caller may see; return one result per id."""
+    found = {str(run.pk): run for run in runs.filter(pk__in=data["ids"])}
+    results: list[dict[str, Any]] = []
+    for run_id in data["ids"]:
+        run = found.get(run_id)
+        if any(result["id"] == run_id for result in results):
+            result = refused("run.repeated", "this run is named earlier in the list")
+        elif run is None:
+            result = refused("not_found", "no such run, or not one you may see")
+        elif data["action"] == BulkAction.CANCEL:
+            result = cancel_one(run, by, data["reason"])
+        else:
+            result = retry_one(run, by)
+        results.append({"id": run_id, **result})
+    return results
 
 
 FILTERS = [
@@ -270,7 +400,8 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
 
     def get_permissions(self):  # type: ignore[no-untyped-def]
         act = {"create": Act.START_RUNS, "cancel": Act.ADMINISTER_RUNS,
-               "retry": Act.ADMINISTER_RUNS}.get(self.action, Act.READ_RUNS)  # fmt: skip
+               "retry": Act.ADMINISTER_RUNS, "bulk": Act.ADMINISTER_RUNS,
+               }.get(self.action, Act.READ_RUNS)  # fmt: skip
         return [Allowed.to(act)()]
 
     @extend_schema(parameters=FILTERS)
@@ -327,14 +458,18 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
     )
     @action(detail=True, methods=["post"])
     def cancel(self, request: Request, pk: str) -> Response:
-        """Cancel a run: every frame stops; the cancel is recorded with who asked."""
+        """Cancel a run: every frame stops; the cancel is recorded with who asked and why.
+
+        A reason over 500 characters is a 400 naming `reason` in `fields`; a finished run
+        is a 409 `run.finished`.
+        """
         run = self.get_object()
-        if RunStatus(run.status).finished:
-            return Response(
-                {"code": "run.finished", "detail": f"the run is {run.status}"}, status=409
-            )
         form = CancelSerializer(data=request.data)
-        form.is_valid(raise_exception=True)
+        if not form.is_valid():
+            return invalid(form)
+        if RunStatus(run.status).finished:
+            detail = f"the run is {run.status}: nothing to cancel"
+            return Response({"code": "run.finished", "detail": detail}, status=409)
         durable.cancel(run, request.user.get_username(), form.validated_data["reason"])
         return Response(RunSerializer(run).data, status=status.HTTP_202_ACCEPTED)
 
@@ -351,3 +486,25 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
             return Response({"code": "run.not_retryable", "detail": str(refused)}, status=409)
         run.refresh_from_db()
         return Response(RunSerializer(run).data, status=status.HTTP_202_ACCEPTED)
+
+    @extend_schema(
+        operation_id="runs_bulk",
+        request=BulkRunsSerializer,
+        responses={200: BulkRunsSummarySerializer},
+    )
+    @action(detail=False, methods=["post"])
+    def bulk(self, request: Request) -> Response:
+        """Cancel or retry up to 100 runs; each is done (or refused) on its own.
+
+        A run the caller may not see, a finished run (cancel) or a run no action's failure
+        ended (retry) is refused in its result, and the others go on.
+        """
+        form = BulkRunsSerializer(data=request.data)
+        if not form.is_valid():
+            return invalid(form)
+        data = form.validated_data
+        results = act_on_runs(self.get_queryset(), data, request.user.get_username())
+        done = sum(1 for result in results if result["ok"])
+        summary = {"action": data["action"], "total": len(results), "done": done,
+                   "refused": len(results) - done, "results": results}  # fmt: skip
+        return Response(summary)

@@ -21,6 +21,7 @@ from engine.core.colors import (
     FRAME_EVENTS,
     LOOP_EVENTS,
     Vote,
+    clock_time,
     explain,
     loops_of,
     older_round_candidates,
@@ -72,8 +73,9 @@ def build_tree(run: Run) -> dict[str, Any]:
     status = RunStatus(run.status)
     cut_rows = {} if status.finished else cut_short(str(run.pk), rows)
     older_rows = {} if status.finished else in_older_rounds(str(run.pk), graphs, rows)
+    at = cancelled_clock(str(run.pk)) if status is RunStatus.CANCELLED else ""
     verdicts = explain(graphs, rows, status, run.error, votes=votes, cut_rows=cut_rows,
-                       older_rows=older_rows)  # fmt: skip
+                       older_rows=older_rows, cancelled_at=at)  # fmt: skip
     return {
         "run": str(run.pk),
         "status": run.status,
@@ -86,6 +88,14 @@ def build_tree(run: Run) -> dict[str, Any]:
             for path, found in sorted(votes.items())
         },
     }
+
+
+def cancelled_clock(run_id: str) -> str:
+    """Return when the run was cancelled ("14:02 UTC"), from its run.cancelled event: one
+    more query, made only for a cancelled run."""
+    events = TraceEvent.objects.filter(run_id=run_id, event="run.cancelled")
+    at = events.order_by("seq").values_list("at", flat=True).first()
+    return "" if at is None else clock_time(at)
 
 
 DECISIONS = frozenset({"approved", "rejected"})
@@ -183,7 +193,7 @@ def execution_tree(run: Run) -> dict[str, Any]:
 
 def execution_view(run: Run, execution_id: str) -> dict[str, Any] | str:
     """Return each node's color and reason in one execution, or why there is none."""
-    trace, _ = trace_since(str(run.pk), 0)
+    trace = whole_trace(str(run.pk))
     status, ended = RunStatus(run.status), run.error or ""
     known = {e.id for e in executions(trace, status, ended)}
     if execution_id not in known:
@@ -196,6 +206,15 @@ def execution_view(run: Run, execution_id: str) -> dict[str, Any] | str:
         "colors": {path: v.color.value for path, v in verdicts.items()},
         "reasons": {path: v.reason for path, v in verdicts.items()},
     }  # fmt: skip
+
+
+# The seq before a run's first event: its trace starts at 0 with run.started.
+NOTHING_READ = -1
+
+
+def whole_trace(run_id: str) -> list[Trace]:
+    """Return the run's whole trace, in order."""
+    return trace_since(run_id, NOTHING_READ)[0]
 
 
 def trace_since(run_id: str, seq: int) -> tuple[list[Trace], int]:
@@ -217,7 +236,7 @@ class LiveExecutions:
     def __init__(self, run_id: str) -> None:
         self.run_id = run_id
         self.tree = ExecutionTree()
-        self.seq = 0
+        self.seq = NOTHING_READ
         self.sent: dict[str, dict[str, Any]] = {}
 
     def all(self, run: Run) -> list[dict[str, Any]]:

@@ -26,13 +26,14 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from enum import StrEnum
 from functools import lru_cache
 from typing import NamedTuple
 
 from engine.core import graph as g
 from engine.core.events import Decision, RowStatus, RunStatus, Trace
-from engine.core.execution_ids import ExecutionId, Segment
+from engine.core.execution_ids import SEPARATOR, ExecutionId, Segment
 from engine.core.rows import NodeRow
 from engine.core.state import subflow_key
 
@@ -187,6 +188,35 @@ def cancelled_words(engine_text: str) -> str:
     return f"Cancelled: {text}" if text else "Cancelled"
 
 
+def clock_time(at: str) -> str:
+    """Return an RFC 3339 time as a wall-clock "14:02 UTC", or "" when it does not parse."""
+    try:
+        moment = datetime.fromisoformat(at.replace("Z", "+00:00"))
+    except ValueError:
+        return ""
+    if moment.tzinfo is None:
+        return ""
+    return moment.astimezone(UTC).strftime("%H:%M UTC")
+
+
+def cancel_time(trace: Iterable[Trace]) -> str:
+    """Return when the trace says the run was cancelled ("14:02 UTC"), or ""."""
+    for event in trace:
+        if event.event == "run.cancelled":
+            return clock_time(event.at)
+    return ""
+
+
+def run_cancelled_words(ended: str, at: str = "") -> str:
+    """Return who cancelled a run, when, and why, from its error text ("cancelled by admin:
+    duplicate invoice") and the clock time of the cancel ("14:02 UTC", or "" when unknown)."""
+    who, _, why = ended.partition(": ")
+    who = who.removeprefix("cancelled by ") or "an admin"
+    if at:
+        return f"Cancelled by {who} at {at}" + (f": {why}" if why else "")
+    return f"Cancelled by {who}" + (f" ({why})" if why else "")
+
+
 def votes_from(trace: Iterable[Trace]) -> dict[str, list[Vote]]:
     """Return the votes of a run's approval.vote events, by node path."""
     found: dict[str, list[Vote]] = {}
@@ -281,6 +311,7 @@ def explain(
     votes: Mapping[str, Sequence[Vote]] | None = None,
     cut_rows: Mapping[str, str] | None = None,
     older_rows: Mapping[str, str] | None = None,
+    cancelled_at: str = "",
 ) -> dict[str, Verdict]:
     """Walk root → leaves: return every node path's color and reason.
 
@@ -292,12 +323,14 @@ def explain(
     `cut_rows` the running or waiting rows whose frame was cancelled while the run goes
     on (`rows_cut_short`): in a body, rows alone cannot tell an earlier item's; and
     `older_rows` the finished rows of a loop's earlier round where that loop still runs in
-    the row's own item (`rows_in_older_rounds`).
+    the row's own item (`rows_in_older_rounds`); `cancelled_at` the clock time an admin
+    cancelled the run (`clock_time`), which the reasons of the rows it cut short name.
     """
     walk = Walk(graphs, rows, status, ended, focus, cut)
     walk.votes = votes or {}
     walk.cut_rows = cut_rows or {}
     walk.older_rows = older_rows or {}
+    walk.cancelled_at = cancelled_at
     walk.scope("main", "", Arrival(ExecutionId.root(), None))
     return walk.result
 
@@ -314,7 +347,8 @@ def explain_run(
     loops = frozenset().union(*(loops_of(graph) for graph in graphs.values()))
     older = rows_in_older_rounds(trace, older_round_candidates(rows, loops))
     return explain(graphs, rows, status, ended, votes=votes_from(trace),
-                   cut_rows=rows_cut_short(trace, rows), older_rows=older)  # fmt: skip
+                   cut_rows=rows_cut_short(trace, rows), older_rows=older,
+                   cancelled_at=cancel_time(trace))  # fmt: skip
 
 
 def explain_node(
@@ -326,6 +360,7 @@ def explain_node(
     votes: Mapping[str, Sequence[Vote]] | None = None,
     cut_rows: Mapping[str, str] | None = None,
     older_rows: Mapping[str, str] | None = None,
+    cancelled_at: str = "",
 ) -> Verdict | None:
     """Walk leaf → root: return one node path's color and reason, or None if unreachable.
 
@@ -336,6 +371,7 @@ def explain_node(
     walk.votes = votes or {}
     walk.cut_rows = cut_rows or {}
     walk.older_rows = older_rows or {}
+    walk.cancelled_at = cancelled_at
     return Climb(walk).verdict("main", "", path)
 
 
@@ -361,6 +397,7 @@ class Walk:
         self.votes: Mapping[str, Sequence[Vote]] = {}
         self.cut_rows: Mapping[str, str] = {}
         self.older_rows: Mapping[str, str] = {}
+        self.cancelled_at = ""
         self.loops = frozenset().union(*(loops_of(graph) for graph in graphs.values()))
         self.result: dict[str, Verdict] = {}
 
@@ -380,6 +417,7 @@ class Walk:
         rows = self.rows
         # Hoisted: the loop is hot (an enum member's lookup goes through a descriptor).
         completed, painted_completed = RowStatus.COMPLETED, Color.COMPLETED
+        running = RowStatus.RUNNING
         plain_done = Verdict(Color.COMPLETED, "Completed")  # what completed_reason says
         not_reached = Verdict(Color.PENDING, "Pending: not reached yet")  # unreached's
         parse = ExecutionId.parse
@@ -406,6 +444,25 @@ class Walk:
                 )
                 for edge in edges[node_id]:
                     claims.setdefault(edge.target, []).append(arrival)
+                continue
+            if (
+                row is not None
+                and row.status is running
+                and arrival.paint is None
+                and not arrival.loose
+                and not arrival.cut
+                and not self.finished
+                and type(node) in PLAIN
+                and prefix + node_id not in self.cut_rows
+                and same(parse(row.execution_id), arrival.execution_id)
+            ):
+                # A plain node whose action is in flight on a live path: what follows waits
+                # for it (what settle decides for it, without the general rule's cost).
+                self.result[prefix + node_id] = Verdict(Color.RUNNING, live_reason(node, row))
+                waits = painted(Color.PENDING, f"Pending: `{node_id}` is running",
+                                arrival.execution_id)  # fmt: skip
+                for edge in edges[node_id]:
+                    claims.setdefault(edge.target, []).append(waits)
                 continue
             if row is None and type(node) in PLAIN and not arrival.loose and not arrival.cut:
                 # A plain node nothing wrote: pending (not yet reached) on a live path of a
@@ -582,10 +639,8 @@ class Walk:
         """Return why a row left running or waiting in a finished run shows cancelled."""
         doing = self.doing(row)
         if self.status is RunStatus.CANCELLED:
-            who, _, why = self.ended.partition(": ")
-            because = f" ({why})" if why else ""
-            who = who.removeprefix("cancelled by ") or "an admin"
-            return f"Cancelled by {who}{because} while {doing}"
+            words = run_cancelled_words(self.ended, self.cancelled_at)
+            return f"{words} (while {doing})" if self.cancelled_at else f"{words} while {doing}"
         failed = self.first_failure()
         if self.status is RunStatus.FAILED and failed:
             return f"Cancelled: `{failed}` failed while {doing}"
@@ -657,11 +712,12 @@ class Walk:
             onward = arrival if eid == arrival.execution_id else arrival._replace(execution_id=eid)
             return [(e.target, onward) for e in edges]  # the fast path: most nodes
         if type(node) is g.ForkNode and verdict.color is Color.COMPLETED:
-            # A fork of 10,000 enters each branch: its branch ids, made in one loop.
-            base, fork = eid.segments, node.id
+            # A fork of 10,000 enters each branch: its branch ids, made in one loop from
+            # their text, so that each is the parse cache's object its row's id is too.
+            parent, parse = f"{eid}{SEPARATOR}{node.id}.", ExecutionId.parse
             return [
-                (e.target, within(Arrival(ExecutionId((*base, branch_segment(fork, e.branch))),
-                                          None), arrival))
+                (e.target, within(Arrival(parse(f"{parent}{e.branch}{SEPARATOR}1"), None),
+                                  arrival))
                 if e.branch is not None
                 else (e.target, within(self.edge_arrival(node, e, arrival, eid, verdict, None),
                                        arrival))

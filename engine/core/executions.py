@@ -26,6 +26,7 @@ from engine.core import graph as g
 from engine.core.colors import (
     Color,
     Verdict,
+    cancel_time,
     cancelled_words,
     explain,
     loops_of,
@@ -471,4 +472,5 @@ def explain_execution(
         graphs, rows, status, ended, focus=focused, cut=cut, votes=votes_from(trace),
         cut_rows=rows_cut_short(trace, rows),
         older_rows=rows_in_older_rounds(trace, older_round_candidates(rows, loops)),
+        cancelled_at=cancel_time(trace),
     )  # fmt: skip

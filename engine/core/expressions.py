@@ -274,6 +274,8 @@ class CelExpression:
                 return MissingFieldError(source=self.source, path=path, holder=holder, held=held)
         if isinstance(key, str):  # a field of a comprehension's variable, say: name the key
             return ExpressionEvaluationError(f"no such field: `{key}`", source=self.source)
+        if text.startswith(_NO_OVERLOAD):
+            text = _overload_message(self.source, activation)
         return ExpressionEvaluationError(text, source=self.source)
 
 
@@ -317,6 +319,47 @@ def _missing_along(
             return _path(chain[: depth + 1]), holder, tuple(sorted(str(k) for k in value))
         value = value[name]
     return None
+
+
+_NO_OVERLOAD: Final = "No such overload"
+_CEL_TYPES: Final = {bool: "bool", int: "int", float: "double", str: "string", list: "list",
+                     dict: "map", type(None): "null"}  # fmt: skip
+
+
+def _chain_value(chain: list[str], activation: Mapping[str, object]) -> tuple[int, object]:
+    """Walk a chain through the activation: how many names resolved, and the value there.
+
+    `input.amount.map` of `{"amount": 3}` resolves 2 names (`input.amount`, 3).
+    """
+    if chain[0] not in activation:
+        return 0, None
+    value: object = activation[chain[0]]
+    for depth, name in enumerate(chain[1:], start=1):
+        if not isinstance(value, Mapping) or name not in value:
+            return depth, value
+        value = value[name]
+    return len(chain), value
+
+
+def _overload_message(source: str, activation: Mapping[str, object]) -> str:
+    """Say that the operand types do not go together, and what the fields read hold.
+
+    The library names neither the operator nor the types; the fields the text reads are
+    what the analyst can look at (`input.amount` is int (3)).
+    """
+    held: list[str] = []
+    for chain in _select_chains(source):
+        depth, value = _chain_value(chain, activation)
+        shown = f"`{_path(chain[:depth])}` is {_CEL_TYPES.get(type(value), type(value).__name__)}"
+        if isinstance(value, bool | int | float | str | type(None)):
+            shown += f" ({json.dumps(value, ensure_ascii=False)[:40]})"
+        if depth >= 2 and shown not in held:
+            held.append(shown)
+    reads = f" ({', '.join(held)})" if held else ""
+    return (
+        f"no such overload: the operation does not take these types{reads}; CEL does not "
+        "convert between types, so convert with int(x), double(x) or string(x)"
+    )
 
 
 def _path(names: list[str]) -> str:

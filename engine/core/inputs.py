@@ -113,7 +113,7 @@ def _reason(error: ValidationError) -> str:
         wanted = error.validator_value
         names = wanted if isinstance(wanted, list) else [wanted]
         listed = " or ".join(_ARTICLES.get(n, f"a {n}") for n in names)
-        found = _json_type(error.instance)
+        found = json_type(error.instance)
         return f"must be {listed}, not {found}" + ("" if error.instance is None else f" ({shown})")
     if error.validator == "enum":
         return f"must be one of {json.dumps(error.validator_value)}, not {shown}"
@@ -122,7 +122,7 @@ def _reason(error: ValidationError) -> str:
     return str(error.message)
 
 
-def _json_type(value: object) -> str:
+def json_type(value: object) -> str:
     """Return the JSON type of a value with its article."""
     if value is None:
         return "null"

@@ -53,7 +53,7 @@ from engine.core.expressions import (
     format_timestamp,
 )
 from engine.core.gathers import DuplicateSlot, Token
-from engine.core.inputs import InputRejected, check_input
+from engine.core.inputs import InputRejected, check_input, json_type
 from engine.core.lineages import LineageError, SizeExceeded, check_value
 from engine.core.reducers import MergeConflict, WriteRejected
 from engine.core.state import MAIN, Frame, FrameState, RunState, Scope, subflow_key
@@ -502,9 +502,12 @@ class Stepper:
         return Bindings(state=view, input=scope.input, variables=frame.variables)
 
     def explain(self, frame: Frame, what: str, error: ExpressionError) -> str:
-        """Return the failure message of an expression: a missing field says what was there."""
+        """Return the failure message of an expression: the node, the field and the expression.
+
+        A missing field also says what was there; any other error says what failed.
+        """
         if not isinstance(error, MissingFieldError):
-            return f"{what}: {error}"
+            return f"node `{frame.node}` {what}: `{error.source}` failed: {error.message}"
         message = f"node `{frame.node}` {what}: `{error.source}` reads `{error.path}`, "
         if error.held is None:
             message += f"but `{error.holder}` is null"
@@ -739,7 +742,9 @@ class Stepper:
     def on_foreach(self, frame: Frame, node: g.ForeachNode) -> None:
         items = self.evaluate(frame, node.items, "items")
         if not isinstance(items, list):
-            raise FlowFailure(f"items: expected a list, got {type(items).__name__}")
+            raise FlowFailure(
+                f"node `{frame.node}` items: `{node.items}` gave {json_type(items)}, not a list"
+            )
         limit = expression_limits.limits().max_foreach_items
         if len(items) > limit:
             raise FlowFailure(

@@ -10,7 +10,7 @@ import {
   useReactFlow,
   useStore,
 } from "@xyflow/react";
-import { type KeyboardEvent, useEffect, useMemo } from "react";
+import { type KeyboardEvent, type ReactNode, useEffect, useMemo } from "react";
 import { COLOR_CUES, COLORS, type ColorMap, colorClass } from "./graph/colors";
 import { layoutBlock, toNestedFlow } from "./graph/nested";
 import type { BraidFlowNode, ReasonMap } from "./graph/toFlow";
@@ -114,6 +114,8 @@ export interface FlowViewProps {
   toggled?: ReadonlySet<string>;
   /** Called with a subflow node's path when its show/hide button is pressed. */
   onToggleSubflow?: (path: string) => void;
+  /** Drawn inside the canvas, where React Flow's hooks work (the run view's camera). */
+  children?: ReactNode;
 }
 
 /** A read-only React Flow canvas of one `braid.graph/1` document. */
@@ -129,6 +131,7 @@ export function FlowView({
   graphs = NO_GRAPHS,
   toggled = NONE_TOGGLED,
   onToggleSubflow,
+  children,
 }: FlowViewProps) {
   const block = useMemo(() => layoutBlock(doc, graphs, toggled), [doc, graphs, toggled]);
   const { nodes, edges } = useMemo(() => toNestedFlow(block, colors, reasons), [block, colors, reasons]);
@@ -180,6 +183,7 @@ export function FlowView({
         />
         {keyShown && <ColorLegend />}
         {keepFitted && <KeepFitted options={fitViewOptions} nodeId={focusNodeId} />}
+        {children}
       </ReactFlow>
       </SubflowToggle.Provider>
     </div>

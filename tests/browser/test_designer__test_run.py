@@ -19,11 +19,14 @@ def test_a_test_run_colors_the_canvas_decides_and_stores_nothing(
     page.goto(f"{live_server.url}/flows/invoice-sign-off/")
     expect(node(page, "fin")).to_be_visible()
     page.get_by_role("button", name="Test run").click()
+    page.get_by_role("button", name="Edit as JSON (advanced)").click()
     page.get_by_label("input (JSON)", exact=False).fill(
         '{"invoice": {"id": "I-9", "amount": 120, "vendor": "ACME"}}'
     )
     page.get_by_role("button", name="Run", exact=True).click()
-    expect(page.get_by_role("status").filter(has_text="The run is")).to_contain_text("waiting")
+    expect(page.get_by_role("status").filter(has_text="The run is")).to_contain_text(
+        "waiting", timeout=20_000
+    )
     expect(node(page, "fin").locator(".braid-node")).to_have_class(
         re.compile("braid-color--waiting")
     )

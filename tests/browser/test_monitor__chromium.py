@@ -35,13 +35,21 @@ def node(page: Page, node_id: str):  # type: ignore[no-untyped-def]
     return page.locator(f'.react-flow__node[data-id="{node_id}"] .braid-node')
 
 
+def as_json(form):  # type: ignore[no-untyped-def]
+    """Return the start form's JSON editor, switching from the typed form where there is one."""
+    toggle = form.get_by_role("button", name="Edit as JSON (advanced)")
+    if toggle.count() > 0:
+        toggle.click()
+    return form.get_by_label("Input (JSON)")
+
+
 def start_from_the_runs_page(page: Page, base_url: str, flow: str, input_text: str) -> str:
     """Open /runs/, start a run of `flow` with that input, land on its view; return its id."""
     page.goto(f"{base_url}/runs/")
     page.get_by_role("button", name="Start run").click()
     form = page.get_by_role("form", name="Start a run")
     form.get_by_label("Flow").select_option(flow)
-    form.get_by_label("Input (JSON)").fill(input_text)
+    as_json(form).fill(input_text)
     form.get_by_role("button", name="Start run").click()
     page.wait_for_url(RUN_URL, timeout=10_000)
     return page.url.rstrip("/").rsplit("/", 1)[1]
@@ -180,15 +188,15 @@ def test_the_start_form_puts_a_json_error_beside_the_input(page: Page, braid_ser
     page.goto(f"{braid_server}/runs/?start=b-and-d-or-e")
     form = page.get_by_role("form", name="Start a run")
     expect(form.get_by_label("Flow")).to_have_value("b-and-d-or-e")
-    form.get_by_label("Input (JSON)").fill('{"urgent": ')
+    as_json(form).fill('{"urgent": ')
     form.get_by_role("button", name="Start run").click()
-    expect(form.locator(".field-error")).to_contain_text("The input is not valid JSON")
+    expect(form.locator(".input-editor__errors")).to_contain_text("The input is not valid JSON")
     expect(page).to_have_url(f"{braid_server}/runs/?start=b-and-d-or-e")
     shoot(page, "start-error-1280")
     # A valid JSON object the flow's input schema refuses: each field with its reason.
     form.get_by_label("Input (JSON)").fill('{"urgent": "yes"}')
     form.get_by_role("button", name="Start run").click()
-    fields = form.locator(".input-field-errors li")
+    fields = form.locator(".input-editor__errors li")
     expect(fields).to_have_text(['urgent: must be a boolean, not a string ("yes")'])
     expect(page).to_have_url(f"{braid_server}/runs/?start=b-and-d-or-e")
     shoot(page, "start-fields-1280")
@@ -202,7 +210,7 @@ def test_a_start_tried_again_after_its_answer_was_lost_opens_the_run_it_started(
     before = page.request.get(runs_url).json()["count"]
     page.goto(f"{braid_server}/runs/?start=b-and-d-or-e")
     form = page.get_by_role("form", name="Start a run")
-    form.get_by_label("Input (JSON)").fill('{"urgent": true}')
+    as_json(form).fill('{"urgent": true}')
     keys: list[str | None] = []
 
     def lose_the_answer(route) -> None:  # type: ignore[no-untyped-def]
@@ -582,8 +590,10 @@ def test_a_cancelled_foreach_shows_each_items_fate_and_one_items_colors_from_the
     expect(tree_row(page, "root:1:lines:2")).to_have_attribute("data-status", "waiting")
     expect(tree_row(page, "root:1:lines:3")).to_have_attribute("data-status", "waiting")
 
-    page.get_by_label("Reason to cancel").fill("duplicate batch")
-    page.get_by_role("button", name="Cancel run").click()
+    page.get_by_role("button", name="Cancel run…").click()
+    dialog = page.get_by_role("dialog")
+    dialog.get_by_label("Reason (optional)").fill("duplicate batch")
+    dialog.get_by_role("button", name="Cancel the run").click()
     head = page.locator(".run-head .status-pill")
     expect(head).to_have_text(re.compile("cancelled"), timeout=LIVE)
     # Live, without a reload: each item as the server says it ended.

@@ -8,7 +8,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engine.core.colors import Color, explain, votes_from
+from engine.core.colors import Color, cancel_time, explain, votes_from
 from engine.core.events import Cancel
 from engine.core.executions import executions, explain_execution, trace_rows
 from tests.core.harness import Driver, edge, flow
@@ -67,7 +67,7 @@ def test_an_items_view_skips_the_branch_it_did_not_take_while_the_run_waits() ->
 def test_a_cancel_ends_the_waiting_items_and_keeps_the_finished_one() -> None:
     driver = Driver(demo("batch-line-approval"), {"lines": LINES})
     driver.settle()
-    driver.send(Cancel(at=driver.now(), by="admin", reason="duplicate batch"))
+    driver.send(Cancel(at="2026-12-06T09:30:00Z", by="admin", reason="duplicate batch"))
     assert tree(driver) == {
         "root:1": ("root", "", "run", "cancelled"),
         "root:1:lines:1": ("item", "lines", "1", "completed"),
@@ -77,7 +77,7 @@ def test_a_cancel_ends_the_waiting_items_and_keeps_the_finished_one() -> None:
     seen = view(driver, "root:1:lines:3")
     assert seen["review"] == (
         "cancelled",
-        "Cancelled by admin (duplicate batch) while waiting for finance",
+        "Cancelled by admin at 09:30 UTC: duplicate batch (while waiting for finance)",
     )
     assert seen["ok"] == ("skipped", "Skipped: `review` was cancelled before reaching this")
     assert view(driver, "root:1:lines:1")["small"][0] == "completed"
@@ -155,9 +155,11 @@ def assert_views_hold(driver: Driver) -> None:
     """The root's view is the aggregate one, and a finished run leaves nothing open."""
     status, ended = driver.state.status, driver.state.error or ""
     votes = votes_from(driver.trace)
-    whole = explain(driver.graphs, driver.rows, status, ended, votes=votes)
+    at = cancel_time(driver.trace)  # as the tree endpoint reads it (monitor/reading.py)
+    whole = explain(driver.graphs, driver.rows, status, ended, votes=votes, cancelled_at=at)
     assert explain_execution(driver.graphs, driver.trace, status, "root:1", ended) == whole
-    assert explain(driver.graphs, trace_rows(driver.trace), status, ended, votes=votes) == whole
+    rows = trace_rows(driver.trace)
+    assert explain(driver.graphs, rows, status, ended, votes=votes, cancelled_at=at) == whole
     found = executions(driver.trace, status, ended)
     if not status.finished:
         return

@@ -177,5 +177,6 @@ def test_a_node_over_the_budget_fails_naming_its_field_and_the_limit() -> None:
     assert driver.status == "failed"
     assert driver.row_table()["calc"][0] == "failed"
     assert driver.state.error == (
-        "values.n: evaluation took longer than 0.3 s (BRAID_CEL_TIMEOUT_S)"
+        "node `calc` values.n: `state.l.map(a, state.l.map(b, a * b))` failed: evaluation "
+        "took longer than 0.3 s (BRAID_CEL_TIMEOUT_S)"
     )

@@ -132,7 +132,7 @@ def test_fail_policy_fails_the_foreach_and_the_run_on_the_first_failure() -> Non
 @pytest.mark.parametrize(
     ("expression", "message"),
     [
-        ("1 / 0", "values.total: "),
+        ("1 / 0", "node `calc` values.total: `1 / 0` failed: division by zero in CEL expression"),
         ("'text'", "cannot write state field 'total': sum takes a number, not str"),
     ],
 )

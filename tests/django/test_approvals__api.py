@@ -97,6 +97,16 @@ def test_each_approver_lists_the_open_requests_of_their_groups_newest_first(
         "assignee": None,
         "delegations": [],
         "may_decide": True,
+        "why_not": None,
+        "context": {
+            "started_by": "analyst",
+            "started_at": invoice.created_at.isoformat().replace("+00:00", "Z"),
+            "flow": "invoice-sign-off",
+            "flow_name": "Invoice sign-off",
+            "version": 1,
+            "input": None,
+            "input_more": 0,
+        },
         "decisions": [],
     }
     assert client_for("legal").get(f"/api/approvals/{first['id']}/").json() == first

@@ -9,6 +9,7 @@ refusal and a 5xx). The session pages that change state (login, logout) are swep
 
 import base64
 import json
+import uuid
 from typing import Any
 
 import pytest
@@ -46,6 +47,7 @@ ROWS: dict[str, tuple[str, Any, int]] = {
     "POST /api/runs/": ("analyst", {"flow": "staged-gathers", "input": {}}, 201),
     "POST /api/runs/{id}/cancel/": ("admin", {"reason": "csrf"}, 202),
     "POST /api/runs/{id}/retry/": ("admin", None, 409),  # reached the view: not failed
+    "POST /api/runs/bulk/": ("admin", {"action": "retry", "ids": [str(uuid.UUID(int=1))]}, 200),
     "POST /api/approvals/{id}/decide/": ("finance", {"decision": "approve"}, 202),
     "POST /api/approvals/decide/": ("finance", {"ids": ["{id}"], "decision": "reject"}, 200),
     "POST /api/approvals/{id}/delegate/": ("finance", {"to": "finance2"}, 200),
@@ -54,8 +56,8 @@ ROWS: dict[str, tuple[str, Any, int]] = {
 REFUSED = {"code": "permission_denied", "detail": "CSRF Failed: CSRF token missing."}
 
 
-def test_the_schema_lists_sixteen_state_changing_operations() -> None:
-    assert len(OPERATIONS) == 16
+def test_the_schema_lists_seventeen_state_changing_operations() -> None:
+    assert len(OPERATIONS) == 17
     assert sorted(ROWS) == OPERATIONS
 
 

@@ -25,7 +25,7 @@ def test_a_demo_user_logs_in_with_the_printed_password_and_lands_on_flows(demo_u
     client = Client()
     response = client.post("/login/", {"username": "analyst", "password": "braid-analyst"})
     assert response.status_code == 302
-    assert response["Location"] == "/"
+    assert response["Location"] == "/flows/"
     assert client.get("/").headers["Location"] == "/flows/"
 
 

@@ -32,6 +32,7 @@ GRAPH = {
     "nodes": [{"id": "start", "type": "start"}, {"id": "done", "type": "end"}],
     "edges": [{"source": "start", "target": "done"}],
 }
+NO_RUN = "00000000-0000-0000-0000-000000000001"  # a bulk action refuses it in its results
 # (method, path, body, {role: status}); {run}, {approval} and {role} are filled in. Rows run
 # in order, every role in turn, so the run is cancelled only at the end.
 ANON, LOGGED = 302, 200
@@ -44,6 +45,7 @@ ROWS: list[tuple[str, str, Any, tuple[int, int, int, int, int]]] = [
     ("GET", "/runs/", None, (ANON, LOGGED, LOGGED, LOGGED, LOGGED)),
     ("GET", "/runs/{run}/", None, (ANON, 404, 200, 200, 200)),
     ("GET", "/inbox/", None, (ANON, LOGGED, LOGGED, LOGGED, LOGGED)),
+    ("GET", "/inbox/notifications/", None, (ANON, LOGGED, LOGGED, LOGGED, LOGGED)),
     ("GET", "/admin/", None, (302, 302, 302, 302, 200)),
     ("GET", "/api/", None, (403, 200, 200, 200, 200)),
     ("GET", "/api/schema/", None, (403, 200, 200, 200, 200)),
@@ -77,6 +79,8 @@ ROWS: list[tuple[str, str, Any, tuple[int, int, int, int, int]]] = [
     ("GET", "/api/approvals/", None, (403, 200, 200, 200, 200)),
     ("GET", "/api/approvals/{approval}/", None, (403, 404, 404, 200, 200)),
     ("GET", "/api/approvals/count/", None, (403, 200, 200, 200, 200)),
+    ("GET", "/api/me/notifications/", None, (403, 200, 200, 200, 200)),
+    ("PUT", "/api/me/notifications/", {"email_requests": True}, (403, 200, 200, 200, 200)),
     ("GET", "/api/approvals/?status=closed", None, (403, 200, 200, 200, 200)),
     ("POST", "/api/approvals/{approval}/delegate/", {"to": "legal"}, (403, 404, 404, 400, 403)),
     ("POST", "/api/approvals/decide/", {"ids": [999999], "decision": "reject"},
@@ -85,6 +89,7 @@ ROWS: list[tuple[str, str, Any, tuple[int, int, int, int, int]]] = [
      (403, 404, 404, 202, 403)),
     ("POST", "/api/approvals/{approval}/reassign/", {"to": "legal"}, (403, 403, 403, 403, 200)),
     ("POST", "/api/runs/{run}/retry/", None, (403, 403, 403, 403, 409)),
+    ("POST", "/api/runs/bulk/", {"action": "retry", "ids": [NO_RUN]}, (403, 403, 403, 403, 200)),
     ("POST", "/api/runs/{run}/cancel/", {"reason": "swept"}, (403, 403, 403, 403, 202)),
 ]  # fmt: skip
 

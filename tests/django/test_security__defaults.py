@@ -68,7 +68,7 @@ def test_five_failed_logins_lock_the_user_out_of_the_login_page(demo) -> None:  
 
     call_command("axes_reset", verbosity=0)
     unlocked = client.post("/login/", {"username": "analyst", "password": "braid-analyst"})
-    assert (unlocked.status_code, unlocked["Location"]) == (302, "/")
+    assert (unlocked.status_code, unlocked["Location"]) == (302, "/flows/")
 
 
 def test_failed_basic_auth_locks_the_api_out_with_a_json_403(demo) -> None:  # type: ignore[no-untyped-def]

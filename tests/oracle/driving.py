@@ -5,8 +5,9 @@ it keeps the state from before each action failure; a retry restores it (rows an
 are kept, as the runtime keeps them), holds again the actions, timers and approval
 requests the restored state waits on, and sends `Redrive` for the failed action.
 
-`compare` is the extension point for more views: today it checks the root → leaf walk,
-the leaf → root walk and the oracle's aggregate colors on every node.
+`compare` checks the root → leaf walk, the leaf → root walk and the oracle's aggregate
+colors on every node, the execution tree's status of every execution, and every
+execution's own view of the nodes that started in it.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from engine.core.events import (
     RequestApproval,
     RunAction,
 )
-from engine.core.executions import executions
+from engine.core.executions import executions, explain_execution
 from engine.core.state import RunState
 from tests.core.harness import Driver
 from tests.oracle.model import Model
@@ -179,8 +180,29 @@ def compare(driver: Driver) -> list[Disagreement]:
     tree = {e.id: e.status.value for e in executions(driver.trace, status, ended)}
     model = Model(driver.graphs, driver.trace).execution_statuses()
     statuses = {eid: color.value for eid, color in model.items()}
-    return found + [
-        Disagreement(f"execution {eid}", tree.get(eid), statuses.get(eid))
-        for eid in sorted(set(tree) | set(statuses))
-        if tree.get(eid) != statuses.get(eid)
-    ]
+    return (
+        found
+        + [
+            Disagreement(f"execution {eid}", tree.get(eid), statuses.get(eid))
+            for eid in sorted(set(tree) | set(statuses))
+            if tree.get(eid) != statuses.get(eid)
+        ]
+        + execution_views(driver, sorted(tree))
+    )
+
+
+def execution_views(driver: Driver, ids: list[str]) -> list[Disagreement]:
+    """Return every node that started in an execution whose color in that execution's view
+    (`explain_execution`, the per-item and per-iteration view) is not what the oracle says
+    happened to it there."""
+    status, ended = driver.state.status, driver.state.error or ""
+    happened = Model(driver.graphs, driver.trace).outcomes()
+    found = []
+    for eid in ids:
+        view = explain_execution(driver.graphs, driver.trace, status, eid, ended)
+        for (path, at), color in sorted(happened.items()):
+            shown = view.get(path)
+            if at == eid and (shown is None or shown.color.value != color.value):
+                found.append(Disagreement(f"{path} in {eid}", shown and shown.color.value,
+                                          color.value))  # fmt: skip
+    return found

@@ -5,9 +5,9 @@ intervention the run allows is made: complete an action, fail one, fire a timer,
 reject, cancel the run, or retry a run an action's failure ended. BRAID_ORACLE_EXAMPLES
 sets how many runs each test draws (`make oracle` draws 2,000).
 
-Extension points (not compared yet): the execution tree and per-execution colors
-(`Model.execution_statuses`, `Model.outcomes`), the pushed deltas, and the durable
-runtime; `compare` in tests/oracle/driving.py is where they join.
+`compare` in tests/oracle/driving.py says what is checked after every step (both walks,
+the oracle, the execution tree and every execution's own view); the durable runtime and
+the pushed deltas are checked in tests/django/test_monitor__oracle_durable.py.
 """
 
 from __future__ import annotations

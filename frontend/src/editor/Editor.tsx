@@ -28,6 +28,7 @@ import { type Command, commandFor } from "../designer/shortcuts";
 import { diffGraphs, type GraphDiff } from "../designer/diff";
 import { checkConnection, sourceHandles, targetHandles } from "../designer/handles";
 import { canRedo, canUndo, createHistory, type History, push, redo, undo } from "../designer/history";
+import { applyFix, quickFix } from "../designer/quickfix";
 import { type TestResult, TestRunPanel } from "./TestRun";
 import {
   addEdge,
@@ -724,7 +725,7 @@ function EditorInner({ page }: { page: EditorPage }) {
           />
         )}
       </div>
-      {page.canEdit && viewing === null && <ProblemsPanel report={report} checking={checking} onFocus={focusProblem} />}
+      {page.canEdit && viewing === null && <ProblemsPanel report={report} checking={checking} onFocus={focusProblem} fixFor={(problem) => quickFix(doc, problem)} onFix={(fix) => commit(applyFix(doc, fix))} />}
       <p className="braid-editor__status" role="status" aria-live="polite">
         {status}
       </p>

@@ -16,8 +16,10 @@ import {
   replaceNode,
   stateWriters,
 } from "../designer/ops";
+import type { Json } from "../designer/inputSchema";
 import type { GraphDocument, GraphNode, Reducer, StateField } from "../graph/types";
 import { type ActionInfo, api, type Problem } from "./api";
+import { InputFieldsEditor } from "./InputFields";
 import { FieldProblems, NameListEditor, NumberField, PairsEditor, SelectField, TextField } from "./fields";
 
 const REDUCERS: Reducer[] = ["overwrite", "append", "sum", "min", "max", "merge", "union"];
@@ -459,9 +461,14 @@ function FlowSettings({ doc, readOnly, problems, onChange }: InspectorProps) {
   return (
     <div className="braid-inspector__body">
       <h2>Flow</h2>
-      <p className="braid-inspector__description">Select a node to edit it. Here: the flow's name and its state.</p>
+      <p className="braid-inspector__description">Select a node to edit it. Here: the flow's name, its input fields and its state.</p>
       <FieldProblems problems={graphProblems} />
       <TextField label="Name" value={str(doc.name)} disabled={readOnly} onCommit={(name) => onChange({ ...doc, name })} />
+      <InputFieldsEditor
+        schema={(doc as { input?: Json }).input}
+        readOnly={readOnly}
+        onChange={(input) => onChange({ ...doc, input } as GraphDocument)}
+      />
       <fieldset className="braid-list braid-state">
         <legend>State fields</legend>
         {Object.keys(state).length === 0 && <p className="braid-empty">No state fields. Add one below; set nodes and tasks write them.</p>}

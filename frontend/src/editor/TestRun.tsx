@@ -5,9 +5,12 @@
  * each one; every decision re-runs the draft with the decisions so far, in order.
  */
 import { useState } from "react";
+import { type InputDraft, readDraft, startDraft } from "../forms/draft";
+import { formFields } from "../forms/model";
+import { InputEditor } from "../forms/SchemaForm";
 import type { Color } from "../graph/colors";
 import type { GraphDocument } from "../graph/types";
-import { api, errorText, flowPath } from "./api";
+import { ApiError, api, errorText, flowPath } from "./api";
 
 export interface TestResult {
   status: string;
@@ -21,15 +24,12 @@ export interface TestResult {
 
 type Decision = { node: string; decision: "approve" | "reject" };
 
-/** Return a sample input from the graph's declared input schema: each property's example. */
-export function sampleInput(doc: GraphDocument): string {
-  const schema = (doc as { input?: { properties?: Record<string, { type?: string }> } }).input;
-  const sample: Record<string, unknown> = {};
-  for (const [name, field] of Object.entries(schema?.properties ?? {})) {
-    sample[name] =
-      { string: "", number: 0, integer: 0, boolean: false, array: [], object: {} }[field.type ?? ""] ?? null;
-  }
-  return JSON.stringify(sample, null, 2);
+/** Return the 400's per-field refusals of the input (`run.input`), or null for any other error. */
+export function inputRefusals(error: unknown): Record<string, string> | null {
+  if (!(error instanceof ApiError) || error.body.code !== "run.input") return null;
+  const fields = error.body.fields;
+  if (typeof fields !== "object" || fields === null) return null;
+  return Object.fromEntries(Object.entries(fields as Record<string, unknown>).map(([path, why]) => [path, String(why)]));
 }
 
 export function TestRunPanel(props: {
@@ -39,31 +39,33 @@ export function TestRunPanel(props: {
   onClose: () => void;
 }) {
   const { slug, doc, onResult, onClose } = props;
-  const [input, setInput] = useState(() => sampleInput(doc));
-  const [inputError, setInputError] = useState("");
+  const schema = (doc as { input?: unknown }).input;
+  const fields = formFields(schema);
+  const [draft, setDraft] = useState<InputDraft>(() => startDraft(schema));
+  const [inputErrors, setInputErrors] = useState<Record<string, string>>({});
   const [error, setError] = useState("");
   const [running, setRunning] = useState(false);
   const [decisions, setDecisions] = useState<Decision[]>([]);
   const [result, setResult] = useState<TestResult | null>(null);
 
   async function run(taken: Decision[]) {
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(input);
-    } catch (problem) {
-      setInputError(`Not JSON: ${(problem as Error).message}`);
+    const parsed = readDraft(fields, draft);
+    if ("errors" in parsed) {
+      setInputErrors(parsed.errors);
       return;
     }
-    setInputError("");
+    setInputErrors({});
     setError("");
     setRunning(true);
     try {
-      const answer = await api<TestResult>("POST", flowPath(slug, "test-run/"), { input: parsed, graph: doc, decisions: taken });
+      const answer = await api<TestResult>("POST", flowPath(slug, "test-run/"), { input: parsed.value, graph: doc, decisions: taken });
       setDecisions(taken);
       setResult(answer);
       onResult(answer);
     } catch (problem) {
-      setError(errorText(problem));
+      const refused = inputRefusals(problem);
+      if (refused !== null) setInputErrors(refused);
+      setError(refused !== null ? "The input does not match the flow's input schema; see the fields." : errorText(problem));
       onResult(null);
     } finally {
       setRunning(false);
@@ -73,28 +75,14 @@ export function TestRunPanel(props: {
   return (
     <section className="braid-banner braid-testrun" aria-label="Test run">
       <div className="braid-testrun__row">
-        <label htmlFor="braid-testrun-input">
-          <strong>Test run</strong> input (JSON), run on the draft as drawn; nothing is stored
-        </label>
+        <h2 className="braid-testrun__title">
+          <strong>Test run</strong> on the draft as drawn; nothing is stored
+        </h2>
         <button type="button" onClick={onClose} aria-label="Close the test run">
           ✕
         </button>
       </div>
-      <textarea
-        id="braid-testrun-input"
-        className="braid-testrun__input"
-        rows={4}
-        value={input}
-        onChange={(event) => setInput(event.target.value)}
-        aria-invalid={inputError !== ""}
-        aria-describedby={inputError ? "braid-testrun-input-error" : undefined}
-        spellCheck={false}
-      />
-      {inputError && (
-        <p id="braid-testrun-input-error" className="braid-field-error" role="alert">
-          {inputError}
-        </p>
-      )}
+      <InputEditor fields={fields} draft={draft} onDraft={setDraft} errors={inputErrors} prefix="braid-testrun" rows={4} />
       <div className="braid-testrun__row">
         <button type="button" className="braid-primary" disabled={running} onClick={() => void run([])}>
           {running ? "Running…" : decisions.length > 0 ? "Run again from the start" : "Run"}

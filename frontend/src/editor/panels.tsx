@@ -2,7 +2,8 @@
 
 import { useConnection, useReactFlow } from "@xyflow/react";
 import { useEffect, useRef } from "react";
-import type { GraphDiff } from "../designer/diff";
+import { type Change, changeWhere, type GraphDiff, shownValue } from "../designer/diff";
+import type { QuickFix } from "../designer/quickfix";
 import { absoluteTime, type Problem, relativeTime, type Report, type VersionRecord } from "./api";
 
 export function describeDiff(diff: GraphDiff): string {
@@ -133,9 +134,29 @@ export function ConflictBanner({ revision, updatedAt, onTakeTheirs, onKeepMine }
   );
 }
 
+/** One changed value: where, the version's value, and the draft's. */
+function ChangeItem({ change, version }: { change: Change; version: number }) {
+  const old = shownValue(change.after);
+  const now = shownValue(change.before);
+  return (
+    <li className="braid-change">
+      <span className="braid-change__where">{changeWhere(change)}</span>{" "}
+      <span className="braid-change__values">
+        <span className="braid-change__old">
+          v{version}: <code title={old.endsWith("…") ? JSON.stringify(change.after) : undefined}>{old}</code>
+        </span>{" "}
+        <span aria-hidden="true">→</span>{" "}
+        <span className="braid-change__new">
+          draft: <code title={now.endsWith("…") ? JSON.stringify(change.before) : undefined}>{now}</code>
+        </span>
+      </span>
+    </li>
+  );
+}
+
 export function VersionBanner({ version, diff, onRestore, onBack }: { version: VersionRecord; diff: GraphDiff; onRestore: (() => void) | undefined; onBack: () => void }) {
   return (
-    <div className="braid-banner" role="region" aria-label="Viewing a version">
+    <div className="braid-banner braid-version" role="region" aria-label="Viewing a version">
       <strong>Viewing version {version.number}</strong> (read-only), published by {version.published_by}{" "}
       <span title={absoluteTime(version.published_at)}>{relativeTime(version.published_at)}</span>.{" "}
       {diff.same ? "Same as the draft (layout aside)." : `Against the draft: ${describeDiff(diff)}.`}{" "}
@@ -147,6 +168,18 @@ export function VersionBanner({ version, diff, onRestore, onBack }: { version: V
       <button type="button" onClick={onBack}>
         Back to the draft
       </button>
+      {diff.changes.length > 0 && (
+        <details className="braid-changes" open>
+          <summary>
+            {diff.changes.length === 1 ? "1 changed value" : `${diff.changes.length} changed values`}, v{version.number} → draft
+          </summary>
+          <ul aria-label={`Changed values, version ${version.number} to the draft`}>
+            {diff.changes.map((change, index) => (
+              <ChangeItem key={index} change={change} version={version.number} />
+            ))}
+          </ul>
+        </details>
+      )}
     </div>
   );
 }
@@ -163,8 +196,26 @@ function where(problem: Problem): string {
   return problem.edge_index !== null ? `edge ${problem.edge ?? problem.edge_index}` : "flow";
 }
 
+/** A quick fix's button: its label with the field name as code. */
+function FixButton({ fix, onFix }: { fix: QuickFix | null; onFix: ((fix: QuickFix) => void) | undefined }) {
+  if (fix === null || onFix === undefined) return null;
+  return (
+    <button type="button" className="braid-problem__fix" onClick={() => onFix(fix)}>
+      Declare <code>{fix.field}</code> ({fix.reducer})
+    </button>
+  );
+}
+
 /** Errors and warnings of the draft; a click focuses the element on the canvas. */
-export function ProblemsPanel({ report, checking, onFocus }: { report: Report | null; checking: boolean; onFocus: (problem: Problem) => void }) {
+export function ProblemsPanel(props: {
+  report: Report | null;
+  checking: boolean;
+  onFocus: (problem: Problem) => void;
+  /** The one obvious fix of a problem, if it has one (see designer/quickfix.ts). */
+  fixFor?: (problem: Problem) => QuickFix | null;
+  onFix?: (fix: QuickFix) => void;
+}) {
+  const { report, checking, onFocus, fixFor, onFix } = props;
   const problems = report === null ? [] : [...report.errors, ...report.warnings];
   return (
     <section className="braid-problems" aria-label="Problems">
@@ -178,6 +229,7 @@ export function ProblemsPanel({ report, checking, onFocus }: { report: Report | 
               <button type="button" className={`braid-problem braid-problem--${problem.severity}`} onClick={() => onFocus(problem)}>
                 <span aria-hidden="true">{problem.severity === "error" ? "✖" : "⚠"}</span> <span className="braid-problem__where">{where(problem)}</span> {problem.message}
               </button>
+              <FixButton fix={fixFor?.(problem) ?? null} onFix={onFix} />
             </li>
           ))}
         </ul>

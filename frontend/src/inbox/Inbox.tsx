@@ -3,7 +3,10 @@ import { useCallback, useEffect, useMemo, useRef, useState, type KeyboardEvent a
 import { ApiError, InboxApi } from "./api";
 import { COUNT_EVENT } from "./live";
 import { NO_FILTERS, bulkSentence, distinct, flowName, groupByFlow, matches, move, type Filters } from "./model";
-import { Decisions, Dialog, Due, Icon, Outcome, Policy, RunLink, Shortcuts, ShownValues, Waiting, When } from "./parts";
+import {
+  Decisions, Dialog, Due, Icon, InputValues, Outcome, Policy, RunLink, Shortcuts, ShownValues, StartedBy, Waiting, When,
+  WhyNotNote,
+} from "./parts";
 import type { ApprovalRequest, BulkResult, InboxConfig } from "./types";
 
 type Tab = "open" | "archive";
@@ -14,6 +17,12 @@ interface Summary { decision: Verdict; done: number; total: number; refused: Bul
 const PAGE = 200;
 const VERB: Record<Verdict, string> = { approve: "Approve", reject: "Reject" };
 const PAST: Record<Verdict, string> = { approve: "Approved", reject: "Rejected" };
+
+/** The request a link names (`/inbox/?request=12`, as in the notification email), or null. */
+function linkedRequest(): number | null {
+  const id = Number(new URLSearchParams(window.location.search).get("request"));
+  return Number.isSafeInteger(id) && id > 0 ? id : null;
+}
 
 function typing(target: EventTarget | null): boolean {
   return target instanceof HTMLElement && (target.isContentEditable || ["INPUT", "TEXTAREA", "SELECT"].includes(target.tagName));
@@ -27,7 +36,7 @@ export function Inbox({ config }: { config: InboxConfig }) {
   const [totals, setTotals] = useState<Record<Tab, number>>({ open: 0, archive: 0 });
   const [loadError, setLoadError] = useState("");
   const [filters, setFilters] = useState<Filters>(NO_FILTERS);
-  const [activeId, setActiveId] = useState<number | null>(null);
+  const [activeId, setActiveId] = useState<number | null>(linkedRequest);
   const [selected, setSelected] = useState<Set<number>>(new Set());
   const [pending, setPending] = useState<Pending | null>(null);
   const [summary, setSummary] = useState<Summary | null>(null);
@@ -88,6 +97,15 @@ export function Inbox({ config }: { config: InboxConfig }) {
     setActiveId(id);
     requestAnimationFrame(() => itemRefs.current.get(id)?.focus());
   }, []);
+
+  // A link to one request (the notification email's) brings it into view once the list is in.
+  const linked = useRef(linkedRequest());
+  useEffect(() => {
+    if (linked.current === null || !ordered.some((r) => r.id === linked.current)) return;
+    const id = linked.current;
+    linked.current = null;
+    requestAnimationFrame(() => itemRefs.current.get(id)?.scrollIntoView({ block: "center" }));
+  }, [ordered]);
 
   const step = useCallback((delta: number) => {
     const index = ordered.findIndex((r) => r.id === activeId);
@@ -373,6 +391,7 @@ export function Item({ request, tab, now, config, active, selected, register, on
       </div>
       {request.instructions ? <p className="instructions">{request.instructions}</p> : null}
       <ShownValues request={request} />
+      <InputValues request={request} />
       <p className="meta">
         {tab === "open" ? <Waiting iso={request.created_at} now={now} /> : null}
         {tab === "archive" && request.closed_at ? <><Outcome request={request} /> · <When iso={request.closed_at} now={now} /></> : null}
@@ -380,6 +399,7 @@ export function Item({ request, tab, now, config, active, selected, register, on
         {" · "}<span>{request.node}</span>
         {tab === "open" ? <> {" "}<Due request={request} now={now} /></> : null}
       </p>
+      <p className="meta"><StartedBy request={request} now={now} /></p>
       {tab === "archive" ? <Decisions request={request} now={now} /> : null}
       {tab === "open" ? (
         request.may_decide ? (
@@ -389,18 +409,10 @@ export function Item({ request, tab, now, config, active, selected, register, on
             <button type="button" tabIndex={active ? 0 : -1} className="danger" onClick={(e) => { e.stopPropagation(); onDecide("reject"); }}
               aria-label={`Reject ${request.title}`}><Icon name="cross" /> Reject…</button>
           </div>
-        ) : <p className="muted">{whyNot(request, config)}</p>
+        ) : <WhyNotNote request={request} />
       ) : null}
     </article>
   );
-}
-
-/** Say why the caller sees a request they may not decide. */
-function whyNot(request: ApprovalRequest, config: InboxConfig): string {
-  if (request.assignee && request.assignee !== config.user) return `Reassigned to ${request.assignee}; only they decide it.`;
-  if (request.decisions.some((d) => d.user === config.user)) return "You have decided this one; others still owe theirs.";
-  if (config.admin) return "You see this as an admin; its approvers decide it.";
-  return "You may not decide this one.";
 }
 
 interface DetailProps {
@@ -442,9 +454,12 @@ function Detail({ request, tab, now, config, api, onDecided, onHandedOver, onCha
     <div className="detail">
       <h2>{request.title}</h2>
       {request.instructions ? <p className="instructions">{request.instructions}</p> : null}
+      {tab === "open" ? <WhyNotNote request={request} /> : null}
       <ShownValues request={request} />
+      <InputValues request={request} />
       <dl className="facts">
-        <div><dt>Flow</dt><dd>{flowName(request)} · <RunLink request={request} runUrl={config.runUrl} /></dd></div>
+        <div><dt>Started</dt><dd><StartedBy request={request} now={now} flow={false} /></dd></div>
+        <div><dt>Flow</dt><dd>{flowName(request)}{request.context.version !== null ? ` v${request.context.version}` : ""} · <RunLink request={request} runUrl={config.runUrl} /></dd></div>
         <div><dt>Step</dt><dd><code>{request.node}</code> <span className="muted">({request.execution_id})</span></dd></div>
         <div><dt>Who</dt><dd><Policy request={request} /></dd></div>
         <div><dt>Asked</dt><dd><When iso={request.created_at} now={now} /></dd></div>

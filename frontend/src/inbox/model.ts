@@ -47,6 +47,8 @@ export function matches(request: ApprovalRequest, filters: Filters, now: number)
   const haystack = [
     request.title, request.instructions, request.node, flowName(request),
     ...request.shown.map((s) => `${s.field} ${valueText(s.value)}`),
+    ...(request.context.input ?? []).map((i) => `${i.field} ${i.text}`),
+    request.context.started_by ?? "",
   ].join(" ").toLowerCase();
   return words.every((word) => haystack.includes(word));
 }

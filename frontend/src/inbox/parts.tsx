@@ -70,6 +70,49 @@ export function ShownValues({ request }: { request: ApprovalRequest }) {
   );
 }
 
+/** Who started the run, when, and which flow version: "Started by analyst 3 min ago · Invoice sign-off v2"
+ * (without the flow: "analyst 3 min ago", under a "Started" label). */
+export function StartedBy({ request, now, flow = true }: { request: ApprovalRequest; now: number; flow?: boolean }) {
+  const { context } = request;
+  return (
+    <span className="started">
+      {flow ? "Started by " : ""}<strong>{context.started_by ?? "the command line"}</strong>{" "}
+      <When iso={context.started_at} now={now} />
+      {flow ? ` · ${context.flow_name}${context.version !== null ? ` v${context.version}` : ""}` : ""}
+    </span>
+  );
+}
+
+/** The run's input in a few short lines, when the node chose nothing to show. */
+export function InputValues({ request }: { request: ApprovalRequest }) {
+  const fields = request.context.input;
+  if (fields === null || fields.length === 0) return null;
+  return (
+    <dl className="shown shown--input" aria-label="Run input">
+      {fields.map((item) => (
+        <div key={item.field}>
+          <dt>{item.field}</dt>
+          <dd>{item.text}</dd>
+        </div>
+      ))}
+      {request.context.input_more > 0 ? (
+        <div><dd className="muted">… {request.context.input_more} more field{request.context.input_more === 1 ? "" : "s"}</dd></div>
+      ) : null}
+    </dl>
+  );
+}
+
+/** Why the caller may not decide a request they see (the server's sentence), with an icon. */
+export function WhyNotNote({ request }: { request: ApprovalRequest }) {
+  if (request.why_not === null) return null;
+  const starter = request.why_not.code === "approval.starter";
+  return (
+    <p className={starter ? "why-not why-not--starter" : "why-not muted"} data-code={request.why_not.code}>
+      {starter ? <><Icon name="alert" />{" "}</> : null}{request.why_not.text}
+    </p>
+  );
+}
+
 /** A closed request's outcome with its icon. */
 export function Outcome({ request }: { request: ApprovalRequest }) {
   const { kind, text } = outcomeOf(request);

@@ -17,6 +17,29 @@ export interface Delegation {
   groups: string[];
 }
 
+/** One top-level field of the run's input as short text (the server cuts long values). */
+export interface InputField {
+  field: string;
+  text: string;
+}
+
+/** Who started the request's run, when, the flow and version, and (without `show`) its input. */
+export interface RunContext {
+  started_by: string | null;
+  started_at: string;
+  flow: string | null;
+  flow_name: string;
+  version: number | null;
+  input: InputField[] | null;
+  input_more: number;
+}
+
+/** Why the caller may not decide an open request they see; the server words it. */
+export interface WhyNot {
+  code: string;
+  text: string;
+}
+
 export interface ApprovalRequest {
   id: number;
   run: string;
@@ -38,6 +61,8 @@ export interface ApprovalRequest {
   assignee: string | null;
   delegations: Delegation[];
   may_decide: boolean;
+  why_not: WhyNot | null;
+  context: RunContext;
   decisions: DecisionEntry[];
 }
 

@@ -84,3 +84,33 @@ export function RowDetails({ row, last, now }: { row: NodeRow; last: TraceEvent 
     </details>
   );
 }
+
+/** Why the viewer may not decide an open request, as the server words it (approvals API `why_not`). */
+export interface ApprovalWhy {
+  code: string;
+  text: string;
+}
+
+/**
+ * The server's reason the viewer may not decide a request at this node: for the run's starter,
+ * "You started this run, so another finance member must decide" (segregation of duties).
+ */
+export function WhyNotHere({ why, groups, viewer }: {
+  why: ApprovalWhy | null; groups: readonly string[]; viewer: readonly string[];
+}) {
+  if (why === null) {
+    const member = groups.some((group) => viewer.includes(group));
+    return <p className="muted">Waiting on {groups.join(", ")}{member ? "." : "; you are in none of these groups."}</p>;
+  }
+  const starter = why.code === "approval.starter";
+  return (
+    <p className={starter ? "why-not why-not--starter" : "muted"} data-code={why.code}>
+      {starter ? (
+        <svg className="icon" viewBox="0 0 16 16" width="1em" height="1em" aria-hidden="true" focusable="false">
+          <path d="M8 1l7 13H1zm-.9 4.5v4h1.8v-4zm0 5.2v1.8h1.8v-1.8z" fill="currentColor" fillRule="evenodd" />
+        </svg>
+      ) : null}
+      {why.text}
+    </p>
+  );
+}

@@ -1,6 +1,6 @@
 /** The run view: the graph colored live, the execution tree, the inspector, the timeline, actions. */
 
-import { type FormEvent, useCallback, useEffect, useMemo, useRef, useState } from "react";
+import { useCallback, useEffect, useMemo, useRef, useState } from "react";
 import { FlowError, FlowView } from "../FlowView";
 import { COLOR_CUES, COLORS, type Color, colorClass } from "../graph/colors";
 import { MAIN_GRAPH, nodeAtPath } from "../graph/nested";
@@ -25,7 +25,7 @@ import { type ExecutionView, ExecutionViewFollower, fetchExecutionView, type Vie
 import { barGeometry, type ServerStatuses, timeline } from "./gantt";
 import { describeActivation, gatherActivations } from "./gather";
 import type { Viewer } from "./RunsPage";
-import { RowDetails, Votes } from "./InspectorParts";
+import { RowDetails, Votes, WhyNotHere, type ApprovalWhy } from "./InspectorParts";
 import { StateWrites, writesVersion } from "./StateWrites";
 import { absoluteTime, durationText } from "./time";
 import type { RunPicture, TraceEvent } from "./types";
@@ -40,6 +40,10 @@ const RUN_SHORTCUTS: ReadonlyArray<[string, string]> = [
   ["?", "shows this list"],
 ];
 import { useRunLive, useTrace } from "./useRunLive";
+import { CancelDialog, type Refusal, refusalOf } from "./CancelDialog";
+import { FrameOnLive } from "./FrameOnLive";
+import { liveNodeIds } from "./framing";
+import { cancelBlocked, retryBlocked } from "./runActions";
 
 export interface RunViewData {
   viewer: Viewer;
@@ -79,70 +83,85 @@ function Legend() {
   );
 }
 
-/** Cancel with a reason, and retry; each refusal shown beside its button. */
-function AdminActions({ runId, status }: { runId: string; status: string }) {
-  const [reason, setReason] = useState("");
-  const [cancelNote, setCancelNote] = useState<{ ok: boolean; text: string } | null>(null);
-  const [retryNote, setRetryNote] = useState<{ ok: boolean; text: string } | null>(null);
-  const [busy, setBusy] = useState(false);
-  async function act(path: string, body: unknown, set: (note: { ok: boolean; text: string }) => void, done: string) {
-    setBusy(true);
+type Note = { ok: boolean; text: string };
+
+/** A button that does not apply here: still focusable, so its tooltip and reason can be read. */
+function ActionButton({ label, blocked, onClick, className, noteId }: {
+  label: string;
+  blocked: string;
+  onClick: () => void;
+  className?: string;
+  noteId: string;
+}) {
+  return (
+    <button
+      type="button"
+      className={className}
+      aria-disabled={blocked !== ""}
+      title={blocked === "" ? undefined : blocked}
+      aria-describedby={blocked === "" ? undefined : noteId}
+      onClick={() => {
+        if (blocked === "") onClick();
+      }}
+    >
+      {label}
+    </button>
+  );
+}
+
+/** Cancel (confirmed in a dialog, with an optional reason) and Retry; each disabled, with why, where it does not apply. */
+export function AdminActions({ runId, status }: { runId: string; status: string }) {
+  const [confirming, setConfirming] = useState(false);
+  const [note, setNote] = useState<Note | null>(null);
+  const [retrying, setRetrying] = useState(false);
+  const cancelWhy = cancelBlocked(status);
+  const retryWhy = retrying ? "A retry is being sent." : retryBlocked(status);
+  async function cancel(reason: string): Promise<Refusal | null> {
     try {
-      await postJson(`/api/runs/${runId}/${path}/`, body);
-      set({ ok: true, text: done });
+      await postJson(`/api/runs/${runId}/cancel/`, { reason });
+      setNote({ ok: true, text: reason === "" ? "Cancel requested." : `Cancel requested: ${reason}` });
+      return null;
     } catch (error) {
-      set({ ok: false, text: `Refused: ${error instanceof ApiError ? error.message : String(error)}` });
-    } finally {
-      setBusy(false);
+      return refusalOf(error);
     }
   }
-  function cancel(event: FormEvent) {
-    event.preventDefault();
-    void act("cancel", { reason }, setCancelNote, "Cancel requested.");
+  async function retry() {
+    setRetrying(true);
+    try {
+      await postJson(`/api/runs/${runId}/retry/`, {});
+      setNote({ ok: true, text: "Retry started: the failed step runs again." });
+    } catch (error) {
+      setNote({ ok: false, text: `Retry refused: ${error instanceof ApiError ? error.message : String(error)}` });
+    } finally {
+      setRetrying(false);
+    }
   }
+  const why = [cancelWhy, retryWhy].filter((text) => text !== "");
   return (
     <section className="panel" aria-labelledby="admin-actions-h">
       <h2 id="admin-actions-h">Admin actions</h2>
       <div className="admin-actions">
-        <form onSubmit={cancel}>
-          <label htmlFor="cancel-reason" className="visually-hidden">
-            Reason to cancel
-          </label>
-          <input
-            id="cancel-reason"
-            type="text"
-            placeholder="reason (shown in the trace)"
-            maxLength={500}
-            value={reason}
-            onChange={(event) => setReason(event.target.value)}
-          />
-          <button type="submit" disabled={busy} aria-describedby={cancelNote === null ? undefined : "cancel-note"}>
-            Cancel run
-          </button>
-          {cancelNote !== null && (
-            <p id="cancel-note" className={cancelNote.ok ? "muted" : "error"} role="status">
-              {cancelNote.text}
-            </p>
-          )}
-        </form>
-        <div>
-          <button
-            type="button"
-            className="secondary"
-            disabled={busy}
-            onClick={() => void act("retry", {}, setRetryNote, "Retry started.")}
-            aria-describedby={retryNote === null ? undefined : "retry-note"}
-            title={status === "failed" ? "Run the failed action again" : "Only a run an action's failure ended can be retried"}
-          >
-            Retry
-          </button>
-          {retryNote !== null && (
-            <p id="retry-note" className={retryNote.ok ? "muted" : "error"} role="status">
-              {retryNote.text}
-            </p>
-          )}
-        </div>
+        <ActionButton label="Cancel run…" className="danger" blocked={cancelWhy} noteId="admin-actions-why" onClick={() => setConfirming(true)} />
+        <ActionButton label="Retry" className="secondary" blocked={retryWhy} noteId="admin-actions-why" onClick={() => void retry()} />
       </div>
+      {why.length > 0 && (
+        <p id="admin-actions-why" className="muted admin-actions__why">
+          {why.join(" ")}
+        </p>
+      )}
+      {note !== null && (
+        <p className={note.ok ? "muted" : "error"} role="status">
+          {note.text}
+        </p>
+      )}
+      <CancelDialog
+        open={confirming}
+        title={`Cancel run ${runId.slice(0, 8)}?`}
+        consequence="Every step still running or waiting stops, and its open approval requests close. This cannot be undone."
+        confirm="Cancel the run"
+        onClose={() => setConfirming(false)}
+        onConfirm={cancel}
+      />
     </section>
   );
 }
@@ -264,6 +283,8 @@ interface OpenApproval {
   groups: string[];
   title: string;
   status: string;
+  may_decide: boolean;
+  why_not: ApprovalWhy | null;
 }
 
 /** A waiting approval's open requests at this node, with Approve/Reject for members of its groups. */
@@ -287,7 +308,6 @@ function DecideHere({ runId, node, groups, version }: { runId: string; node: str
     };
   }, [runId, node, version]);
   if (requests === null || requests.length === 0) return null;
-  const mine = new Set(groups);
   async function decide(request: OpenApproval, decision: "approve" | "reject") {
     try {
       await postJson(`/api/approvals/${request.id}/decide/`, { decision, comment });
@@ -300,13 +320,17 @@ function DecideHere({ runId, node, groups, version }: { runId: string; node: str
   return (
     <>
       <h3>Open approval</h3>
-      <label htmlFor="decide-comment" className="visually-hidden">
-        Comment with the decision
-      </label>
-      <input id="decide-comment" type="text" placeholder="comment (optional)" value={comment} onChange={(event) => setComment(event.target.value)} />
+      {requests.some((request) => request.may_decide) && (
+        <>
+          <label htmlFor="decide-comment" className="visually-hidden">
+            Comment with the decision
+          </label>
+          <input id="decide-comment" type="text" placeholder="comment (optional)" value={comment} onChange={(event) => setComment(event.target.value)} />
+        </>
+      )}
       <ul className="decide-list">
         {requests.map((request) => {
-          const allowed = request.groups.some((group) => mine.has(group));
+          const allowed = request.may_decide;
           const note = notes[request.id];
           return (
             <li key={request.id}>
@@ -319,7 +343,7 @@ function DecideHere({ runId, node, groups, version }: { runId: string; node: str
                   <button type="button" className="secondary" onClick={() => void decide(request, "reject")}>Reject</button>
                 </div>
               ) : (
-                <p className="muted">Waiting on {request.groups.join(", ")}; you are in none of these groups.</p>
+                <WhyNotHere why={request.why_not} groups={request.groups} viewer={groups} />
               )}
               {note !== undefined && <p className={note.ok ? "muted" : "error"} role="status">{note.text}</p>}
             </li>
@@ -671,6 +695,7 @@ export function RunView({ data }: { data: RunViewData }) {
   const [help, setHelp] = useState(false);
   const status = picture?.status ?? data.run.status;
   const tree = useMemo(() => buildExecutionTree(executions ?? []), [executions]);
+  const liveIds = useMemo(() => (picture === null ? null : liveNodeIds(picture.colors, Object.keys(picture.colors))), [picture]);
   const statuses = useMemo(() => (executions === null ? null : serverStatuses(tree, picture)), [executions, tree, picture]);
   const { state: chosenView, retry: retryView } = useExecutionView(data.run.id, chosen, picture);
 
@@ -681,7 +706,7 @@ export function RunView({ data }: { data: RunViewData }) {
 
   const onKey = useCallback((event: KeyboardEvent) => {
     const target = event.target as HTMLElement;
-    if (target.closest("input, textarea, select")) return;
+    if (target.closest("input, textarea, select, dialog")) return;
     if (event.key === "?") setHelp((open) => !open);
     else if (event.key === "Escape") {
       setHelp(false);
@@ -729,9 +754,9 @@ export function RunView({ data }: { data: RunViewData }) {
               onToggleSubflow={toggleSubflow}
               showLegend={false}
               fitMinZoom={FIT_MIN_ZOOM}
-              keepFitted
-              {...(node === null ? {} : { focusNodeId: node })}
-            />
+            >
+              <FrameOnLive liveIds={liveIds} focusId={node ?? undefined} />
+            </FlowView>
           ) : (
             <FlowError message={parsed.error} />
           )}

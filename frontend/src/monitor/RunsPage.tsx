@@ -1,11 +1,22 @@
 /** The Runs page: live counts, filters, search, the list, and starting a run. */
 
 import { type FormEvent, useCallback, useEffect, useMemo, useRef, useState } from "react";
-import { ApiError, getJson, socketUrl } from "./api";
+import { ApiError, getJson, postJson, socketUrl } from "./api";
+import { CancelDialog, refusalOf } from "./CancelDialog";
+import {
+  type BulkProgress,
+  type BulkResult,
+  bulkBlocked,
+  bulkResults,
+  chunks,
+  failedChunk,
+  progressText,
+  type RunAction,
+} from "./runActions";
 import { NO_FILTERS, parseSearch, type RunFilters, runsQuery, type Search } from "./runsQuery";
 import { backoffDelay, Sequencer } from "./sequence";
 import { type PublishedFlow, StartRunForm } from "./StartRunForm";
-import { type Paged, RUN_STATUSES, type RunRow } from "./types";
+import { isFinished, type Paged, RUN_STATUSES, type RunRow } from "./types";
 import { RelativeTime, Shortcuts, StatusPill, useNow } from "./ui";
 
 const RUNS_SHORTCUTS: ReadonlyArray<[string, string]> = [
@@ -188,12 +199,43 @@ function Filters({ flows, value, onChange, searchError, canWaitOnMe }: FiltersPr
   );
 }
 
-function RunsTable({ rows, now }: { rows: readonly RunRow[]; now: number }) {
+interface Selection {
+  /** The selected runs by id, as last listed (a run on another page keeps its row). */
+  runs: ReadonlyMap<string, RunRow>;
+  toggle: (run: RunRow) => void;
+  togglePage: (rows: readonly RunRow[], on: boolean) => void;
+}
+
+/** The header's select-all box: checked when every run on the page is, mixed when some are. */
+function SelectPage({ rows, selection }: { rows: readonly RunRow[]; selection: Selection }) {
+  const box = useRef<HTMLInputElement>(null);
+  const chosen = rows.filter((run) => selection.runs.has(run.id)).length;
+  const all = rows.length > 0 && chosen === rows.length;
+  useEffect(() => {
+    if (box.current !== null) box.current.indeterminate = chosen > 0 && !all;
+  }, [chosen, all]);
+  return (
+    <input
+      ref={box}
+      type="checkbox"
+      aria-label={`Select all ${rows.length} runs on this page`}
+      checked={all}
+      onChange={() => selection.togglePage(rows, !all)}
+    />
+  );
+}
+
+function RunsTable({ rows, now, selection }: { rows: readonly RunRow[]; now: number; selection: Selection | null }) {
   return (
     <div className="table-wrap">
       <table className="runs-table">
         <thead>
           <tr>
+            {selection !== null && (
+              <th scope="col" className="select">
+                <SelectPage rows={rows} selection={selection} />
+              </th>
+            )}
             <th scope="col">Run</th>
             <th scope="col">Flow</th>
             <th scope="col">Status</th>
@@ -203,7 +245,17 @@ function RunsTable({ rows, now }: { rows: readonly RunRow[]; now: number }) {
         </thead>
         <tbody>
           {rows.map((run) => (
-            <tr key={run.id} data-run={run.id}>
+            <tr key={run.id} data-run={run.id} className={selection?.runs.has(run.id) ? "is-selected" : undefined}>
+              {selection !== null && (
+                <td className="select">
+                  <input
+                    type="checkbox"
+                    aria-label={`Select run ${run.id.slice(0, 8)} (${run.label}, ${run.status})`}
+                    checked={selection.runs.has(run.id)}
+                    onChange={() => selection.toggle(run)}
+                  />
+                </td>
+              )}
               <td>
                 <a href={`/runs/${run.id}/`} title={run.id}>
                   <code>{run.id.slice(0, 8)}</code>
@@ -223,6 +275,126 @@ function RunsTable({ rows, now }: { rows: readonly RunRow[]; now: number }) {
       </table>
     </div>
   );
+}
+
+/** The selected runs' statuses, read from the newest listing where a run is on it. */
+function selectedStatuses(selected: ReadonlyMap<string, RunRow>, rows: readonly RunRow[]): string[] {
+  const listed = new Map(rows.map((run) => [run.id, run.status]));
+  return [...selected.values()].map((run) => listed.get(run.id) ?? run.status);
+}
+
+function BulkBar({ statuses, busy, onCancel, onRetry, onClear }: {
+  statuses: readonly string[];
+  busy: boolean;
+  onCancel: () => void;
+  onRetry: () => void;
+  onClear: () => void;
+}) {
+  const blocked = (action: RunAction) => (busy ? "A bulk action is in progress." : bulkBlocked(action, statuses));
+  const button = (action: RunAction, label: string, onClick: () => void, className: string) => {
+    const why = blocked(action);
+    return (
+      <button type="button" className={className} aria-disabled={why !== ""} title={why === "" ? undefined : why}
+        onClick={() => { if (why === "") onClick(); }}>
+        {label}
+      </button>
+    );
+  };
+  return (
+    <div className="bulk-bar" role="region" aria-label="Actions on the selected runs">
+      <span className="bulk-bar__count" role="status">
+        {statuses.length === 1 ? "1 run selected" : `${statuses.length} runs selected`}
+      </span>
+      {button("cancel", "Cancel selected…", onCancel, "danger")}
+      {button("retry", "Retry selected", onRetry, "secondary")}
+      <button type="button" className="link" onClick={onClear}>
+        Clear the selection
+      </button>
+    </div>
+  );
+}
+
+function BulkResults({ progress, labels, onDismiss }: {
+  progress: BulkProgress;
+  labels: ReadonlyMap<string, string>;
+  onDismiss: () => void;
+}) {
+  const refused = progress.results.filter((result) => !result.ok);
+  return (
+    <section className="bulk-results" aria-labelledby="bulk-results-h">
+      <div className="bulk-results__head">
+        <h2 id="bulk-results-h" className="visually-hidden">Bulk action results</h2>
+        <p role="status" aria-live="polite">{progressText(progress)}</p>
+        {progress.finished && (
+          <button type="button" className="secondary" onClick={onDismiss}>Dismiss</button>
+        )}
+      </div>
+      <progress max={progress.total} value={progress.results.length} aria-label="Runs answered" />
+      {progress.failure !== "" && <p className="error" role="alert">{progress.failure}</p>}
+      {refused.length > 0 && (
+        <ul aria-label="Refused runs">
+          {refused.map((result) => (
+            <li key={result.id} className="error">
+              <a href={`/runs/${result.id}/`}><code>{result.id.slice(0, 8)}</code></a>
+              {labels.has(result.id) && <> ({labels.get(result.id)})</>}: {result.error}
+            </li>
+          ))}
+        </ul>
+      )}
+    </section>
+  );
+}
+
+/** Send a bulk action in small requests, reporting each request's answers as they come. */
+async function sendBulk(action: RunAction, ids: readonly string[], reason: string,
+  report: (update: (current: BulkProgress) => BulkProgress) => void): Promise<void> {
+  for (const part of chunks(ids)) {
+    let answered: BulkResult[];
+    let failure = "";
+    try {
+      answered = bulkResults(await postJson("/api/runs/bulk/", action === "cancel" ? { action, ids: part, reason } : { action, ids: part }));
+    } catch (error) {
+      failure = error instanceof ApiError ? error.message : String(error);
+      answered = failedChunk(part, `the request failed: ${failure}`);
+    }
+    report((current) => ({ ...current, results: [...current.results, ...answered], failure: failure === "" ? current.failure : `A request failed: ${failure}` }));
+  }
+  report((current) => ({ ...current, finished: true }));
+}
+
+/** The selection and the bulk actions on it. */
+function useBulk(rows: readonly RunRow[], reload: () => void) {
+  const [selected, setSelected] = useState<ReadonlyMap<string, RunRow>>(() => new Map());
+  const [progress, setProgress] = useState<BulkProgress | null>(null);
+  const [confirming, setConfirming] = useState(false);
+  const selection: Selection = useMemo(() => ({
+    runs: selected,
+    toggle: (run) => setSelected((current) => {
+      const next = new Map(current);
+      if (next.has(run.id)) next.delete(run.id);
+      else next.set(run.id, run);
+      return next;
+    }),
+    togglePage: (page, on) => setSelected((current) => {
+      const next = new Map(current);
+      for (const run of page) {
+        if (on) next.set(run.id, run);
+        else next.delete(run.id);
+      }
+      return next;
+    }),
+  }), [selected]);
+  const labels = useMemo(() => new Map([...selected.values(), ...rows].map((run) => [run.id, run.label])), [selected, rows]);
+  const [shownLabels, setShownLabels] = useState<ReadonlyMap<string, string>>(() => new Map());
+  const start = async (action: RunAction, reason = ""): Promise<void> => {
+    const ids = [...selected.keys()];
+    setShownLabels(labels);
+    setProgress({ action, total: ids.length, results: [], failure: "", finished: false });
+    await sendBulk(action, ids, reason, (update) => setProgress((current) => (current === null ? current : update(current))));
+    setSelected(new Map());
+    reload();
+  };
+  return { selection, progress, setProgress, confirming, setConfirming, start, shownLabels };
 }
 
 /** Follow /ws/runs/: counts and changed rows; poll while the socket is down. */
@@ -285,6 +457,13 @@ function useRunsSocket(onCounts: (counts: Counts) => void, onRuns: (rows: RunRow
   return live;
 }
 
+/** What a bulk cancel stops, counting the selected runs that already finished. */
+function cancelConsequence(statuses: readonly string[]): string {
+  const finished = statuses.filter((status) => isFinished(status)).length;
+  const skipped = finished === 0 ? "" : ` ${finished === 1 ? "1 selected run has" : `${finished} selected runs have`} finished and will be refused.`;
+  return `Every step still running or waiting in these runs stops, and their open approval requests close. This cannot be undone.${skipped}`;
+}
+
 /** The page. */
 export function RunsPage({ data }: { data: RunsPageData }) {
   const now = useNow();
@@ -297,7 +476,7 @@ export function RunsPage({ data }: { data: RunsPageData }) {
   const [help, setHelp] = useState(false);
   useEffect(() => {
     const onKey = (event: KeyboardEvent) => {
-      if ((event.target as HTMLElement).closest("input, textarea, select")) return;
+      if ((event.target as HTMLElement).closest("input, textarea, select, dialog")) return;
       if (event.key === "?") setHelp((open) => !open);
       else if (event.key === "Escape") {
         setHelp(false);
@@ -373,6 +552,9 @@ export function RunsPage({ data }: { data: RunsPageData }) {
   const filtered = JSON.stringify(filters) !== JSON.stringify(NO_FILTERS);
   const rows = listing?.rows ?? [];
   const paged = search.kind !== "id" && search.kind !== "idPrefix";
+  const bulk = useBulk(rows, refresh);
+  const admin = data.viewer.can_administer;
+  const statuses = selectedStatuses(bulk.selection.runs, rows);
 
   return (
     <div className="runs-page">
@@ -418,7 +600,37 @@ export function RunsPage({ data }: { data: RunsPageData }) {
           )}
         </p>
       )}
-      {rows.length > 0 && <RunsTable rows={rows} now={now} />}
+      {admin && bulk.progress !== null && (
+        <BulkResults progress={bulk.progress} labels={bulk.shownLabels} onDismiss={() => bulk.setProgress(null)} />
+      )}
+      {admin && statuses.length > 0 && (
+        <BulkBar
+          statuses={statuses}
+          busy={bulk.progress !== null && !bulk.progress.finished}
+          onCancel={() => bulk.setConfirming(true)}
+          onRetry={() => void bulk.start("retry")}
+          onClear={() => bulk.selection.togglePage([...bulk.selection.runs.values()], false)}
+        />
+      )}
+      {rows.length > 0 && <RunsTable rows={rows} now={now} selection={admin ? bulk.selection : null} />}
+      {admin && (
+        <CancelDialog
+          open={bulk.confirming}
+          title={statuses.length === 1 ? "Cancel 1 selected run?" : `Cancel ${statuses.length} selected runs?`}
+          consequence={cancelConsequence(statuses)}
+          confirm={statuses.length === 1 ? "Cancel the run" : `Cancel ${statuses.length} runs`}
+          onClose={() => bulk.setConfirming(false)}
+          onConfirm={async (reason) => {
+            bulk.setConfirming(false);
+            try {
+              await bulk.start("cancel", reason);
+              return null;
+            } catch (error) {
+              return refusalOf(error);
+            }
+          }}
+        />
+      )}
       {listing !== null && listing.note !== "" && <p className="muted">{listing.note}</p>}
       {listing !== null && paged && listing.total > PAGE_SIZE && (
         <nav className="pager" aria-label="Pages of runs">

@@ -1,11 +1,16 @@
-/** Start a run of a published flow: pick the flow, edit its input as JSON, POST /api/runs/.
+/** Start a run of a published flow: pick the flow, fill in its input, POST /api/runs/.
+ *
+ * A flow that declares an `input` schema gets a typed form (raw JSON behind a toggle);
+ * one that does not takes JSON. A refusal's `fields` go beside the fields they name.
  *
  * Each start is sent with an Idempotency-Key that changes only when the flow or the input
  * does: trying again after an answer was lost opens the run the first try started. */
 
 import { type FormEvent, useId, useState } from "react";
 import { idempotencyKey, postJson } from "./api";
-import { inputTemplate, parseInput } from "./inputTemplate";
+import { type InputDraft, readDraft, startDraft } from "../forms/draft";
+import { formFields } from "../forms/model";
+import { InputEditor } from "../forms/SchemaForm";
 import { type StartErrors, startErrors } from "./startErrors";
 
 export interface PublishedFlow {
@@ -25,40 +30,47 @@ interface StartRunFormProps {
 export function StartRunForm({ flows, initialFlow, onClose }: StartRunFormProps) {
   const start = flows.find((flow) => flow.slug === initialFlow) ?? flows[0];
   const [slug, setSlug] = useState(start?.slug ?? "");
-  const [text, setText] = useState(() => inputTemplate(start?.input));
+  const [draft, setDraft] = useState<InputDraft>(() => startDraft(start?.input));
   const [errors, setErrors] = useState<StartErrors>({});
+  const [inputErrors, setInputErrors] = useState<Record<string, string>>({});
   const [busy, setBusy] = useState(false);
   const [key, setKey] = useState(idempotencyKey);
   const id = useId();
   const chosen = flows.find((flow) => flow.slug === slug);
+  const fields = formFields(chosen?.input);
 
   function choose(next: string) {
     setSlug(next);
-    setText(inputTemplate(flows.find((flow) => flow.slug === next)?.input));
+    setDraft(startDraft(flows.find((flow) => flow.slug === next)?.input));
     setKey(idempotencyKey());
     setErrors({});
+    setInputErrors({});
   }
 
-  function edit(next: string) {
-    setText(next);
+  function edit(next: InputDraft) {
+    setDraft(next);
     setKey(idempotencyKey());
   }
 
   async function submit(event: FormEvent) {
     event.preventDefault();
-    const parsed = parseInput(text);
-    if ("error" in parsed) {
-      setErrors({ input: parsed.error });
+    const parsed = readDraft(fields, draft);
+    if ("errors" in parsed) {
+      setErrors({});
+      setInputErrors(parsed.errors);
       return;
     }
     setBusy(true);
     setErrors({});
+    setInputErrors({});
     try {
       const body = { flow: slug, input: parsed.value };
       const run = (await postJson("/api/runs/", body, { "Idempotency-Key": key })) as { id: string };
       window.location.assign(`/runs/${run.id}/`);
     } catch (error) {
-      setErrors(startErrors(error));
+      const refused = startErrors(error);
+      setErrors(refused);
+      setInputErrors(Object.fromEntries(refused.fields ?? []));
       setBusy(false);
     }
   }
@@ -97,36 +109,22 @@ export function StartRunForm({ flows, initialFlow, onClose }: StartRunFormProps)
           {errors.flow}
         </p>
       )}
-      <label htmlFor={`${id}-input`}>Input (JSON)</label>
+      <h3 className="start-run__input" id={`${id}-input-title`}>
+        Input
+      </h3>
       <p className="hint" id={`${id}-hint`}>
-        {chosen?.input === undefined || chosen.input === null
+        {fields.length === 0
           ? "This flow declares no input fields; any JSON object is accepted."
-          : "Prefilled with the fields the flow declares; fill in the values."}
+          : fields.some((field) => field.required)
+            ? "Fields marked * are required; empty optional fields are left out."
+            : "Empty fields are left out of the input."}
       </p>
-      <textarea
-        id={`${id}-input`}
-        className="json-editor"
-        value={text}
-        rows={Math.min(16, Math.max(5, text.split("\n").length + 1))}
-        spellCheck={false}
-        onChange={(event) => edit(event.target.value)}
-        aria-invalid={errors.input !== undefined}
-        aria-describedby={`${id}-hint${errors.input === undefined ? "" : ` ${id}-input-error`}`}
-      />
       {errors.input !== undefined && (
-        <div className="error field-error" id={`${id}-input-error`}>
-          <p>{errors.input}</p>
-          {errors.fields !== undefined && errors.fields.length > 0 && (
-            <ul className="input-field-errors">
-              {errors.fields.map(([path, reason]) => (
-                <li key={path}>
-                  <code>{path === "" ? "(the input)" : path}</code>: {reason}
-                </li>
-              ))}
-            </ul>
-          )}
-        </div>
+        <p className="error field-error" id={`${id}-input-error`}>
+          {errors.input}
+        </p>
       )}
+      <InputEditor key={slug} fields={fields} draft={draft} onDraft={edit} errors={inputErrors} prefix={`${id}-in`} />
       {errors.form !== undefined && (
         <p className="error" role="alert">
           {errors.form}

@@ -31,7 +31,7 @@ export function startErrors(error: unknown): StartErrors {
       out.fields = Object.entries(fields as Record<string, unknown>)
         .map(([path, reason]): [string, string] => [path, text(reason)])
         .sort(([a], [b]) => a.localeCompare(b));
-      out.input = "The input does not match the flow's input schema:";
+      out.input = "The input does not match the flow's input schema; each field marked below says why.";
       return out;
     }
     if (typeof record.detail === "string") out.form = record.detail;

@@ -1,6 +1,6 @@
 /** Small pieces the monitor pages share: times, status pills, a windowed list. */
 
-import { type ReactNode, useEffect, useRef, useState } from "react";
+import { type KeyboardEvent, type ReactNode, useEffect, useRef, useState } from "react";
 import { COLOR_CUES, type Color, colorClass, isColor } from "../graph/colors";
 import { windowRange } from "./executions";
 import { absoluteTime, relativeTime } from "./time";
@@ -97,5 +97,76 @@ export function Shortcuts({ open, onClose, items }: { open: boolean; onClose: ()
         Close
       </button>
     </div>
+  );
+}
+
+const FOCUSABLE = 'a[href], button:not([disabled]), input:not([disabled]), select:not([disabled]), textarea:not([disabled]), [tabindex]:not([tabindex="-1"])';
+
+/** Keep Tab inside `box`: from its last control to its first, and back with Shift+Tab. */
+export function trapTab(event: KeyboardEvent | globalThis.KeyboardEvent, box: HTMLElement): void {
+  if (event.key !== "Tab") return;
+  const controls = [...box.querySelectorAll<HTMLElement>(FOCUSABLE)].filter((element) => !element.hidden);
+  if (controls.length === 0) return;
+  const first = controls[0]!;
+  const last = controls[controls.length - 1]!;
+  const active = document.activeElement;
+  if (event.shiftKey && (active === first || !box.contains(active))) {
+    event.preventDefault();
+    last.focus();
+  } else if (!event.shiftKey && (active === last || !box.contains(active))) {
+    event.preventDefault();
+    first.focus();
+  }
+}
+
+interface DialogProps {
+  open: boolean;
+  onClose: () => void;
+  /** The id of the element that names the dialog (its heading). */
+  labelledBy: string;
+  describedBy?: string;
+  children: ReactNode;
+}
+
+/**
+ * A modal dialog: the page behind it is inert, Tab stays inside, Escape closes it, and focus
+ * returns to what opened it. Its first field (else its first control) takes the focus.
+ */
+export function Dialog({ open, onClose, labelledBy, describedBy, children }: DialogProps) {
+  const box = useRef<HTMLDialogElement>(null);
+  const opener = useRef<HTMLElement | null>(null);
+  useEffect(() => {
+    const dialog = box.current;
+    if (dialog === null) return;
+    if (open && !dialog.open) {
+      opener.current = document.activeElement instanceof HTMLElement ? document.activeElement : null;
+      dialog.showModal();
+      const first = dialog.querySelector<HTMLElement>("textarea, input, select") ?? dialog.querySelector<HTMLElement>(FOCUSABLE);
+      first?.focus();
+    } else if (!open && dialog.open) {
+      dialog.close();
+      opener.current?.focus();
+    }
+  }, [open]);
+  return (
+    <dialog
+      ref={box}
+      className="modal"
+      aria-labelledby={labelledBy}
+      aria-describedby={describedBy}
+      onCancel={(event) => {
+        event.preventDefault(); // Escape: closed through onClose, so the state says so too
+        onClose();
+      }}
+      onClose={() => {
+        // The browser may close it by itself (a second Escape in a row): the state follows.
+        if (open) onClose();
+      }}
+      onKeyDown={(event) => {
+        if (box.current !== null) trapTab(event, box.current);
+      }}
+    >
+      {open && children}
+    </dialog>
   );
 }

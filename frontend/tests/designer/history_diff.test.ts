@@ -48,6 +48,11 @@ describe("diff", () => {
       nodes: { added: ["fail"], removed: ["leg"], changed: ["fin"] },
       edges: { added: [], removed: ["split/branch:legal->leg", "leg/outcome:approved->both/slot:legal"] },
       members: [],
+      changes: [
+        { kind: "node", subject: "fin", setting: "title", before: "Finance sign-off", after: "Money" },
+        { kind: "edge", subject: "split/branch:legal", setting: "", before: "leg", after: undefined },
+        { kind: "edge", subject: "leg/outcome:approved", setting: "", before: "both (slot legal)", after: undefined },
+      ],
       same: false,
     });
   });

@@ -12,7 +12,11 @@ function request(id: number, over: Partial<ApprovalRequest> = {}): ApprovalReque
     node: "fin", execution_id: "root:1", groups: ["finance"], policy: "all", title: `Request ${id}`,
     instructions: "", shown: [], status: "open", outcome: "", created_at: "2026-12-04T11:00:00Z",
     due_at: null, overdue: false, closed_at: null, assignee: null, delegations: [],
-    may_decide: true, decisions: [], ...over,
+    may_decide: true, decisions: [], why_not: null,
+    context: {
+      started_by: "analyst", started_at: "2026-12-04T11:50:00Z", flow: "invoice-sign-off",
+      flow_name: "Invoice sign-off", version: 2, input: null, input_more: 0,
+    }, ...over,
   };
 }
 
@@ -40,6 +44,14 @@ describe("matches", () => {
   it("searches the title, shown values and flow, every word", () => {
     expect(matches(line, { ...NO_FILTERS, search: "line acme" }, NOW)).toBe(true);
     expect(matches(line, { ...NO_FILTERS, search: "line globex" }, NOW)).toBe(false);
+  });
+
+  it("searches the run's input and its starter too", () => {
+    const plain = request(2, {
+      context: { ...line.context, input: [{ field: "vendor", text: "Globex" }], started_by: "dana" },
+    });
+    expect(matches(plain, { ...NO_FILTERS, search: "globex dana" }, NOW)).toBe(true);
+    expect(matches(plain, { ...NO_FILTERS, search: "acme" }, NOW)).toBe(false);
   });
 
   it("filters by flow, group, due and a shown field's value", () => {

@@ -9,7 +9,7 @@ test("a run.input refusal lists each input field with its reason, in path order"
     fields: { vendor: "is required", amount: "must be a number" },
   };
   expect(startErrors(new ApiError(400, body))).toEqual({
-    input: "The input does not match the flow's input schema:",
+    input: "The input does not match the flow's input schema; each field marked below says why.",
     fields: [
       ["amount", "must be a number"],
       ["vendor", "is required"],

@@ -137,7 +137,7 @@ test("the runs page opens the start form when asked to start a flow", () => {
     />,
   );
   expect(markup).toContain('aria-label="Start a run"');
-  expect(markup).toContain("{\n  &quot;ok&quot;: false\n}");
+  expect(markup).toContain('type="checkbox"/><label for="_R_2_-in-ok" class="form-field__label">ok</label>');
   expect(markup).toContain("Loading runs…");
 });
 

@@ -1,0 +1,90 @@
+/**
+ * The run view's camera: it opens framed on what is running or waiting (the whole graph when
+ * nothing is), never so small that canvas text falls under 12 px on screen; a larger frame
+ * pans instead. It frames again when the canvas resizes or a node is inspected, never on a
+ * mere color change, so a person's own panning is left alone while the run moves.
+ */
+
+import { type Node, type ReactFlowState, useReactFlow, useStore } from "@xyflow/react";
+import { useEffect, useRef } from "react";
+import { type FrameKind, framePadding, frameViewport, readableZoom } from "./framing";
+
+/** Text to measure at most, so a graph of thousands of nodes costs a bounded look. */
+const MEASURED_MAX = 800;
+
+/**
+ * Whether every node has been measured. Not React Flow's `nodesInitialized`: that reads the
+ * nodes as given, and a read-only canvas whose nodes come from props never gets measurements back.
+ */
+function measured(state: ReactFlowState): boolean {
+  if (state.nodeLookup.size === 0) return false;
+  for (const node of state.nodeLookup.values()) {
+    if (!node.hidden && !(node.measured.width ?? 0)) return false;
+  }
+  return true;
+}
+
+/** Whether an element holds text of its own (not only through its children). */
+function ownsText(element: Element): boolean {
+  for (const child of element.childNodes) {
+    if (child.nodeType === 3 && (child.textContent ?? "").trim() !== "") return true;
+  }
+  return false;
+}
+
+/** The smallest font size, in CSS pixels, of the visible text on the canvas's nodes and edge labels. */
+export function smallestCanvasTextPx(root: ParentNode): number {
+  let smallest = Number.POSITIVE_INFINITY;
+  const texts = root.querySelectorAll(".react-flow__node *, .react-flow__edge-text, .react-flow__edgelabel-renderer *");
+  for (let index = 0; index < texts.length && index < MEASURED_MAX; index++) {
+    const element = texts[index]!;
+    if (!ownsText(element) || element.closest(".visually-hidden") !== null) continue;
+    const style = getComputedStyle(element);
+    if (style.display === "none" || style.visibility === "hidden") continue;
+    const px = Number.parseFloat(style.fontSize);
+    if (px > 0 && px < smallest) smallest = px;
+  }
+  return smallest;
+}
+
+interface Props {
+  /** The live node ids, or null until the run's colors first arrive. */
+  liveIds: readonly string[] | null;
+  /** The inspected node, framed instead while one is. */
+  focusId?: string | undefined;
+  /** The largest zoom a fit may choose (the canvas's own fit: 1). */
+  maxZoom?: number;
+}
+
+export function FrameOnLive({ liveIds, focusId, maxZoom = 1 }: Props) {
+  const { getNodes, getNodesBounds, getInternalNode, setViewport } = useReactFlow();
+  const width = useStore((state) => state.width);
+  const height = useStore((state) => state.height);
+  const domNode = useStore((state) => state.domNode);
+  const nodeCount = useStore((state) => state.nodeLookup.size);
+  const initialized = useStore(measured);
+  const live = useRef(liveIds);
+  live.current = liveIds;
+  const ready = liveIds !== null;
+  useEffect(() => {
+    if (!initialized || !ready || width === 0 || height === 0 || domNode === null) return;
+    const frame = window.requestAnimationFrame(() => {
+      const nodes = getNodes();
+      const ids = new Set(focusId !== undefined ? [focusId] : (live.current ?? []));
+      const chosen: Node[] = nodes.filter((node) => ids.has(node.id));
+      const kind: FrameKind = chosen.length > 0 ? "live" : "whole";
+      const framed = kind === "live" ? chosen : nodes.filter((node) => node.parentId === undefined);
+      if (framed.length === 0) return;
+      const floor = readableZoom(smallestCanvasTextPx(domNode));
+      const start = getInternalNode("start");
+      const anchorX = start === undefined ? undefined : start.internals.positionAbsolute.x + (start.measured.width ?? 0) / 2;
+      const viewport = frameViewport(getNodesBounds(framed), { width, height }, framePadding(width),
+        { min: floor, max: maxZoom }, kind, anchorX);
+      void setViewport(viewport, focusId === undefined ? undefined : { duration: 200 });
+      domNode.dataset.framed = kind;
+      domNode.dataset.floor = floor.toFixed(3);
+    });
+    return () => window.cancelAnimationFrame(frame);
+  }, [initialized, ready, width, height, domNode, nodeCount, focusId, maxZoom, getNodes, getNodesBounds, getInternalNode, setViewport]);
+  return null;
+}

@@ -1,0 +1,392 @@
+"""The admin's face (issue 31): cancel as a deliberate act, the waiting work in view, bulk actions.
+
+Runs against `braid_server` (as `make run`). Screenshots at 1440 and 390 px wide go to
+var/screenshots/admin-*.png.
+"""
+
+import itertools
+import json
+import re
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Page, Route, expect
+
+from tests.browser.test_login__chromium import log_in
+from tests.django.test_durable__retry import FLOW as FAILING_ONCE
+from tests.processes import Browserless
+
+pytestmark = pytest.mark.browser
+
+SCREENSHOTS = Path(__file__).resolve().parents[2] / "var" / "screenshots"
+LIVE = 3000  # ms: a change must reach the page without a reload within this
+DESKTOP = {"width": 1440, "height": 900}
+PHONE = {"width": 390, "height": 844}
+INVOICE = {"invoice": {"id": "INV-31", "amount": 120, "vendor": "Vendor"}}
+STEPS = [f"step{i}" for i in range(1, 13)]
+# A long chain with the approval at its bottom: a view fitted on the top would miss it.
+HOLD = {
+    "format": "braid.graph/1",
+    "name": "Long chain, then hold",
+    "state": {"log": {"reducer": "append"}},
+    "nodes": [
+        {"id": "start", "type": "start"},
+        *({"id": step, "type": "set", "values": {"log": f"['{step}']"}} for step in STEPS),
+        {"id": "hold", "type": "approval", "groups": ["finance"], "policy": "any",
+         "title": "Hold for finance"},
+        {"id": "done", "type": "end"},
+    ],
+    "edges": [
+        *({"source": a, "target": b} for a, b in itertools.pairwise(["start", *STEPS, "hold"])),
+        {"source": "hold", "outcome": "approved", "target": "done"},
+    ],
+}  # fmt: skip
+# The smallest text on the canvas as seen on screen: font size times the viewport's zoom,
+# over the visible text of nodes inside the canvas.
+SMALLEST_SCREEN_TEXT = """() => {
+  const flow = document.querySelector('.react-flow');
+  const box = flow.getBoundingClientRect();
+  const viewport = flow.querySelector('.react-flow__viewport');
+  const zoom = new DOMMatrix(getComputedStyle(viewport).transform).a;
+  let smallest = Infinity;
+  for (const el of flow.querySelectorAll('.react-flow__node *')) {
+    const own = [...el.childNodes].some((n) => n.nodeType === 3 && n.textContent.trim() !== '');
+    if (!own || el.closest('.visually-hidden')) continue;
+    const r = el.getBoundingClientRect();
+    const outside = r.right < box.left || r.left > box.right
+      || r.bottom < box.top || r.top > box.bottom;
+    if (r.width === 0 || outside) continue;
+    smallest = Math.min(smallest, parseFloat(getComputedStyle(el).fontSize) * zoom);
+  }
+  return smallest;
+}"""
+
+
+def shoot(page: Page, name: str) -> None:
+    """Save a full-page screenshot under var/screenshots/."""
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SCREENSHOTS / f"admin-{name}.png"), full_page=True)
+
+
+def admin_client(base: str) -> Browserless:
+    client = Browserless(base)
+    client.login("admin", "braid-admin")
+    return client
+
+
+def start(client: Browserless, flow: str, input_value: object = None) -> str:
+    """Start a run through the API; return its id."""
+    status, body = client.post_json("/api/runs/", {"flow": flow, "input": input_value or {}})
+    assert status == 201, body
+    return str(body["id"])  # type: ignore[index]
+
+
+def status_of(client: Browserless, run_id: str) -> str:
+    return str(client.get_json(f"/api/runs/{run_id}/")[1]["status"])  # type: ignore[index]
+
+
+def publish(client: Browserless, graph: dict[str, object], slug: str) -> None:
+    """Import a flow and publish it."""
+    status, body = client.post_json("/api/flows/import/", {"graph": graph, "slug": slug})
+    assert status == 201, body
+    status, body = client.post_json(f"/api/flows/{slug}/publish/", {})
+    assert status in (200, 201), body
+
+
+def settled(client: Browserless, run_id: str, wanted: str) -> None:
+    """Wait until the run's status is `wanted` (the embedded worker advances it)."""
+    deadline = time.monotonic() + 15
+    while (seen := status_of(client, run_id)) != wanted and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert seen == wanted, f"run {run_id} is {seen}, not {wanted}"
+
+
+def fin_reason(page: Page) -> str:
+    """Hover the finance approval; return the reason its tooltip gives."""
+    page.locator('.react-flow__node[data-id="fin"]').hover()
+    return page.locator("#braid-reason-fin").inner_text()
+
+
+def no_sideways_scroll(page: Page) -> bool:
+    return bool(page.evaluate("document.documentElement.scrollWidth <= window.innerWidth"))
+
+
+def test_cancel_asks_in_a_dialog_that_holds_the_focus_and_its_reason_reaches_the_reasons(
+    page: Page, braid_server: str
+) -> None:
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    admin = admin_client(braid_server)
+    run_id = start(admin, "invoice-sign-off", INVOICE)
+    settled(admin, run_id, "waiting")
+    page.set_viewport_size(DESKTOP)
+    log_in(page, braid_server, "admin", "braid-admin")
+    page.goto(f"{braid_server}/runs/{run_id}/")
+    retry = page.get_by_role("button", name="Retry")
+    expect(retry).to_have_attribute("aria-disabled", "true")
+    expect(retry).to_have_attribute(
+        "title", "Only a failed run can be retried; this one is waiting."
+    )
+    opener = page.get_by_role("button", name="Cancel run…")
+    expect(opener).to_have_attribute("aria-disabled", "false")
+
+    # Opened: labelled, the reason field focused, Tab and Shift+Tab stay inside.
+    opener.click()
+    dialog = page.get_by_role("dialog", name=f"Cancel run {run_id[:8]}?")
+    expect(dialog).to_be_visible()
+    reason = dialog.get_by_label("Reason (optional)")
+    expect(reason).to_be_focused()
+    page.keyboard.press("Tab")
+    expect(dialog.get_by_role("button", name="Keep running")).to_be_focused()
+    page.keyboard.press("Tab")
+    expect(dialog.get_by_role("button", name="Cancel the run")).to_be_focused()
+    page.keyboard.press("Tab")
+    expect(reason).to_be_focused()
+    page.keyboard.press("Shift+Tab")
+    expect(dialog.get_by_role("button", name="Cancel the run")).to_be_focused()
+    # Escape closes it, nothing is sent, and the focus goes back to the button.
+    page.keyboard.press("Escape")
+    expect(dialog).to_be_hidden()
+    expect(opener).to_be_focused()
+    assert status_of(admin, run_id) == "waiting"
+
+    # Too long a reason is stopped beside the field; the server's 400 lands there as well.
+    opener.click()
+    reason.fill("x" * 501)
+    expect(dialog.locator(".field-error")).to_have_text(
+        "The reason is 1 character over the limit of 500."
+    )
+    expect(dialog.get_by_role("button", name="Cancel the run")).to_be_disabled()
+    too_long = "a reason is at most 500 characters; shorten it"
+    refusal = {"code": "run.invalid", "detail": "reason: no", "fields": {"reason": too_long}}
+    answer = {"status": 400, "content_type": "application/json", "body": json.dumps(refusal)}
+    page.route(re.compile(r".*/cancel/$"), lambda route: route.fulfill(**answer))
+    reason.fill("refused on purpose")
+    dialog.get_by_role("button", name="Cancel the run").click()
+    expect(dialog.locator(".field-error")).to_have_text(
+        "a reason is at most 500 characters; shorten it"
+    )
+    page.unroute(re.compile(r".*/cancel/$"))
+    reason.fill("duplicate invoice")
+    shoot(page, "run-cancel-dialog-1440")
+    dialog.get_by_role("button", name="Cancel the run").click()
+    expect(dialog).to_be_hidden()
+    expect(page.locator(".run-head .status-pill")).to_have_text(
+        re.compile("cancelled"), timeout=LIVE
+    )
+    expect(opener).to_have_attribute("aria-disabled", "true", timeout=LIVE)
+    expect(opener).to_have_attribute(
+        "title", "The run was cancelled: there is nothing left to cancel."
+    )
+    expect(retry).to_have_attribute(
+        "title", "Only a failed run can be retried; this one is cancelled."
+    )
+    expect(page.locator("#admin-actions-why")).to_have_text(
+        "The run was cancelled: there is nothing left to cancel. "
+        "Only a failed run can be retried; this one is cancelled."
+    )
+    _, trace = admin.get_json(f"/api/runs/{run_id}/trace/")
+    at = next(e["at"] for e in trace["results"] if e["event"] == "run.cancelled")  # type: ignore[index]
+    expect(page.locator('.react-flow__node[data-id="fin"] .braid-node')).to_have_class(
+        re.compile("braid-color--cancelled"), timeout=LIVE
+    )
+    assert fin_reason(page) == (
+        f"Cancelled by admin at {at[11:16]} UTC: duplicate invoice (while waiting for finance)"
+    )
+    opener.dispatch_event("click")  # disabled: nothing opens
+    expect(page.get_by_role("dialog")).to_have_count(0)
+
+    # On a phone: the dialog fits, and the page does not scroll sideways.
+    other = start(admin, "invoice-sign-off", INVOICE)
+    settled(admin, other, "waiting")
+    page.set_viewport_size(PHONE)
+    page.goto(f"{braid_server}/runs/{other}/")
+    page.get_by_role("button", name="Cancel run…").click()
+    phone_dialog = page.get_by_role("dialog", name=f"Cancel run {other[:8]}?")
+    phone_dialog.get_by_label("Reason (optional)").fill("entered twice")
+    box = phone_dialog.bounding_box()
+    assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= PHONE["width"]
+    assert no_sideways_scroll(page)
+    shoot(page, "run-cancel-dialog-390")
+    phone_dialog.get_by_role("button", name="Keep running").click()
+    assert status_of(admin, other) == "waiting"
+    assert errors == []
+
+
+@pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["1440", "390"])
+def test_the_run_view_opens_on_the_waiting_step_with_canvas_text_at_12_px_or_more(
+    page: Page, braid_server: str, viewport: dict[str, int]
+) -> None:
+    admin = admin_client(braid_server)
+    slug = f"hold-{viewport['width']}"
+    publish(admin, HOLD, slug)
+    run_id = start(admin, slug)
+    settled(admin, run_id, "waiting")
+    page.set_viewport_size(viewport)
+    log_in(page, braid_server, "admin", "braid-admin")
+    page.goto(f"{braid_server}/runs/{run_id}/")
+    flow = page.locator(".react-flow")
+    expect(flow).to_have_attribute("data-framed", "live", timeout=LIVE)
+    hold = page.locator('.react-flow__node[data-id="hold"]')
+    expect(hold.locator(".braid-node")).to_have_class(re.compile("braid-color--waiting"))
+    canvas, shown = flow.bounding_box(), hold.bounding_box()
+    assert canvas is not None and shown is not None
+    assert (
+        canvas["x"] <= shown["x"] and shown["x"] + shown["width"] <= canvas["x"] + canvas["width"]
+    )
+    assert (
+        canvas["y"] <= shown["y"] and shown["y"] + shown["height"] <= canvas["y"] + canvas["height"]
+    )
+    # The top of the chain is out of view: the frame is on the waiting work, not the start.
+    start_box = page.locator('.react-flow__node[data-id="start"]').bounding_box()
+    assert start_box is not None and start_box["y"] + start_box["height"] < canvas["y"]
+    assert page.evaluate(SMALLEST_SCREEN_TEXT) >= 12
+    assert no_sideways_scroll(page)
+    shoot(page, f"run-framed-on-waiting-{viewport['width']}")
+
+    # Nothing live: the whole graph, at no smaller a zoom; its top, where the run began.
+    done = start(admin, "b-and-d-or-e", {"urgent": True})
+    settled(admin, done, "completed")
+    page.goto(f"{braid_server}/runs/{done}/")
+    expect(flow).to_have_attribute("data-framed", "whole", timeout=LIVE)
+    first = page.locator('.react-flow__node[data-id="start"]').bounding_box()
+    canvas = flow.bounding_box()
+    assert first is not None and canvas is not None
+    assert canvas["y"] <= first["y"] <= canvas["y"] + canvas["height"]
+    assert page.evaluate(SMALLEST_SCREEN_TEXT) >= 12
+
+
+def test_an_admin_cancels_selected_runs_in_bulk_and_reads_each_result(
+    page: Page, braid_server: str
+) -> None:
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    admin = admin_client(braid_server)
+    slug = f"bulk-{uuid.uuid4().hex[:6]}"
+    publish(admin, HOLD, slug)
+    runs = [start(admin, slug) for _ in range(3)]
+    for run_id in runs:
+        settled(admin, run_id, "waiting")
+    assert admin.post_json(f"/api/runs/{runs[0]}/cancel/", {"reason": "early"})[0] == 202
+    settled(admin, runs[0], "cancelled")
+    page.set_viewport_size(DESKTOP)
+    log_in(page, braid_server, "admin", "braid-admin")
+    page.goto(f"{braid_server}/runs/")
+    page.get_by_label("Flow", exact=True).select_option(slug)
+    expect(page.locator("tbody tr")).to_have_count(3)
+
+    # Keyboard: the page's select-all box is reached and checked with the keyboard.
+    select_all = page.get_by_role("checkbox", name="Select all 3 runs on this page")
+    select_all.focus()
+    page.keyboard.press("Space")
+    bar = page.get_by_role("region", name="Actions on the selected runs")
+    expect(bar).to_contain_text("3 runs selected")
+    retry = bar.get_by_role("button", name="Retry selected")
+    expect(retry).to_have_attribute("aria-disabled", "true")
+    expect(retry).to_have_attribute(
+        "title", "Only failed runs can be retried, and none of the selected runs failed."
+    )
+    bar.get_by_role("button", name="Cancel selected…").click()
+    dialog = page.get_by_role("dialog", name="Cancel 3 selected runs?")
+    expect(dialog).to_contain_text("1 selected run has finished and will be refused.")
+    dialog.get_by_label("Reason (optional)").fill("month closed")
+    dialog.get_by_role("button", name="Cancel 3 runs").click()
+
+    results = page.get_by_role("region", name="Bulk action results")
+    expect(results.get_by_role("status")).to_have_text(
+        "Cancel: 2 of 3 done, 1 refused.", timeout=LIVE
+    )
+    expect(results.locator("progress")).to_have_attribute("value", "3")
+    refused = results.get_by_role("list", name="Refused runs").get_by_role("listitem")
+    expect(refused).to_have_count(1)
+    expect(refused).to_have_text(
+        f"{runs[0][:8]} ({slug} v1): the run is cancelled: nothing to cancel"
+    )
+    for run_id in runs[1:]:
+        expect(page.locator(f'tr[data-run="{run_id}"]')).to_contain_text("cancelled", timeout=LIVE)
+        assert status_of(admin, run_id) == "cancelled"
+    _, trace = admin.get_json(f"/api/runs/{runs[1]}/trace/")
+    assert {"by": "admin", "reason": "month closed"} in [
+        e["detail"]
+        for e in trace["results"]
+        if e["event"] == "run.cancelled"  # type: ignore[index]
+    ]
+    page.locator(f'tr[data-run="{runs[2]}"]').get_by_role("checkbox").check()
+    expect(bar).to_contain_text("1 run selected")
+    shoot(page, "runs-bulk-1440")
+
+    page.set_viewport_size(PHONE)
+    cancel = bar.get_by_role("button", name="Cancel selected…")
+    expect(cancel).to_have_attribute("aria-disabled", "true")
+    expect(cancel).to_have_attribute(
+        "title", "Every selected run has finished: there is nothing to cancel."
+    )
+    assert no_sideways_scroll(page)
+    shoot(page, "runs-bulk-390")
+    assert errors == []
+
+
+def test_a_long_bulk_cancel_shows_done_of_total_while_it_runs(
+    page: Page, braid_server: str
+) -> None:
+    admin = admin_client(braid_server)
+    slug = f"bulk-{uuid.uuid4().hex[:6]}"
+    publish(admin, HOLD, slug)
+    runs = [start(admin, slug) for _ in range(12)]
+    for run_id in runs:
+        settled(admin, run_id, "waiting")
+    page.set_viewport_size(DESKTOP)
+    log_in(page, braid_server, "admin", "braid-admin")
+    page.goto(f"{braid_server}/runs/")
+    page.get_by_label("Flow", exact=True).select_option(slug)
+    expect(page.locator("tbody tr")).to_have_count(12)
+    page.get_by_role("checkbox", name="Select all 12 runs on this page").check()
+    # The page sends ten runs a request: hold the second request to see the count between.
+    held: list[Route] = []
+    seen: list[int] = []
+
+    def hold_the_second(route: Route) -> None:
+        seen.append(len(json.loads(route.request.post_data or "{}")["ids"]))
+        if len(seen) == 2:
+            held.append(route)
+        else:
+            route.continue_()
+
+    page.route(re.compile(r".*/api/runs/bulk/$"), hold_the_second)
+    page.get_by_role("button", name="Cancel selected…").click()
+    page.get_by_role("dialog").get_by_role("button", name="Cancel 12 runs").click()
+    results = page.get_by_role("region", name="Bulk action results")
+    expect(results.get_by_role("status")).to_have_text("Cancelling: 10 of 12 runs answered…")
+    expect(results.locator("progress")).to_have_attribute("value", "10")
+    expect(results.locator("progress")).to_have_attribute("max", "12")
+    shoot(page, "runs-bulk-progress-1440")
+    held[0].continue_()
+    expect(results.get_by_role("status")).to_have_text("Cancel: 12 of 12 done.", timeout=LIVE)
+    assert seen == [10, 2]
+    assert {status_of(admin, run_id) for run_id in runs} == {"cancelled"}
+
+
+def test_retry_is_open_on_a_failed_run_and_runs_the_failed_step_again(
+    page: Page, braid_server: str
+) -> None:
+    admin = admin_client(braid_server)
+    slug = f"flaky-{uuid.uuid4().hex[:6]}"
+    publish(admin, FAILING_ONCE, slug)
+    run_id = start(admin, slug)
+    settled(admin, run_id, "failed")
+    page.set_viewport_size(DESKTOP)
+    log_in(page, braid_server, "admin", "braid-admin")
+    page.goto(f"{braid_server}/runs/{run_id}/")
+    cancel = page.get_by_role("button", name="Cancel run…")
+    expect(cancel).to_have_attribute("aria-disabled", "true")
+    expect(cancel).to_have_attribute("title", "The run failed: there is nothing left to cancel.")
+    retry = page.get_by_role("button", name="Retry")
+    expect(retry).to_have_attribute("aria-disabled", "false")
+    retry.click()
+    expect(page.get_by_text("Retry started: the failed step runs again.")).to_be_visible()
+    expect(page.locator(".run-head .status-pill")).to_have_text(
+        re.compile("completed"), timeout=LIVE
+    )
+    expect(retry).to_have_attribute("aria-disabled", "true")
