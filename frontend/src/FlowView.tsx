@@ -15,6 +15,7 @@ import { COLOR_CUES, COLORS, type ColorMap, colorClass } from "./graph/colors";
 import { layoutBlock, toNestedFlow } from "./graph/nested";
 import type { BraidFlowNode, ReasonMap } from "./graph/toFlow";
 import type { GraphDocument } from "./graph/types";
+import { CANVAS_ZOOM_FLOOR } from "./graph/zoom";
 import { edgeTypes } from "./edges";
 import { nodeTypes } from "./nodes";
 import { SubflowToggle } from "./nodes/SubflowToggle";
@@ -102,7 +103,7 @@ export interface FlowViewProps {
   onNodeChoose?: (nodeId: string) => void;
   /** Draw the color key on the canvas (default); a page with its own key passes false. */
   showLegend?: boolean;
-  /** The smallest zoom the initial fit may choose: a larger graph then pans (the monitor: readable labels). */
+  /** The smallest zoom a fit may choose (default: where 12 px text stays 12 px); a larger graph then pans. */
   fitMinZoom?: number;
   /** Refit when the canvas resizes, centered on this node when given (the monitor's inspector). */
   keepFitted?: boolean;
@@ -124,7 +125,7 @@ export function FlowView({
   reasons = NO_REASONS,
   onNodeChoose,
   showLegend = true,
-  fitMinZoom,
+  fitMinZoom = CANVAS_ZOOM_FLOOR,
   keepFitted = false,
   focusNodeId,
   graphs = NO_GRAPHS,
@@ -138,7 +139,7 @@ export function FlowView({
   const keyShown = colored && showLegend;
   const fitViewOptions = useMemo(() => {
     const base = keyShown ? FIT_VIEW_WITH_KEY : FIT_VIEW;
-    return fitMinZoom === undefined ? base : { ...base, minZoom: fitMinZoom };
+    return { ...base, minZoom: fitMinZoom };
   }, [keyShown, fitMinZoom]);
   const name = typeof doc.name === "string" && doc.name !== "" ? doc.name : "untitled flow";
   return (

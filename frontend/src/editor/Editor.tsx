@@ -44,6 +44,7 @@ import {
 import { type EditorEdge, type EditorNode, editorPositions } from "../designer/serialize";
 import { edgeTypes } from "../edges";
 import { type GraphDocument, isNodeType, type NodeType, type Point } from "../graph/types";
+import { CANVAS_ZOOM_FLOOR } from "../graph/zoom";
 import { nodeTypes } from "../nodes";
 import { type ActionInfo, api, ApiError, errorText, flowPath, type FlowRecord, type Problem, type VersionRecord } from "./api";
 import { Inspector } from "./Inspector";
@@ -73,8 +74,8 @@ interface Conflict {
 const SAVE_DELAY_MS = 800;
 const GRID: [number, number] = [16, 16];
 const CLIPBOARD_KEY = "braid.clipboard";
-/** At the fitted zoom a 14 px node label stays at 12 px or more on screen. */
-const FIT_MIN_ZOOM = 0.86;
+/** At the fitted zoom the canvas's smallest text (12 px) stays at 12 px or more on screen. */
+const FIT_MIN_ZOOM = CANVAS_ZOOM_FLOOR;
 const FIT_VIEW = { padding: 0.12, maxZoom: 1, minZoom: FIT_MIN_ZOOM };
 const DEFAULT_EDGE_OPTIONS: DefaultEdgeOptions = { markerEnd: { type: MarkerType.ArrowClosed, width: 16, height: 16 } };
 const SAVE_TEXT: Record<SaveState, string> = {

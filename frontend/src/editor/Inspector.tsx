@@ -54,7 +54,7 @@ function record(value: unknown): Record<string, string> {
 export function Inspector(props: InspectorProps) {
   const { node } = props;
   return (
-    <aside className="braid-inspector" aria-label={node ? `Settings of ${node.id}` : "Flow settings"}>
+    <aside className="braid-inspector" tabIndex={0} aria-label={node ? `Settings of ${node.id}` : "Flow settings"}>
       {node === null ? <FlowSettings {...props} /> : <NodeSettings {...props} node={node} />}
     </aside>
   );

@@ -1,8 +1,9 @@
 /** The palette of node types (drag onto the canvas, or click/Enter) and the quick-add search box. */
 
 import { type RefObject, useId, useState } from "react";
-import { NODE_DESCRIPTIONS, NODE_ICONS } from "../designer/ops";
+import { NODE_DESCRIPTIONS } from "../designer/ops";
 import { NODE_TYPES, type NodeType } from "../graph/types";
+import { NodeIcon } from "../nodes/NodeIcon";
 
 export function Palette({ onAdd }: { onAdd: (type: NodeType) => void }) {
   return (
@@ -17,7 +18,6 @@ export function Palette({ onAdd }: { onAdd: (type: NodeType) => void }) {
               className="braid-palette__item"
               draggable
               data-node-type={type}
-              aria-label={`Add ${type}: ${NODE_DESCRIPTIONS[type]}`}
               title={NODE_DESCRIPTIONS[type]}
               onDragStart={(event) => {
                 event.dataTransfer.setData("application/x-braid-node", type);
@@ -26,10 +26,13 @@ export function Palette({ onAdd }: { onAdd: (type: NodeType) => void }) {
               onClick={() => onAdd(type)}
             >
               <span className="braid-palette__icon" aria-hidden="true">
-                {NODE_ICONS[type]}
+                <NodeIcon type={type} />
               </span>
               <span className="braid-palette__text">
-                <span className="braid-palette__name">{type}</span>
+                <span className="braid-palette__name">
+                  <span className="visually-hidden">Add </span>
+                  {type}
+                </span>
                 <span className="braid-palette__description">{NODE_DESCRIPTIONS[type]}</span>
               </span>
             </button>
@@ -112,7 +115,7 @@ export function QuickAdd({ onAdd, inputRef }: { onAdd: (type: NodeType) => void;
                 choose(type);
               }}
             >
-              <span aria-hidden="true">{NODE_ICONS[type]} </span>
+              <span className="braid-quickadd__icon" aria-hidden="true"><NodeIcon type={type} size={16} /></span>
               <strong>{type}</strong> <span className="braid-palette__description">{NODE_DESCRIPTIONS[type]}</span>
             </li>
           ))}

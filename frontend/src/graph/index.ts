@@ -9,3 +9,4 @@ export * from "./types";
 export * from "./path";
 export * from "./reason";
 export * from "./nested";
+export * from "./zoom";

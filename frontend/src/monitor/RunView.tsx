@@ -7,6 +7,7 @@ import { MAIN_GRAPH, nodeAtPath } from "../graph/nested";
 import { GraphFormatError, parseGraph } from "../graph/parse";
 import { reasonPlain } from "../graph/reason";
 import type { GraphDocument } from "../graph/types";
+import { CANVAS_ZOOM_FLOOR } from "../graph/zoom";
 import { ReasonText } from "../nodes/ReasonText";
 import { ApiError, getJson, postJson } from "./api";
 import {
@@ -65,7 +66,7 @@ const TREE_ROW = 28;
 const NO_COLORS: Readonly<Record<string, Color>> = {};
 const NO_REASONS: Readonly<Record<string, string>> = {};
 /** Fit the graph no smaller than this: labels stay readable (UI.md) and a phone pans. */
-const FIT_MIN_ZOOM = 0.9;
+const FIT_MIN_ZOOM = CANVAS_ZOOM_FLOOR;
 const GANTT_ROW = 22;
 /** Groups of up to this many executions start open in the tree. */
 const AUTO_OPEN = 20;

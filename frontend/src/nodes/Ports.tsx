@@ -39,6 +39,7 @@ export function Ports({ data }: { data: BraidNodeData }) {
               style={{ left }}
               isConnectable={connectable}
               className={gather ? `braid-port braid-port--slot${feeds === 0 ? " braid-port--empty" : ""}` : "braid-port"}
+              role="img"
               aria-label={title}
               title={title}
             />
@@ -59,6 +60,7 @@ export function Ports({ data }: { data: BraidNodeData }) {
           position={Position.Right}
           isConnectable={connectable}
           className="braid-port braid-port--return"
+          role="img"
           aria-label="Return: the body comes back here"
           title="Return: the body comes back here"
         />
@@ -76,6 +78,7 @@ export function Ports({ data }: { data: BraidNodeData }) {
               style={{ left }}
               isConnectable={connectable}
               className="braid-port braid-port--out"
+              role="img"
               aria-label={title}
               title={title}
             />
