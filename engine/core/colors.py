@@ -280,8 +280,9 @@ def best(arrivals: list[Arrival]) -> Arrival | None:
         return arrivals[0] if arrivals else None
     # Rank first: only the arrivals of the highest rank need their ids encoded (a gather
     # of 10,000 branches half of which are still pending compares 5,000, not 10,000).
-    top = max(rank_of(arrival) for arrival in arrivals)
-    tied = [arrival for arrival in arrivals if rank_of(arrival) == top]
+    ranks = [rank_of(arrival) for arrival in arrivals]
+    top = max(ranks)
+    tied = [arrival for arrival, rank in zip(arrivals, ranks, strict=True) if rank == top]
     return tied[0] if len(tied) == 1 else max(tied, key=lambda arrival: arrival.order)
 
 
