@@ -1,9 +1,10 @@
 /** Where the run view opens (pure): framed on the live work, no smaller than readable. */
 
 import type { Color } from "../graph/colors";
+import { READABLE_PX, zoomFloor } from "../graph/zoom";
 
 /** Text on the canvas is never under this on screen (UI.md, issue 31). */
-export const MIN_SCREEN_TEXT_PX = 12;
+export const MIN_SCREEN_TEXT_PX = READABLE_PX;
 
 export interface Rect {
   x: number;
@@ -37,8 +38,8 @@ export function liveNodeIds(colors: Readonly<Record<string, string>>, drawn: rea
 
 /** The smallest zoom at which text of `smallestPx` CSS pixels shows at `minPx` or more. */
 export function readableZoom(smallestPx: number, minPx: number = MIN_SCREEN_TEXT_PX): number {
-  if (!Number.isFinite(smallestPx) || smallestPx <= 0) return 1;
-  return minPx / smallestPx;
+  if (!Number.isFinite(smallestPx) || smallestPx <= 0) return 1; // nothing measured: no floor above 1
+  return zoomFloor(smallestPx, minPx);
 }
 
 /** Room kept clear of the canvas's overlays: less on a phone, where there is no mini map. */
