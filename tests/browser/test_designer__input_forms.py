@@ -4,7 +4,7 @@ version's diff, and a quick fix on a problem (issue 31). Screenshots at 1440 and
 import re
 
 import pytest
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Locator, Page, expect
 
 from designer.models import Flow
 from tests.browser.test_designer__chromium import (  # noqa: F401
@@ -24,6 +24,16 @@ PHONE = {"width": 390, "height": 844}
 
 def no_sideways_scroll(page: Page) -> bool:
     return bool(page.evaluate("document.documentElement.scrollWidth <= window.innerWidth"))
+
+
+def shown_wide_then_on_a_phone(page: Page, shown: Locator, name: str) -> None:
+    """Screenshot the page at 1440 px, then at 390 px with `shown` scrolled into view, and
+    check that the phone's page does not scroll sideways."""
+    shoot(page, f"{name}-1440")
+    page.set_viewport_size(PHONE)
+    shown.scroll_into_view_if_needed()
+    assert no_sideways_scroll(page)
+    shoot(page, f"{name}-390")
 
 
 def flow_panel(page: Page):  # type: ignore[no-untyped-def]
@@ -89,11 +99,7 @@ def test_an_analyst_adds_input_fields_and_the_schema_keeps_what_it_does_not_show
         re.compile(r"none: the flow is valid|0 error\(s\)"), timeout=8000
     )
     fields.scroll_into_view_if_needed()
-    shoot(page, "input-fields-1440")
-    page.set_viewport_size(PHONE)
-    fields.scroll_into_view_if_needed()
-    assert no_sideways_scroll(page)
-    shoot(page, "input-fields-390")
+    shown_wide_then_on_a_phone(page, fields, "input-fields")
     assert page.errors == []  # type: ignore[attr-defined]
 
 
@@ -137,11 +143,7 @@ def test_a_test_run_takes_its_input_from_a_form_with_refusals_beside_the_fields(
     panel.get_by_role("button", name="Back to the form").click()
     expect(panel.get_by_role("group", name="lines row 1").get_by_label("id")).to_have_value("L9")
     expect(panel.get_by_role("group", name="lines row 2")).to_have_count(0)
-    shoot(page, "test-run-form-1440")
-    page.set_viewport_size(PHONE)
-    panel.scroll_into_view_if_needed()
-    assert no_sideways_scroll(page)
-    shoot(page, "test-run-form-390")
+    shown_wide_then_on_a_phone(page, panel, "test-run-form")
     assert page.errors == []  # type: ignore[attr-defined]
 
 
@@ -172,11 +174,7 @@ def test_a_versions_diff_shows_old_and_new_values(
             'state reviewed v1: (none) → draft: {"reducer":"overwrite"}',
         ]
     )
-    shoot(page, "version-values-1440")
-    page.set_viewport_size(PHONE)
-    changes.scroll_into_view_if_needed()
-    assert no_sideways_scroll(page)
-    shoot(page, "version-values-390")
+    shown_wide_then_on_a_phone(page, changes, "version-values")
     assert page.errors == []  # type: ignore[attr-defined]
 
 
@@ -228,9 +226,5 @@ def test_an_object_input_is_a_group_of_fields_in_the_test_run(
     invoice.get_by_role("textbox", name="amount (required)").fill("120")
     panel.get_by_role("button", name="Run", exact=True).click()
     expect(panel.get_by_role("status")).to_contain_text("waiting", timeout=20_000)
-    shoot(page, "test-run-group-1440")
-    page.set_viewport_size(PHONE)
-    panel.scroll_into_view_if_needed()
-    assert no_sideways_scroll(page)
-    shoot(page, "test-run-group-390")
+    shown_wide_then_on_a_phone(page, panel, "test-run-group")
     assert page.errors == []  # type: ignore[attr-defined]
