@@ -39,6 +39,7 @@ ANON, LOGGED = 302, 200
 ROWS: list[tuple[str, str, Any, tuple[int, int, int, int, int]]] = [
     ("GET", "/", None, (302, 302, 302, 302, 302)),
     ("GET", "/login/", None, (200, 302, 302, 302, 302)),
+    ("GET", "/favicon.ico", None, (200, 200, 200, 200, 200)),  # no login: every page asks
     ("GET", "/logout/", None, (302, 405, 405, 405, 405)),
     ("GET", "/flows/", None, (ANON, LOGGED, LOGGED, LOGGED, LOGGED)),
     ("GET", "/flows/invoice-sign-off/", None, (ANON, LOGGED, LOGGED, LOGGED, LOGGED)),
