@@ -340,8 +340,8 @@ class WhyNot:
 
 def starter_sentence(approval: ApprovalRequest, groups: Sequence[str]) -> str:
     """Return 'You started this run, so another finance member must decide' for the seats
-    the starter would hold (their groups among the request's), or all of its groups."""
-    seats = [grp for grp in approval.groups if grp in set(groups)] or list(approval.groups)
+    the starter would hold (their groups among the request's)."""
+    seats = [grp for grp in approval.groups if grp in set(groups)]
     return f"You started this run, so another {' or '.join(seats)} member must decide"
 
 
@@ -353,7 +353,10 @@ def why_not(
     if approval.status != ApprovalStatus.OPEN or may_decide(approval, user, groups):
         return None
     username = user.get_username()
-    if approval.run.started_by_id == user.pk and not approval.allow_starter:
+    starter = approval.run.started_by_id == user.pk and not approval.allow_starter
+    if starter and set(groups) & set(approval.groups):
+        # Only a starter who would hold a seat is kept out by segregation of duties; one
+        # outside the request's groups reads why anyone outside them may not decide.
         return WhyNot("approval.starter", starter_sentence(approval, groups))
     if username in approval.decided_by:
         return WhyNot(

@@ -139,6 +139,17 @@ def test_an_admin_sees_why_they_may_not_decide(demo, client_for) -> None:  # typ
     }
 
 
+def test_an_admin_who_started_the_run_outside_its_groups_reads_the_admins_reason(
+    demo, client_for
+) -> None:  # type: ignore[no-untyped-def]
+    start(client_for("admin"), "invoice-sign-off", INVOICE)
+    listed = {r["node"]: r for r in inbox(client_for("admin"))}
+    assert listed["fin"]["why_not"] == {
+        "code": "approval.not_an_approver",
+        "text": "You see this as an admin; its approvers decide it.",
+    }
+
+
 def test_the_inbox_lists_with_as_many_queries_for_four_requests_as_for_one(
     demo, client_for, django_assert_num_queries
 ) -> None:  # type: ignore[no-untyped-def]
