@@ -46,7 +46,7 @@ def compact_text(value: Any, depth: int = 0) -> str:
     if isinstance(value, dict):
         if depth >= DEPTH:
             return f"{{{ELLIPSIS} {counted(len(value), 'key')}}}" if value else "{}"
-        keys = list(value)
+        keys = sorted(value)  # by name: PostgreSQL's jsonb keeps no key order
         parts = [f"{cut(str(k), TEXT)}: {compact_text(value[k], depth + 1)}" for k in keys[:KEYS]]
         if len(keys) > KEYS:
             parts.append(more(len(keys) - KEYS))
@@ -68,7 +68,8 @@ def compact_input(value: Any) -> CompactInput:
         return CompactInput([], 0)
     if not isinstance(value, dict):
         return CompactInput([{"field": "input", "text": cut(compact_text(value), LINE)}], 0)
-    keys = list(value)
+    # By name, so both stores show the same: PostgreSQL's jsonb keeps no key order.
+    keys = sorted(value)
     fields = [
         {"field": cut(str(k), TEXT), "text": cut(compact_text(value[k]), LINE)}
         for k in keys[:FIELDS]

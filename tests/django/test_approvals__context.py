@@ -37,6 +37,13 @@ def test_nested_objects_are_cut_at_two_levels_and_four_keys() -> None:
     )
 
 
+def test_fields_and_keys_are_shown_by_name_whatever_order_the_store_kept() -> None:
+    # PostgreSQL's jsonb keeps no key order; SQLite keeps the order written.
+    value = {"vendor": "Acme", "amount": 3, "id": {"z": 1, "b": 2}}
+    assert compact_text(value) == "{amount: 3, id: {b: 2, z: 1}, vendor: Acme}"
+    assert [f["field"] for f in compact_input(value).fields] == ["amount", "id", "vendor"]
+
+
 def test_an_input_with_ten_fields_shows_eight_and_counts_the_rest() -> None:
     compact = compact_input({f"k{i}": i for i in range(10)})
     assert compact.fields == [{"field": f"k{i}", "text": str(i)} for i in range(8)]
@@ -67,9 +74,9 @@ def test_without_show_a_request_says_who_started_it_when_the_flow_version_and_in
         "version": 1,
         "input": [
             {"field": "amount", "text": "300"},
-            {"field": "invoice", "text": "{id: I-3, amount: 300, vendor: Acme}"},
-            {"field": "lines", "text": "[{sku: S-1, qty: 1}, {sku: S-2, qty: 2}, "
-                                       "{sku: S-3, qty: 3}, … 4 more]"},
+            {"field": "invoice", "text": "{amount: 300, id: I-3, vendor: Acme}"},
+            {"field": "lines", "text": "[{qty: 1, sku: S-1}, {qty: 2, sku: S-2}, "
+                                       "{qty: 3, sku: S-3}, … 4 more]"},
         ],
         "input_more": 0,
     }  # fmt: skip
