@@ -8,8 +8,6 @@ browser renders statuses and an item's, round's or branch's colors without infer
 
 from __future__ import annotations
 
-import json
-
 from django.db.models import QuerySet
 from django.http import HttpResponse
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
@@ -23,6 +21,7 @@ from braid.schema import RefusalSerializer
 from engine.api import visible_runs
 from engine.core.colors import Color
 from engine.core.events import RunStatus
+from engine.core.values import dumps_utf8
 from engine.models import Run, TraceEvent
 from monitor import reading
 
@@ -149,8 +148,8 @@ class RunMonitorViewSet(viewsets.GenericViewSet):
         """Return the run's node rows and every node's color, from one SELECT of its rows."""
         run = self.get_object()
         with reading.gc_paused():  # building and encoding 10,000 rows: see gc_paused
-            body = json.dumps(reading.build_tree(run), ensure_ascii=False, separators=(",", ":"))
-        return HttpResponse(body.encode(), content_type="application/json")
+            body = dumps_utf8(reading.build_tree(run))
+        return HttpResponse(body, content_type="application/json")
 
     @extend_schema(
         parameters=[OpenApiParameter("node", str, required=True, description="a node path")],
