@@ -72,6 +72,7 @@ INSTALLED_APPS = [
     "django_vite",
     "drf_spectacular_sidecar",
     "axes",
+    "web",
     "engine",
     "designer",
     "monitor",
@@ -85,12 +86,12 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django.middleware.csp.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
-    "braid.api_errors.ApiErrorsMiddleware",
+    "web.api_errors.ApiErrorsMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
-    "braid.auth.LoginRequiredMiddleware",
+    "web.auth.LoginRequiredMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "axes.middleware.AxesMiddleware",
 ]
@@ -206,9 +207,9 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "DEFAULT_PARSER_CLASSES": ["designer.documents.StrictJSONParser"],
-    "DEFAULT_PAGINATION_CLASS": "braid.api_errors.StrictLimitOffsetPagination",
-    "EXCEPTION_HANDLER": "braid.api_errors.handle_exception",
+    "DEFAULT_PARSER_CLASSES": ["web.documents.StrictJSONParser"],
+    "DEFAULT_PAGINATION_CLASS": "web.api_errors.StrictLimitOffsetPagination",
+    "EXCEPTION_HANDLER": "web.api_errors.handle_exception",
     "PAGE_SIZE": 50,
 }
 SPECTACULAR_SETTINGS = {
@@ -226,7 +227,7 @@ SPECTACULAR_SETTINGS = {
     },
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
-        "braid.schema.add_error_responses",
+        "web.schema.add_error_responses",
     ],
 }
 

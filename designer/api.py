@@ -15,16 +15,16 @@ from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from braid.api_errors import NUMBER_MAX, bounded
-from braid.permissions import Act, Allowed
-from braid.schema import ERROR
 from designer import services
-from designer.documents import NUL_REFUSED, holds_nul
 from designer.models import Flow, FlowVersion
 from designer.schema import GRAPH_SCHEMA, PROBLEM_SCHEMA, REPORT_SCHEMA
 from engine import services as engine_services
 from engine.core.events import Decision
 from engine.test_runs import WorkersBusy
+from web.api_errors import NUMBER_MAX, bounded
+from web.documents import NUL_REFUSED, holds_nul
+from web.permissions import Act, Allowed
+from web.schema import ERROR
 
 GRAPH_SHAPE = Draft202012Validator(GRAPH_SCHEMA)
 
