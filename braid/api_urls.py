@@ -5,8 +5,8 @@ from rest_framework.routers import DefaultRouter
 
 from approvals.api import ApprovalViewSet, NotificationSettingsView
 from designer.api import ActionCatalogViewSet, FlowViewSet
-from engine.api import RunViewSet
 from monitor.api import RunMonitorViewSet
+from runs.api import RunViewSet
 
 router = DefaultRouter()
 router.register("flows", FlowViewSet, basename="flow")

@@ -77,6 +77,7 @@ INSTALLED_APPS = [
     "designer",
     "monitor",
     "approvals",
+    "runs",
 ]
 
 MIDDLEWARE = [
@@ -306,7 +307,7 @@ BRAID_RUN_LIMITS = {
     "max_run_steps": int(os.environ.get("BRAID_RUN_MAX_STEPS", "250000")),
 }
 
-# The designer's test runs (engine/test_runs.py): a separate process each, at most this many
+# The designer's test runs (runs/test_runs.py): a separate process each, at most this many
 # at once (the rest queue), each killed past its wall time, and held to its own step budget.
 BRAID_TEST_RUN_WORKERS = int(os.environ.get("BRAID_TEST_RUN_WORKERS", "2"))
 BRAID_TEST_RUN_TIMEOUT_S = float(os.environ.get("BRAID_TEST_RUN_TIMEOUT_S", "10"))

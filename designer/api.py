@@ -18,9 +18,9 @@ from rest_framework.response import Response
 from designer import services
 from designer.models import Flow, FlowVersion
 from designer.schema import GRAPH_SCHEMA, PROBLEM_SCHEMA, REPORT_SCHEMA
-from engine import services as engine_services
 from engine.core.events import Decision
-from engine.test_runs import WorkersBusy
+from runs import services as run_services
+from runs.test_runs import WorkersBusy
 from web.api_errors import NUMBER_MAX, bounded
 from web.documents import NUL_REFUSED, holds_nul
 from web.permissions import Act, Allowed
@@ -361,7 +361,7 @@ class FlowViewSet(viewsets.ModelViewSet):
         """Run the draft (or a posted graph) on sample input; nothing is stored.
 
         It runs in a worker process under a wall time and a step budget, never on the web
-        server's threads (engine/test_runs.py). Answers the run's status, state, rows and
+        server's threads (runs/test_runs.py). Answers the run's status, state, rows and
         every node's color and reason, so the designer can color its canvas without
         publishing.
         """
@@ -371,11 +371,11 @@ class FlowViewSet(viewsets.ModelViewSet):
         data = form.validated_data
         document = data.get("graph") or flow.draft
         try:
-            result = engine_services.test_run(document, data["input"], data["decisions"])
-        except engine_services.RunInputRejected as rejected:
+            result = run_services.test_run(document, data["input"], data["decisions"])
+        except run_services.RunInputRejected as rejected:
             body = {"code": "run.input", "detail": str(rejected), "fields": rejected.fields}
             return Response(body, status=status.HTTP_400_BAD_REQUEST)
-        except engine_services.RunRefused as refused:
+        except run_services.RunRefused as refused:
             body: dict[str, object] = {"code": "run.refused", "detail": str(refused)}
             if refused.report is not None:
                 body |= refused.report.to_json()

@@ -8,12 +8,12 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 
 from designer.cli import print_lines, read_document
-from engine import services
 from engine.core.events import Decision
 from engine.core.runtime import AmbiguousApproval, EventRefused, NoSuchApproval
 from engine.core.store import UnknownRun
 from engine.core.values import loads_strict
 from engine.models import Timer
+from runs import services
 from web.documents import DocumentError
 
 

@@ -23,9 +23,9 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 from django.db.models import Count
 
 from engine import live
-from engine.api import listed, rows, visible_runs
 from engine.models import Run
 from monitor import deltas, reading
+from runs.api import listed, rows, visible_runs
 from web import sockets
 from web.permissions import Act, allows
 

@@ -10,8 +10,8 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 
 from designer.models import FlowVersion
-from engine.api import visible_runs
 from engine.models import Run
+from runs.api import visible_runs
 from web.auth import group_names
 from web.permissions import Act, allows
 
