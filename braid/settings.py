@@ -78,6 +78,7 @@ INSTALLED_APPS = [
     "monitor",
     "approvals",
     "runs",
+    "braid",
 ]
 
 MIDDLEWARE = [
