@@ -6,7 +6,6 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
@@ -15,49 +14,104 @@ class Migration(migrations.Migration):
 
     operations = [
         migrations.CreateModel(
-            name='Flow',
+            name="Flow",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('slug', models.SlugField(max_length=100, unique=True)),
-                ('name', models.CharField(max_length=200)),
-                ('draft', models.JSONField()),
-                ('revision', models.PositiveIntegerField(default=1)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('owner', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='flows', to=settings.AUTH_USER_MODEL)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("slug", models.SlugField(max_length=100, unique=True)),
+                ("name", models.CharField(max_length=200)),
+                ("draft", models.JSONField()),
+                ("revision", models.PositiveIntegerField(default=1)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                (
+                    "owner",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="flows",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'ordering': ['slug'],
+                "ordering": ["slug"],
             },
         ),
         migrations.CreateModel(
-            name='DraftRevision',
+            name="DraftRevision",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('draft', models.JSONField()),
-                ('reason', models.CharField(max_length=100)),
-                ('replaced_at', models.DateTimeField(auto_now_add=True)),
-                ('replaced_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, to=settings.AUTH_USER_MODEL)),
-                ('flow', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='draft_revisions', to='designer.flow')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("draft", models.JSONField()),
+                ("reason", models.CharField(max_length=100)),
+                ("replaced_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "replaced_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "flow",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="draft_revisions",
+                        to="designer.flow",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['flow', '-replaced_at'],
+                "ordering": ["flow", "-replaced_at"],
             },
         ),
         migrations.CreateModel(
-            name='FlowVersion',
+            name="FlowVersion",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('number', models.PositiveIntegerField()),
-                ('graph', models.JSONField()),
-                ('content_hash', models.CharField(max_length=64)),
-                ('published_at', models.DateTimeField(auto_now_add=True)),
-                ('flow', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='versions', to='designer.flow')),
-                ('published_by', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='published_versions', to=settings.AUTH_USER_MODEL)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("number", models.PositiveIntegerField()),
+                ("graph", models.JSONField()),
+                ("content_hash", models.CharField(max_length=64)),
+                ("published_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "flow",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="versions",
+                        to="designer.flow",
+                    ),
+                ),
+                (
+                    "published_by",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="published_versions",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'ordering': ['flow', 'number'],
-                'constraints': [models.UniqueConstraint(fields=('flow', 'number'), name='flow_version_number_unique')],
+                "ordering": ["flow", "number"],
+                "constraints": [
+                    models.UniqueConstraint(
+                        fields=("flow", "number"), name="flow_version_number_unique"
+                    )
+                ],
             },
         ),
     ]
