@@ -22,11 +22,11 @@ from rest_framework.views import APIView
 from approvals import audit, notify, services
 from approvals.context import request_context
 from approvals.models import ApprovalRequest, ApprovalStatus, EventKind
-from braid.api_errors import ID_MAX
-from braid.auth import group_names
-from braid.permissions import Act, Allowed
-from braid.schema import RefusalSerializer
 from engine.core.events import Decision
+from web.api_errors import ID_MAX
+from web.auth import group_names
+from web.permissions import Act, Allowed
+from web.schema import RefusalSerializer
 
 
 class ShownSerializer(serializers.Serializer):

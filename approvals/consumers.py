@@ -2,7 +2,7 @@
 
 Messages: `{"type": "count", "seq": n, "open": k}` with an increasing per-connection
 `seq`; `{"type": "error", "seq": n, "detail": ...}` answers anything but `{"type":
-"resync"}` (braid/sockets.py). Close codes: 4401 when not logged in, or when the socket's
+"resync"}` (web/sockets.py). Close codes: 4401 when not logged in, or when the socket's
 session logs out.
 """
 
@@ -14,9 +14,9 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 
 from approvals import services
 from approvals.live import group_for
-from braid import sockets
-from braid.auth import group_names
 from engine import live
+from web import sockets
+from web.auth import group_names
 
 
 class InboxConsumer(AsyncWebsocketConsumer):

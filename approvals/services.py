@@ -34,7 +34,6 @@ from approvals.models import (
     EventKind,
     NoticeReason,
 )
-from braid.auth import Role, group_names, has_role
 from engine import durable
 from engine.core import graph as g
 from engine.core import seats
@@ -42,6 +41,7 @@ from engine.core.events import ApprovalDecided, Decision
 from engine.core.runtime import EventRefused, OpenApproval, choose_approval
 from engine.core.scheduler import approval_outcome
 from engine.models import Run, Runtime
+from web.auth import Role, group_names, has_role
 
 User = AbstractBaseUser | AnonymousUser
 # What a listing reads with each request: its run's flow, version and starter, and its assignee.

@@ -5,7 +5,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
 
 from approvals import notify
-from braid.auth import Role, group_names, has_role
+from web.auth import Role, group_names, has_role
 
 
 def index(request: HttpRequest) -> HttpResponse:

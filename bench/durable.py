@@ -9,7 +9,7 @@ demo flows and measures, in this order:
    tasks' own code called from here under `connection.execute_wrapper`), the snapshot's size
    and cost against the number of frames, and the physical limit (raw psycopg 3 conditional
    UPDATEs against `engine.store.write_rows` at the same batch sizes), and a foreach of 1,000
-   approvals decided one by one through `engine.services.decide` (first vs last 100);
+   approvals decided one by one through `runs.services.decide` (first vs last 100);
 2. on two `celery -A braid worker --concurrency=2` processes (one with `--beat`): runs/s of
    the demo flows without approvals, node steps/s, the latency from an action's completion
    to the next action's dispatch on a chain of noop tasks, and a wide fork into one gather;
@@ -424,7 +424,7 @@ _RESOLVED: dict[str, Any] = {}
 
 def resolved(doc: dict[str, Any]) -> Any:
     """Validate a document once and return its graphs (validation is never timed)."""
-    from engine.services import resolve_graphs
+    from runs.services import resolve_graphs
 
     key = json.dumps(doc, sort_keys=True)
     if key not in _RESOLVED:
@@ -659,7 +659,7 @@ def measure_round_trips(plan: Plan) -> dict[str, Any]:
     """Round trips per node step for the demo flows, a chain and a fork, driven here."""
     from celery.signals import before_task_publish
 
-    from engine.services import latest_version
+    from runs.services import latest_version
 
     before_task_publish.connect(count_message, weak=False)
     try:
@@ -740,7 +740,7 @@ def ended_completed(run_id: str, what: str) -> None:
 def measure_decisions(plan: Plan) -> dict[str, Any]:
     """A foreach of N approvals, decided one by one through the service function.
 
-    Each decision is `engine.services.decide` (the API's and the CLI's path) and then the
+    Each decision is `runs.services.decide` (the API's and the CLI's path) and then the
     step a worker would take, `engine.durable.advance`, timed together in this process.
     """
     from engine import durable, services
@@ -1291,7 +1291,7 @@ def run_batch(
 
 def measure_throughput(plan: Plan, database: str) -> dict[str, Any]:
     """Runs/s and node steps/s of the demo flows without approvals on the two workers."""
-    from engine.services import latest_version
+    from runs.services import latest_version
 
     cases = []
     for slug, input_value in DEMO_CASES:
@@ -1382,7 +1382,7 @@ def measure_fork(plan: Plan, database: str) -> dict[str, Any]:
     if plan.wide_width:  # one run: it takes tens of seconds
         from engine.core.graph import Graph
         from engine.core.validation import ProblemCode
-        from engine.services import RunRefused
+        from runs.services import RunRefused
 
         try:
             wide = resolved(fork_doc(plan.wide_width))
@@ -1970,7 +1970,7 @@ METHODS: dict[str, list[str]] = {
         "",
         "In this process, before any worker runs: a durable run of a foreach over N items "
         "(concurrency N) whose body is one approval, advanced until all N requests are open; "
-        "then each request, in the order opened, is decided with `engine.services.decide` "
+        "then each request, in the order opened, is decided with `runs.services.decide` "
         "and applied with `engine.durable.advance` (what a worker does next), timed "
         "together. A step writes only the parts it changed (docs/durable.md), so the last "
         "decisions should cost what the first ones do. The goal is judged on the median "

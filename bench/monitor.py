@@ -232,7 +232,7 @@ def wide_graphs(doc: dict[str, Any]) -> tuple[dict[str, Any], str]:
     refuses it: the engine runs a graph it is handed (as bench.durable does above it)."""
     from engine.core.graph import Graph
     from engine.core.validation import ProblemCode
-    from engine.services import RunRefused
+    from runs.services import RunRefused
 
     try:
         return resolved(doc), ""
@@ -530,7 +530,7 @@ def watch_latencies(base: str, session: str, run_id: str, seconds: float) -> lis
 
 
 def demo_starts() -> list[Callable[[], str]]:
-    from engine.services import latest_version
+    from runs.services import latest_version
 
     starts = []
     for slug, input_value in DEMO_CASES:

@@ -5,11 +5,13 @@ from rest_framework.routers import DefaultRouter
 
 from approvals.api import ApprovalViewSet, NotificationSettingsView
 from designer.api import ActionCatalogViewSet, FlowViewSet
-from engine.api import RunViewSet
 from monitor.api import RunMonitorViewSet
+from runs.api import RunViewSet
+from runs.test_run_api import FlowTestRunViewSet
 
 router = DefaultRouter()
 router.register("flows", FlowViewSet, basename="flow")
+router.register("flows", FlowTestRunViewSet, basename="flow-test")
 router.register("runs", RunViewSet, basename="run")
 router.register("runs", RunMonitorViewSet, basename="run-monitor")
 router.register("approvals", ApprovalViewSet, basename="approval")

@@ -2,6 +2,8 @@
 
 from django.http import HttpRequest
 
+from approvals.services import open_count
+
 
 def navigation(request: HttpRequest) -> dict[str, object]:
     """Return the navigation entries, which one is current, and the inbox's open count.
@@ -15,7 +17,5 @@ def navigation(request: HttpRequest) -> dict[str, object]:
     }
     user = getattr(request, "user", None)
     if user is not None and user.is_authenticated:
-        from approvals.services import open_count
-
         context["inbox_count"] = open_count(user)
     return context

@@ -5,7 +5,7 @@ from dataclasses import dataclass
 from django.contrib.auth.models import Group, User
 from django.db import transaction
 
-from braid.auth import APPROVAL_GROUPS, Role
+from web.auth import APPROVAL_GROUPS, Role
 
 
 @dataclass(frozen=True)

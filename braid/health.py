@@ -12,8 +12,8 @@ from django.contrib.auth.decorators import login_not_required
 from django.db import connection
 from django.http import HttpRequest, JsonResponse
 
-from braid.auth import Role, has_role
 from braid.celery import app as celery_app
+from web.auth import Role, has_role
 
 PACKAGES = ("django", "djangorestframework", "channels", "daphne", "celery")
 

@@ -2,7 +2,7 @@
 
 Admins land on Runs, analysts on Flows, approvers (members of any other group, such as
 finance or legal) on the Inbox; someone in several roles lands by the strongest, in the
-order admin > analyst > approver (braid/permissions.py `who`). A safe `next` (same host,
+order admin > analyst > approver (web/permissions.py `who`). A safe `next` (same host,
 Django's url_has_allowed_host_and_scheme, which LoginView applies) wins over all of them.
 """
 
@@ -11,7 +11,7 @@ from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.http import HttpRequest, HttpResponseRedirect
 from django.urls import reverse
 
-from braid.permissions import Who, who
+from web.permissions import Who, who
 
 LANDING = {
     Who.ADMIN: "monitor:index",

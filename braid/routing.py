@@ -4,8 +4,8 @@ last route that refuses every other path (4404)."""
 from django.urls import URLPattern, path, re_path
 
 from approvals.consumers import InboxConsumer
-from braid.sockets import NoSuchSocket
 from monitor.consumers import RunConsumer, RunsConsumer
+from web.sockets import NoSuchSocket
 
 websocket_urlpatterns: list[URLPattern] = [
     path("ws/runs/<str:run_id>/", RunConsumer.as_asgi()),

@@ -72,10 +72,13 @@ INSTALLED_APPS = [
     "django_vite",
     "drf_spectacular_sidecar",
     "axes",
+    "web",
     "engine",
     "designer",
     "monitor",
     "approvals",
+    "runs",
+    "braid",
 ]
 
 MIDDLEWARE = [
@@ -85,12 +88,12 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django.middleware.csp.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
-    "braid.api_errors.ApiErrorsMiddleware",
+    "web.api_errors.ApiErrorsMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
-    "braid.auth.LoginRequiredMiddleware",
+    "web.auth.LoginRequiredMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "axes.middleware.AxesMiddleware",
 ]
@@ -206,9 +209,9 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "DEFAULT_PARSER_CLASSES": ["designer.documents.StrictJSONParser"],
-    "DEFAULT_PAGINATION_CLASS": "braid.api_errors.StrictLimitOffsetPagination",
-    "EXCEPTION_HANDLER": "braid.api_errors.handle_exception",
+    "DEFAULT_PARSER_CLASSES": ["web.documents.StrictJSONParser"],
+    "DEFAULT_PAGINATION_CLASS": "web.api_errors.StrictLimitOffsetPagination",
+    "EXCEPTION_HANDLER": "web.api_errors.handle_exception",
     "PAGE_SIZE": 50,
 }
 SPECTACULAR_SETTINGS = {
@@ -226,7 +229,7 @@ SPECTACULAR_SETTINGS = {
     },
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
-        "braid.schema.add_error_responses",
+        "web.schema.add_error_responses",
     ],
 }
 
@@ -305,7 +308,7 @@ BRAID_RUN_LIMITS = {
     "max_run_steps": int(os.environ.get("BRAID_RUN_MAX_STEPS", "250000")),
 }
 
-# The designer's test runs (engine/test_runs.py): a separate process each, at most this many
+# The designer's test runs (runs/test_runs.py): a separate process each, at most this many
 # at once (the rest queue), each killed past its wall time, and held to its own step budget.
 BRAID_TEST_RUN_WORKERS = int(os.environ.get("BRAID_TEST_RUN_WORKERS", "2"))
 BRAID_TEST_RUN_TIMEOUT_S = float(os.environ.get("BRAID_TEST_RUN_TIMEOUT_S", "10"))

@@ -11,8 +11,6 @@ import json
 import os
 import threading
 import time
-import urllib.error
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -74,17 +72,6 @@ def effective(fault: dict[str, object]) -> bool:
     """Whether a fault did something (a skipped one, or a pool kill with no pool, did not)."""
     detail = str(fault["detail"])
     return not detail.startswith("skipped") and "had no pool process" not in detail
-
-
-def quietly[T](call: Callable[[], T], default: T) -> T:
-    """Run a database or HTTP call; on a broken connection, drop it and return the default."""
-    from django.db import DatabaseError, connection
-
-    try:
-        return call()
-    except (DatabaseError, urllib.error.URLError, OSError, ValueError):
-        connection.close()
-        return default
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -9,6 +9,7 @@ import urllib.request
 from typing import Any
 
 from chaos import workload
+from chaos.quietly import quietly
 from tests.processes import Browserless
 
 TERMINAL = ("completed", "failed", "cancelled")
@@ -85,8 +86,6 @@ class Traffic:
         Every try sends the run's Idempotency-Key, so a retry after an answer lost to a
         fault gets the run the first try started (200) instead of starting another.
         """
-        from chaos.driver import quietly
-
         body_sent = {"flow": run.slug, "input": run.input}
         key = {"Idempotency-Key": f"chaos-run-{run.number}"}
         for attempt in range(600):
@@ -106,8 +105,6 @@ class Traffic:
 
     def tick(self, until: float | None = None) -> None:
         """Decide what is open and sample the rows, then sleep a little."""
-        from chaos.driver import quietly
-
         quietly(self.decide_open, None)
         if time.monotonic() - self.last_sample >= 1.0:
             quietly(self.sample, None)
@@ -181,8 +178,6 @@ class Traffic:
 
     def drain(self, timeout_s: float, quiet_s: float) -> bool:
         """Keep deciding until nothing is left to do, or the timeout; return whether drained."""
-        from chaos.driver import quietly
-
         deadline = time.monotonic() + timeout_s
         quiet_since = None
         while time.monotonic() < deadline:

@@ -15,16 +15,13 @@ from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from braid.api_errors import NUMBER_MAX, bounded
-from braid.permissions import Act, Allowed
-from braid.schema import ERROR
 from designer import services
-from designer.documents import NUL_REFUSED, holds_nul
 from designer.models import Flow, FlowVersion
 from designer.schema import GRAPH_SCHEMA, PROBLEM_SCHEMA, REPORT_SCHEMA
-from engine import services as engine_services
-from engine.core.events import Decision
-from engine.test_runs import WorkersBusy
+from web.api_errors import NUMBER_MAX, bounded
+from web.documents import NUL_REFUSED, holds_nul
+from web.permissions import Act, Allowed
+from web.schema import ERROR
 
 GRAPH_SHAPE = Draft202012Validator(GRAPH_SCHEMA)
 
@@ -155,42 +152,6 @@ CONFLICT = {
         "updated_at": {"type": "string", "format": "date-time"},
     },
 }
-
-
-class TestDecisionSerializer(serializers.Serializer):
-    """One decision a test run takes at an approval node's open request."""
-
-    node = serializers.CharField(max_length=1000)
-    decision = serializers.ChoiceField(choices=[d.value for d in Decision])
-
-
-class TestRunSerializer(serializers.Serializer):
-    """A test run: sample input, optionally an unsaved graph, and decisions to take."""
-
-    input = serializers.JSONField(required=False, default=dict)
-    graph = serializers.JSONField(required=False, help_text="the draft when absent")
-    decisions = TestDecisionSerializer(many=True, required=False, default=list)
-
-    def validate_input(self, value: object) -> object:
-        if holds_nul(value):
-            raise serializers.ValidationError(NUL_REFUSED)
-        return value
-
-
-class TestRunResultSerializer(serializers.Serializer):
-    """What a test run did."""
-
-    status = serializers.CharField()
-    error = serializers.CharField(allow_null=True)
-    state = serializers.JSONField()
-    nodes = serializers.DictField(child=serializers.JSONField())
-    colors = serializers.DictField(child=serializers.CharField())
-    reasons = serializers.DictField(child=serializers.CharField())
-    waiting_on = serializers.ListField(child=serializers.CharField())
-    refused = serializers.ListField(child=serializers.DictField(child=serializers.CharField()))
-    time_skipped_s = serializers.FloatField(
-        help_text="simulated seconds skipped: a test run never sleeps on a timer"
-    )
 
 
 def refusal(error: services.FlowError, status_code: int) -> Response:
@@ -347,43 +308,6 @@ class FlowViewSet(viewsets.ModelViewSet):
             graph = version.graph
         disposition = f'attachment; filename="{flow.slug}.json"'
         return Response(graph, headers={"Content-Disposition": disposition})
-
-    @extend_schema(
-        request=TestRunSerializer,
-        responses={
-            200: TestRunResultSerializer,
-            400: OpenApiResponse(REFUSAL, description="the graph does not validate"),
-            503: OpenApiResponse(REFUSAL, description="every test-run worker is busy"),
-        },
-    )
-    @action(detail=True, methods=["post"], url_path="test-run")
-    def test_run(self, request: Request, slug: str) -> Response:
-        """Run the draft (or a posted graph) on sample input; nothing is stored.
-
-        It runs in a worker process under a wall time and a step budget, never on the web
-        server's threads (engine/test_runs.py). Answers the run's status, state, rows and
-        every node's color and reason, so the designer can color its canvas without
-        publishing.
-        """
-        flow = self.get_object()
-        form = TestRunSerializer(data=request.data)
-        form.is_valid(raise_exception=True)
-        data = form.validated_data
-        document = data.get("graph") or flow.draft
-        try:
-            result = engine_services.test_run(document, data["input"], data["decisions"])
-        except engine_services.RunInputRejected as rejected:
-            body = {"code": "run.input", "detail": str(rejected), "fields": rejected.fields}
-            return Response(body, status=status.HTTP_400_BAD_REQUEST)
-        except engine_services.RunRefused as refused:
-            body: dict[str, object] = {"code": "run.refused", "detail": str(refused)}
-            if refused.report is not None:
-                body |= refused.report.to_json()
-            return Response(body, status=status.HTTP_400_BAD_REQUEST)
-        except WorkersBusy as busy:
-            body = {"code": "test_run.busy", "detail": str(busy)}
-            return Response(body, status=status.HTTP_503_SERVICE_UNAVAILABLE)
-        return Response(result)
 
     @extend_schema(
         request={"application/json": {"description": "a braid.graph/1 document, or {graph}"}},

@@ -7,7 +7,7 @@ from typing import TextIO
 from django.contrib.auth import get_user_model
 
 from designer import services
-from designer.documents import DocumentError, load_document
+from web.documents import DocumentError, load_document
 
 
 def read_document(path: str) -> object:

@@ -6,8 +6,8 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 
 from designer import services
-from designer.documents import load_document
 from designer.models import Flow, FlowVersion
+from web.documents import load_document
 
 DEMO_DIR = Path(__file__).resolve().parent / "demo_flows"
 

@@ -5,9 +5,9 @@ from django.http import HttpRequest, HttpResponse
 from django.middleware.csrf import get_token
 from django.shortcuts import get_object_or_404, render
 
-from braid.auth import Role
-from braid.permissions import Act, allows
 from designer.models import Flow
+from web.auth import Role
+from web.permissions import Act, allows
 
 
 def index(request: HttpRequest) -> HttpResponse:

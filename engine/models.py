@@ -75,7 +75,7 @@ class Run(models.Model):
     )  # fmt: skip
     idempotency_digest = models.CharField(
         max_length=64, blank=True, default="",
-        help_text="sha256 of the start request the key came with (engine.api.start_digest)",
+        help_text="sha256 of the start request the key came with (runs.api.start_digest)",
     )  # fmt: skip
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)

@@ -16,14 +16,14 @@ from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from braid.permissions import Act, Allowed
-from braid.schema import RefusalSerializer
-from engine.api import visible_runs
 from engine.core.colors import Color
 from engine.core.events import RunStatus
 from engine.core.values import dumps_utf8
 from engine.models import Run, TraceEvent
 from monitor import reading
+from runs.api import visible_runs
+from web.permissions import Act, Allowed
+from web.schema import RefusalSerializer
 
 
 class NodeRowSerializer(serializers.Serializer):

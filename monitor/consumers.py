@@ -8,7 +8,7 @@ COALESCE_S, so a 10,000-item foreach sends a few messages, not 10,000. Each mess
 carries a sequence number; a client that misses one asks for {"type": "resync"}.
 
 Close codes: 4401 not logged in (also sent when the socket's session logs out), 4403 not
-allowed, 4404 no such run. braid/sockets.py reads what a client sends.
+allowed, 4404 no such run. web/sockets.py reads what a client sends.
 """
 
 from __future__ import annotations
@@ -22,12 +22,12 @@ from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.db.models import Count
 
-from braid import sockets
-from braid.permissions import Act, allows
 from engine import live
-from engine.api import listed, rows, visible_runs
 from engine.models import Run
 from monitor import deltas, reading
+from runs.api import listed, rows, visible_runs
+from web import sockets
+from web.permissions import Act, allows
 
 COALESCE_S = 0.1
 LIST_COALESCE_S = 0.25

@@ -9,11 +9,11 @@ from typing import Any
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 
-from braid.auth import group_names
-from braid.permissions import Act, allows
 from designer.models import FlowVersion
-from engine.api import visible_runs
 from engine.models import Run
+from runs.api import visible_runs
+from web.auth import group_names
+from web.permissions import Act, allows
 
 MAIN_GRAPH = "main"
 

@@ -573,11 +573,10 @@ def test_an_unregistered_action_is_rejected() -> None:
     assert errors(document) == [("task.action_unknown", "t", None, "action")]
 
 
-def test_the_builtin_actions_are_registered_with_next() -> None:
-    assert dict(BUILTIN_ACTIONS) == {
-        name: frozenset({"next"})
-        for name in ("http.request", "sleep", "noop", "fail_sometimes", "python")
-    }
+def test_a_task_may_name_a_builtin_action_when_no_catalog_is_given() -> None:
+    # That BUILTIN_ACTIONS is the registry's catalog is held in tests/django
+    # (test_validation__builtin_actions.py): the registry lives in engine/actions.py.
+    assert {"sleep", "python"} <= BUILTIN_ACTIONS.keys()
     assert errors(simple(*(node(n, "task", action=n) for n in ("sleep", "python")))) == []
 
 

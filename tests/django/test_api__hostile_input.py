@@ -7,8 +7,8 @@ import pytest
 from django.test import Client
 
 from designer.models import Flow, FlowVersion
-from engine import services
 from engine.models import Run
+from runs import services
 
 pytestmark = pytest.mark.django_db
 

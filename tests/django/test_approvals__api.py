@@ -7,8 +7,8 @@ import pytest
 from django.test import Client
 
 from approvals.models import ApprovalRequest
-from engine import services
 from engine.models import Run, TraceEvent
+from runs import services
 from tests.django.durable_driver import drain
 
 INVOICE = {"invoice": {"id": "I-3", "amount": 300, "vendor": "Acme"}}

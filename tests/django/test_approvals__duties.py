@@ -6,8 +6,8 @@ import pytest
 from django.core.management import call_command
 
 from approvals.models import ApprovalRequest
-from engine import services
 from engine.models import TraceEvent
+from runs import services
 from tests.django.approval_helpers import (
     INVOICE,
     approval_graph,

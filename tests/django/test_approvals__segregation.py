@@ -12,7 +12,7 @@ from django.test import Client
 
 from approvals import services
 from approvals.models import ApprovalEvent, ApprovalRequest
-from engine import services as engine_services
+from runs import services as run_services
 from tests.django.approval_helpers import (
     approval_graph,
     decide,
@@ -104,7 +104,7 @@ def test_a_member_of_both_groups_approving_alone_does_not_close_an_all_request(
 def test_braid_decide_counts_a_dual_members_one_vote_once_on_an_in_process_run(
     people,
 ) -> None:  # type: ignore[no-untyped-def]
-    state = engine_services.start_run(both_groups_graph(), "both", {"amount": 7},
+    state = run_services.start_run(both_groups_graph(), "both", {"amount": 7},
                                       started_by=people["analyst"])  # fmt: skip
     out = io.StringIO()
     call_command("braid", "decide", state.run_id, "ask", "approve", user="dual", stdout=out)
@@ -345,7 +345,7 @@ def test_an_assignee_cannot_pass_a_reassigned_request_on(people, both, client_fo
 
 
 def test_an_in_process_decision_counts_for_the_one_vote_rule_of_delegation(people) -> None:  # type: ignore[no-untyped-def]
-    state = engine_services.start_run(both_groups_graph(), "both", {"amount": 7},
+    state = run_services.start_run(both_groups_graph(), "both", {"amount": 7},
                                       started_by=people["analyst"])  # fmt: skip
     call_command("braid", "decide", state.run_id, "ask", "approve", user="controller",
                  stdout=io.StringIO())  # fmt: skip

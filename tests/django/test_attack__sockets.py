@@ -17,11 +17,11 @@ from channels.testing import WebsocketCommunicator
 from django.contrib.auth.models import User
 from django.test import Client
 
-from braid import sockets as braid_sockets
 from braid.asgi import application
 from engine import live
 from tests.django.durable_driver import drain
 from tests.django.test_monitor__sockets import ORIGIN, start
+from web import sockets as web_sockets
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -296,7 +296,7 @@ def test_a_new_users_first_password_closes_nobodys_socket(monkeypatch) -> None: 
     assert sent == []
     user.set_password("braid-other-pw")
     user.save()
-    assert sent == [({braid_sockets.group_of_user(user.pk)}, braid_sockets.SESSION_ENDED)]
+    assert sent == [({web_sockets.group_of_user(user.pk)}, web_sockets.SESSION_ENDED)]
 
 
 UNROUTED = ["/ws/nothing/", "/ws/runs/a/b/", "/ws/inbox/extra/", "/ws/", "/", "/ws/runs",

@@ -7,9 +7,10 @@ from approvals.models import ApprovalRequest
 from chaos import workload
 from chaos.oracle import compare
 from designer.services import import_graph
-from engine import durable, services
+from engine import durable
 from engine.core.events import Decision
 from engine.models import NodeState, PendingEvent, Run, TraceEvent
+from runs import services
 from tests.django.durable_driver import drain
 
 pytestmark = pytest.mark.django_db

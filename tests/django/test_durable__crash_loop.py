@@ -14,11 +14,12 @@ from django.db.models import F
 from django.test import override_settings
 
 from designer import services as flows
-from engine import durable, services
+from engine import durable
 from engine.core.expression_limits import Limits
 from engine.core.expressions import configure_limits
 from engine.core.validation import validate
 from engine.models import Run, TraceEvent
+from runs import services
 from tests.django.test_durable__workers import (  # noqa: F401  (cluster is a fixture)
     cluster,
     stop,

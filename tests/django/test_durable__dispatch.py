@@ -12,7 +12,7 @@ from django.utils import timezone
 from engine import durable, leases, tasks
 from engine.core.events import ActionCompleted
 from engine.models import Dispatch, PendingEvent, Run, WorkerLease
-from engine.services import resolve_graphs
+from runs.services import resolve_graphs
 from tests.django.durable_driver import drain
 
 

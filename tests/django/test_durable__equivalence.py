@@ -9,10 +9,11 @@ from django.contrib.auth.models import User
 from approvals.models import ApprovalRequest
 from approvals.services import AlreadyDecided
 from designer.demo import demo_documents
-from engine import durable, services
+from engine import durable
 from engine.core.events import Decision
 from engine.core.runtime import ManualClock
 from engine.models import NodeState, Run, Runtime, TraceEvent
+from runs import services
 from tests.django.durable_driver import drain
 
 INPUTS = {

@@ -14,7 +14,7 @@ from django.utils import timezone
 
 from engine import durable, leases, tasks
 from engine.models import Dispatch, WorkerLease
-from engine.services import resolve_graphs
+from runs.services import resolve_graphs
 from tests.django.test_durable__dispatch import fork_of
 
 pytestmark = pytest.mark.django_db

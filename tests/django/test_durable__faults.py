@@ -5,8 +5,8 @@ import pytest
 from engine import durable
 from engine.core.events import ActionCompleted
 from engine.models import PendingEvent
-from engine.services import resolve_graphs
 from engine.store import DjangoStore
+from runs.services import resolve_graphs
 from tests.django.durable_driver import drain
 from tests.django.test_durable__dispatch import fork_of
 

@@ -10,12 +10,13 @@ from django.db.models import F
 from django.test.utils import CaptureQueriesContext
 
 from approvals.models import ApprovalRequest, ApprovalStatus
-from engine import durable, services
+from engine import durable
 from engine.core.events import Decision, RunStatus
 from engine.core.parts import GONE, SnapshotDelta
 from engine.core.state import RunState
 from engine.models import PartChange, Run, RunPart
 from engine.store import DjangoStore, changed_parts, graphs_digest
+from runs import services
 from tests.django.durable_driver import Processes, drain
 from tests.django.plans import examined, executed_plans, parameter_arrays
 

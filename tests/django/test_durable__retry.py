@@ -8,11 +8,12 @@ from django.test import Client
 
 from approvals.models import ApprovalRequest
 from designer import services as flows
-from engine import durable, services
+from engine import durable
 from engine.actions import ACTIONS
 from engine.core.events import Decision
 from engine.core.runtime import perform
 from engine.models import Dispatch, NodeState, Run, TraceEvent
+from runs import services
 from tests.django.durable_driver import drain
 
 

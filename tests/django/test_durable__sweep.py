@@ -7,8 +7,9 @@ import pytest
 from django.core.management import call_command
 from django.utils import timezone
 
-from engine import durable, services
+from engine import durable
 from engine.models import Dispatch, Run, Timer
+from runs import services
 from tests.django.durable_driver import drain
 
 

@@ -21,10 +21,10 @@ from braid.demo import create_demo_users
 from designer import services as flows
 from designer.demo import load_demo_flows
 from designer.models import Flow
-from engine import services
 from engine.core.events import Decision
 from engine.core.runtime import ManualClock
 from engine.models import Run
+from runs import services
 from tests.django.test_durable__equivalence import outcome
 from tests.processes import BIN, Browserless, base_env, free_port, running, wait_for_port
 from tests.servers import require_redis

@@ -220,7 +220,7 @@ def test_the_openapi_schema_describes_the_graph_document(analyst: Client) -> Non
 
 
 def test_deleting_a_flow_that_runs_reference_is_refused_with_409(tiny: Client) -> None:
-    from engine.services import latest_version, start_run
+    from runs.services import latest_version, start_run
 
     post(tiny, "/api/flows/tiny/publish/")
     version = latest_version("tiny")

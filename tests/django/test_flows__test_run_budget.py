@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from engine import test_runs
+from runs import test_runs
 
 START, END = {"id": "start", "type": "start"}, {"id": "done", "type": "end"}
 

@@ -13,10 +13,11 @@ from hypothesis import strategies as st
 from approvals.models import ApprovalRequest, ApprovalStatus
 from approvals.services import DecisionRefused, decide_request
 from designer.models import FlowVersion
-from engine import durable, services
+from engine import durable
 from engine.core.events import Decision
 from engine.models import Run
 from monitor import deltas, reading
+from runs import services
 from tests.core.test_colors__walks import DEMOS
 from tests.django.durable_driver import drain
 

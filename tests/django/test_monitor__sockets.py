@@ -10,8 +10,9 @@ from django.test import Client
 
 from braid.asgi import application
 from designer.models import FlowVersion
-from engine import durable, services
+from engine import durable
 from engine.models import Run
+from runs import services
 from tests.django.durable_driver import drain
 
 ORIGIN = (b"origin", b"http://127.0.0.1:8000")

@@ -1,4 +1,4 @@
-"""The permission table (braid/permissions.py) swept over every route and every role.
+"""The permission table (web/permissions.py) swept over every route and every role.
 
 Each row is one request; each column the exact status a role gets. A route that the URL
 resolver serves but this table does not name fails the first test: a new route cannot

@@ -143,7 +143,7 @@ def test_the_list_reads_no_graph_snapshot_or_flow_document(demo, client_for) -> 
 
 @pytest.mark.django_db
 def test_the_list_shows_each_run_as_the_run_serializer_does(demo, client_for) -> None:  # type: ignore[no-untyped-def]
-    from engine.api import RunSerializer
+    from runs.api import RunSerializer
 
     admin = client_for("admin")
     done = start(admin, "b-and-d-or-e", {"urgent": True})

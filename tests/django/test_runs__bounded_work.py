@@ -6,9 +6,10 @@ from typing import Any
 
 import pytest
 
-from engine import durable, services
+from engine import durable
 from engine.core import expression_limits
 from engine.models import NodeState, Run
+from runs import services
 from tests.django.durable_driver import drain
 
 START, END = {"id": "start", "type": "start"}, {"id": "done", "type": "end"}

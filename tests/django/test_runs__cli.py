@@ -10,7 +10,7 @@ from django.core.management import call_command
 from approvals.models import ApprovalRequest
 from engine.models import NodeState, Run, TraceEvent
 
-EXAMPLES = Path(__file__).resolve().parents[3] / "shared" / "examples"
+EXAMPLES = Path(__file__).resolve().parents[1] / "fixtures" / "examples"
 DEMO = Path(__file__).resolve().parents[2] / "designer" / "demo_flows"
 LINES = {"lines": [{"id": "L1", "amount": 50}, {"id": "L2", "amount": 20000}]}
 
@@ -130,8 +130,6 @@ def test_unknown_runs_slugs_and_bad_input_get_clear_errors() -> None:
 def test_the_poll_loop_example_writes_each_iteration_under_its_own_execution_id(
     demo_users, tmp_path
 ) -> None:  # type: ignore[no-untyped-def]
-    if not EXAMPLES.exists():
-        pytest.skip("the shared examples are not beside this checkout")
     document = json.loads((EXAMPLES / "poll-loop.json").read_text())
     document["nodes"] = [n for n in document["nodes"] if n["id"] != "pause"]
     document["edges"] = [

@@ -2,8 +2,9 @@
 
 import pytest
 
-from engine import durable, services
+from engine import durable
 from engine.models import NodeState
+from runs import services
 from tests.core.expression_sites import CASES
 from tests.django.durable_driver import drain
 

@@ -5,8 +5,8 @@ import json
 import pytest
 from django.test import Client
 
-from engine import api
 from engine.models import PendingEvent, Run
+from runs import api
 
 pytestmark = pytest.mark.django_db
 

@@ -8,8 +8,9 @@ from typing import Any
 import pytest
 from django.core.management import call_command
 
-from engine import durable, services
+from engine import durable
 from engine.models import NodeState, Run
+from runs import services
 from tests.django.durable_driver import drain
 
 START, END = {"id": "start", "type": "start"}, {"id": "done", "type": "end"}

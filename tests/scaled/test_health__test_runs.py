@@ -1,5 +1,5 @@
 """Six heavy test runs at once leave /healthz fast: they play in worker processes, not on
-the web server's threads (engine/test_runs.py), measured against `braid serve` (Daphne
+the web server's threads (runs/test_runs.py), measured against `braid serve` (Daphne
 with its embedded worker, as `make run` starts it)."""
 
 import math

@@ -2,7 +2,7 @@
 
 import { isFinished } from "./types";
 
-/** The longest cancel reason the server takes (engine/api.py REASON_MAX). */
+/** The longest cancel reason the server takes (runs/api.py REASON_MAX). */
 export const REASON_MAX = 500;
 /** Runs per bulk request: small, so the progress moves while a long selection is worked. */
 export const BULK_CHUNK = 10;

@@ -5,8 +5,14 @@ from argparse import ArgumentParser
 from typing import Any
 
 from django.core.management.base import BaseCommand
+from django.db import DEFAULT_DB_ALIAS, DatabaseError, connections
+from django.db.migrations.executor import MigrationExecutor
 
+from approvals.cli import verify_command
+from braid.cli import decide_command, run_command, show_command
 from braid.demo import DEMO_USERS, create_demo_users
+from designer.cli import import_file, validate_file
+from designer.demo import load_demo_flows
 
 # Subcommands that read or write runs: on a database that was never migrated they would end
 # in a traceback ("no such table"), so they say what to run instead.
@@ -19,9 +25,6 @@ NOT_MIGRATED = (
 
 def migrated() -> bool:
     """Return whether every migration is applied to the default database."""
-    from django.db import DEFAULT_DB_ALIAS, DatabaseError, connections
-    from django.db.migrations.executor import MigrationExecutor
-
     connection = connections[DEFAULT_DB_ALIAS]
     try:
         executor = MigrationExecutor(connection)
@@ -81,8 +84,6 @@ class Command(BaseCommand):
             sys.exit(status)
 
     def handle_demo(self, **options: Any) -> int:
-        from designer.demo import load_demo_flows
-
         create_demo_users()
         for flow, version in load_demo_flows():
             self.stdout.write(f"Demo flow {flow.slug} (v{version.number})")
@@ -92,42 +93,32 @@ class Command(BaseCommand):
         return 0
 
     def handle_serve(self, host: str, port: int, **options: Any) -> int:
+        # Deferred: importing Daphne installs Twisted's asyncio reactor, which only
+        # `serve` may do; every other subcommand runs without it.
         from braid.serve import serve
 
         serve(host, port)
         return 0
 
     def handle_validate(self, file: str, **options: Any) -> int:
-        from designer.cli import validate_file
-
         return validate_file(file, self.stdout, self.stderr)
 
     def handle_import(self, file: str, slug: str, user: str, publish: bool, **options: Any) -> int:
-        from designer.cli import import_file
-
         return import_file(file, user, slug, publish, self.stdout)
 
     def handle_run(
         self, target: str, input: str, as_json: bool, max_wait: float, **options: Any
     ) -> int:
-        from engine.cli import run_command
-
         return run_command(target, input, as_json, self.stdout, max_wait)
 
     def handle_show(self, run_id: str, as_json: bool, **options: Any) -> int:
-        from engine.cli import show_command
-
         return show_command(run_id, as_json, self.stdout)
 
     def handle_audit(self, action: str, **options: Any) -> int:
-        from approvals.cli import verify_command
-
         return verify_command(self.stdout)
 
     def handle_decide(self, run_id: str, node: str, user: str, decision: str, comment: str,
                       as_json: bool, execution_id: str | None, **options: Any) -> int:  # fmt: skip
-        from engine.cli import decide_command
-
         return decide_command(
             run_id, node, user, decision, comment, as_json, self.stdout, execution_id
         )

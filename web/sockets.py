@@ -22,8 +22,8 @@ from django.contrib.auth.hashers import UNUSABLE_PASSWORD_PREFIX
 from django.db.models.signals import post_delete
 from django.http import HttpRequest
 
-from designer.documents import DocumentError, load_document
 from engine import live
+from web.documents import DocumentError, load_document
 
 MAX_MESSAGE = 4096
 SESSION_ENDED = "session.ended"

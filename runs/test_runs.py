@@ -17,7 +17,7 @@ GIL. The worker plays the run on an in-memory store:
   racing an open approval fires only when due within TEST_RUN_TIMER_WAIT_S, as a
   designer deciding at once would see it.
 
-Run as `python -m engine.test_runs`, this module is a worker: one JSON job per line in,
+Run as `python -m runs.test_runs`, this module is a worker: one JSON job per line in,
 one JSON result per line out.
 """
 
@@ -191,7 +191,7 @@ class Worker:
     def __init__(self) -> None:
         self.owner = os.getpid()
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "engine.test_runs"],
+            [sys.executable, "-m", "runs.test_runs"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             env={**os.environ, "PYTHONPATH": ROOT},

@@ -27,17 +27,18 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from approvals.models import ApprovalRequest, ApprovalStatus
-from braid.api_errors import NUMBER_MAX
-from braid.auth import group_names
-from braid.permissions import ALL, Act, Allowed, scope
-from braid.schema import RefusalSerializer
-from designer.documents import NUL_REFUSED, holds_nul
 from designer.models import FlowVersion
-from engine import durable, services
+from engine import durable
 from engine.core.events import RunStatus
 from engine.core.inputs import InputRejected
 from engine.core.values import loads_strict
 from engine.models import Run
+from runs import services
+from web.api_errors import NUMBER_MAX
+from web.auth import group_names
+from web.documents import NUL_REFUSED, holds_nul
+from web.permissions import ALL, Act, Allowed, scope
+from web.schema import RefusalSerializer
 
 
 class RunSerializer(serializers.ModelSerializer):

@@ -8,13 +8,13 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 
 from designer.cli import print_lines, read_document
-from designer.documents import DocumentError
-from engine import services
 from engine.core.events import Decision
 from engine.core.runtime import AmbiguousApproval, EventRefused, NoSuchApproval
 from engine.core.store import UnknownRun
 from engine.core.values import loads_strict
 from engine.models import Timer
+from runs import services
+from web.documents import DocumentError
 
 
 def print_report(report: dict[str, Any], as_json: bool, out: TextIO) -> None:

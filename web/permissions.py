@@ -1,7 +1,7 @@
 """Who may do what, written once: the table every view and permission class reads.
 
 docs/permissions.md is this table in prose, with the reasons. Roles come from Django
-groups (braid/auth.py): `analysts`, `admins`, and the approval groups (any other group,
+groups (web/auth.py): `analysts`, `admins`, and the approval groups (any other group,
 such as `finance` and `legal`). A superuser has every role.
 """
 
@@ -11,7 +11,7 @@ from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from rest_framework.permissions import BasePermission
 from rest_framework.request import Request
 
-from braid.auth import Role, group_names, has_role
+from web.auth import Role, group_names, has_role
 
 User = AbstractBaseUser | AnonymousUser
 

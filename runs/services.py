@@ -15,7 +15,7 @@ from approvals.models import ApprovalRequest, EventKind
 from approvals.services import decide_request, deciding_groups, open_request_at, starter_decides
 from designer.models import Flow, FlowVersion
 from designer.services import check_graph
-from engine import durable, test_runs
+from engine import durable
 from engine.actions import ACTIONS
 from engine.core import expression_limits
 from engine.core.colors import explain_run
@@ -28,6 +28,7 @@ from engine.core.store import UnknownRun
 from engine.core.validation import Report
 from engine.models import PendingEvent, Run, Runtime
 from engine.store import DjangoStore
+from runs import test_runs
 
 
 class RunRefused(Exception):
@@ -257,7 +258,7 @@ def test_run(document: object, input_value: Any, decisions: list[dict[str, str]]
 
     The designer's "Test run": the graph is resolved and its input checked here (this
     reads the database), then played in a worker process under a wall time and a step
-    budget, never on this thread (engine/test_runs.py). Each decision (`{node, decision}`,
+    budget, never on this thread (runs/test_runs.py). Each decision (`{node, decision}`,
     in order) is taken at that node's open approval as an approver of its groups would.
     Raise test_runs.WorkersBusy when every worker stays busy.
     """

@@ -1,6 +1,6 @@
 """The API's error responses, added to every operation of the OpenAPI schema.
 
-Every view answers errors in one shape (braid/api_errors.py), and some errors can come
+Every view answers errors in one shape (web/api_errors.py), and some errors can come
 from any operation: a malformed parameter or body (400), no or bad credentials or a role
 that may not (401, 403), an unknown object (404, where the path names one), an oversized
 body (413, where there is a body) and an unexpected failure (500). Describing them once
@@ -8,7 +8,7 @@ here keeps the schema true without repeating them on every view. Conflicts (409)
 declared by the views that can answer them.
 
 Neither a query parameter nor a text field of a body holds a NUL character: PostgreSQL
-stores and compares no text holding one, so braid/api_errors.py refuses it in the query
+stores and compares no text holding one, so web/api_errors.py refuses it in the query
 (400 `query.nul`) and DRF's text fields in a body ("Null characters are not allowed.").
 Each such parameter's and field's schema says so, so that the 400 answers a request the
 schema calls invalid. (A JSON value of any shape, such as a run's input, cannot say it; the
