@@ -8,7 +8,6 @@ nothing a flow does makes `step` raise. See docs/engine.md for the model.
 
 from __future__ import annotations
 
-import datetime as dt
 import zlib
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -44,20 +43,15 @@ from engine.core.execution_ids import (
     common_prefix_text,
     iteration_text,
 )
-from engine.core.expressions import (
-    Bindings,
-    ExpressionError,
-    MissingFieldError,
-    compile_cel,
-    compile_template,
-    format_timestamp,
-)
+from engine.core.expression_errors import ExpressionError, MissingFieldError
+from engine.core.expressions import Bindings, compile_cel, compile_template
 from engine.core.gathers import DuplicateSlot, Token
 from engine.core.inputs import InputRejected, check_input, json_type
 from engine.core.lineages import LineageError, SizeExceeded, check_value
 from engine.core.members import members
 from engine.core.reducers import MergeConflict, WriteRejected
 from engine.core.state import MAIN, Frame, FrameState, RunState, Scope, subflow_key
+from engine.core.timestamps import format_timestamp, shift_time
 from engine.core.values import JSON, json_size, nests_deeper_than, summary
 
 Pick = Callable[[Sequence[int]], int]
@@ -109,12 +103,6 @@ def abort(state: RunState, at: str, reason: str) -> tuple[RunState, list[Command
     if not state.status.finished:
         stepper.finish_run(RunStatus.FAILED, {}, reason)
     return state, stepper.commands
-
-
-def shift_time(at: str, seconds: float) -> str:
-    """Return the RFC 3339 time `seconds` after `at`."""
-    moment = dt.datetime.fromisoformat(at.replace("Z", "+00:00"))
-    return format_timestamp(moment + dt.timedelta(seconds=seconds))
 
 
 def summaries(values: dict[str, JSON]) -> dict[str, JSON]:

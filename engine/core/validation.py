@@ -15,17 +15,13 @@ from types import MappingProxyType
 from typing import Final
 
 from engine.core import expression_limits
-from engine.core.expressions import (
-    CelExpression,
+from engine.core.expression_errors import (
     ExpressionLimitError,
     ExpressionSyntaxError,
-    NameUse,
     Position,
-    Template,
-    compile_cel,
-    compile_template,
     position_at,
 )
+from engine.core.expressions import CelExpression, NameUse, Template, compile_cel, compile_template
 from engine.core.graph import (
     BODY_OUTCOMES,
     BRANCHING_TYPES,
