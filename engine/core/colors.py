@@ -376,6 +376,17 @@ def explain_node(
     return Climb(walk).verdict("main", "", path)
 
 
+# Hoisted for the walk's quick path, which is hot (an enum member's lookup goes through a
+# descriptor): what completed_reason and unreached say of a plain node.
+COMPLETED_ROW, RUNNING_ROW, COMPLETED_COLOR = (
+    RowStatus.COMPLETED,
+    RowStatus.RUNNING,
+    Color.COMPLETED,
+)
+PLAIN_DONE = Verdict(Color.COMPLETED, "Completed")
+NOT_REACHED = Verdict(Color.PENDING, "Pending: not reached yet")
+
+
 class Walk:
     """The rule both walks share: a node's verdict and its edges' arrivals."""
 
@@ -411,76 +422,19 @@ class Walk:
         if graph is None:
             return
         start = start_of(graph)
-        order = forward_order(graph, start)
         claims: dict[str, list[Arrival]] = {start: [entry]}
         nodes = graph.nodes_by_id
         edges = forward(graph)
-        rows = self.rows
-        # Hoisted: the loop is hot (an enum member's lookup goes through a descriptor).
-        completed, painted_completed = RowStatus.COMPLETED, Color.COMPLETED
-        running = RowStatus.RUNNING
-        plain_done = Verdict(Color.COMPLETED, "Completed")  # what completed_reason says
-        not_reached = Verdict(Color.PENDING, "Pending: not reached yet")  # unreached's
-        parse = ExecutionId.parse
-        for node_id in order:
+        for node_id in forward_order(graph, start):
             arrival = best(claims.pop(node_id, []))
             if arrival is None:
                 continue
             node = nodes[node_id]
-            row = rows.get(prefix + node_id)
-            if (
-                row is not None
-                and row.status is completed
-                and arrival.paint is None
-                and not arrival.loose
-                and type(node) in PLAIN
-                and same(parse(row.execution_id), arrival.execution_id)
-            ):
-                # Most nodes: a plain node its live execution completed passes the same
-                # arrival on (what settle decides for it, without the general rule's cost).
-                self.result[prefix + node_id] = (
-                    plain_done
-                    if row.attempt == 1
-                    else Verdict(painted_completed, f"Completed on attempt {row.attempt}")
-                )
+            passed = self.plain_onward(prefix, node, arrival) if type(node) in PLAIN else None
+            if passed is not None:
                 for edge in edges[node_id]:
-                    claims.setdefault(edge.target, []).append(arrival)
+                    claims.setdefault(edge.target, []).append(passed)
                 continue
-            if (
-                row is not None
-                and row.status is running
-                and arrival.paint is None
-                and not arrival.loose
-                and not arrival.cut
-                and not self.finished
-                and type(node) in PLAIN
-                and prefix + node_id not in self.cut_rows
-                and same(parse(row.execution_id), arrival.execution_id)
-            ):
-                # A plain node whose action is in flight on a live path: what follows waits
-                # for it (what settle decides for it, without the general rule's cost).
-                self.result[prefix + node_id] = Verdict(Color.RUNNING, live_reason(node, row))
-                waits = painted(Color.PENDING, f"Pending: `{node_id}` is running",
-                                arrival.execution_id)  # fmt: skip
-                for edge in edges[node_id]:
-                    claims.setdefault(edge.target, []).append(waits)
-                continue
-            if row is None and type(node) in PLAIN and not arrival.loose and not arrival.cut:
-                # A plain node nothing wrote: pending (not yet reached) on a live path of a
-                # live run, or the paint it was reached with, passed on to what follows
-                # (what settle decides for it, without the general rule's cost).
-                if arrival.paint is not None:
-                    self.result[prefix + node_id] = Verdict(arrival.paint, arrival.why)
-                    onward_paint = arrival
-                elif not self.finished:
-                    self.result[prefix + node_id] = not_reached
-                    onward_paint = Arrival(arrival.execution_id, Color.PENDING, not_reached.reason)
-                else:
-                    onward_paint = None
-                if onward_paint is not None:
-                    for edge in edges[node_id]:
-                        claims.setdefault(edge.target, []).append(onward_paint)
-                    continue
             verdict, onward = self.settle(graph, prefix, node, arrival)
             self.result[prefix + node_id] = verdict
             for target, next_arrival in onward:
@@ -488,6 +442,54 @@ class Walk:
             if isinstance(node, g.SubflowNode):
                 self.scope(subflow_key(node), prefix + node.id + "/",
                            self.subflow_entry(prefix, node, arrival, verdict))  # fmt: skip
+
+    def plain_onward(self, prefix: str, node: g.Node, arrival: Arrival) -> Arrival | None:
+        """Settle a plain node the quick way where one applies; return what it passes on.
+
+        Most nodes are plain, and three cases decide one without the general rule's cost
+        (`settle` decides them alike): its live execution completed it, its action is in
+        flight on a live path, or nothing wrote it. None: the general rule decides.
+        """
+        path = prefix + node.id
+        row = self.rows.get(path)
+        if row is None:
+            return self.unwritten_onward(path, arrival)
+        if arrival.paint is not None or arrival.loose:
+            return None
+        if row.status is COMPLETED_ROW and same(
+            ExecutionId.parse(row.execution_id), arrival.execution_id
+        ):
+            # A plain node its live execution completed passes the same arrival on.
+            self.result[path] = (
+                PLAIN_DONE
+                if row.attempt == 1
+                else Verdict(COMPLETED_COLOR, f"Completed on attempt {row.attempt}")
+            )
+            return arrival
+        if (
+            row.status is RUNNING_ROW
+            and not arrival.cut
+            and not self.finished
+            and path not in self.cut_rows
+            and same(ExecutionId.parse(row.execution_id), arrival.execution_id)
+        ):
+            # A plain node whose action is in flight on a live path: what follows waits for it.
+            self.result[path] = Verdict(Color.RUNNING, live_reason(node, row))
+            return painted(Color.PENDING, f"Pending: `{node.id}` is running", arrival.execution_id)
+        return None
+
+    def unwritten_onward(self, path: str, arrival: Arrival) -> Arrival | None:
+        """A plain node nothing wrote: pending (not yet reached) on a live path of a live
+        run, or the paint it was reached with, passed on to what follows."""
+        if arrival.loose or arrival.cut:
+            return None
+        if arrival.paint is not None:
+            self.result[path] = Verdict(arrival.paint, arrival.why)
+            return arrival
+        if self.finished:
+            return None
+        self.result[path] = NOT_REACHED
+        return Arrival(arrival.execution_id, Color.PENDING, NOT_REACHED.reason)
 
     # ------------------------------------------------------------------ the rule
 
