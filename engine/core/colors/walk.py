@@ -78,49 +78,58 @@ class Walk:
         claims: dict[str, list[Arrival]] = {start: [entry]}
         nodes = graph.nodes_by_id
         edges = forward(graph)
+        # Hoisted: the loop is hot (an enum member's lookup goes through a descriptor).
+        rows, result, parse, completed = self.rows, self.result, ExecutionId.parse, COMPLETED_ROW
         for node_id in forward_order(graph, start):
             arrival = best(claims.pop(node_id, []))
             if arrival is None:
                 continue
             node = nodes[node_id]
-            passed = self.plain_onward(prefix, node, arrival) if type(node) in PLAIN else None
+            path = prefix + node_id
+            row = rows.get(path)
+            plain, passed = type(node) in PLAIN, None
+            if (
+                plain
+                and row is not None
+                and row.status is completed
+                and arrival.paint is None
+                and not arrival.loose
+                and same(parse(row.execution_id), arrival.execution_id)
+            ):
+                # Most nodes: a plain node its live execution completed passes the same
+                # arrival on (what settle decides for it, without the general rule's cost).
+                result[path] = (
+                    PLAIN_DONE
+                    if row.attempt == 1
+                    else Verdict(COMPLETED_COLOR, f"Completed on attempt {row.attempt}")
+                )
+                passed = arrival
+            elif plain:
+                passed = self.plain_onward(path, node, row, arrival)
             if passed is not None:
                 for edge in edges[node_id]:
                     claims.setdefault(edge.target, []).append(passed)
                 continue
             verdict, onward = self.settle(graph, prefix, node, arrival)
-            self.result[prefix + node_id] = verdict
+            result[path] = verdict
             for target, next_arrival in onward:
                 claims.setdefault(target, []).append(next_arrival)
             if isinstance(node, g.SubflowNode):
                 self.scope(subflow_key(node), prefix + node.id + "/",
                            self.subflow_entry(prefix, node, arrival, verdict))  # fmt: skip
 
-    def plain_onward(self, prefix: str, node: g.Node, arrival: Arrival) -> Arrival | None:
-        """Settle a plain node the quick way where one applies; return what it passes on.
-
-        Most nodes are plain, and three cases decide one without the general rule's cost
-        (`settle` decides them alike): its live execution completed it, its action is in
-        flight on a live path, or nothing wrote it. None: the general rule decides.
-        """
-        path = prefix + node.id
-        row = self.rows.get(path)
+    def plain_onward(
+        self, path: str, node: g.Node, row: NodeRow | None, arrival: Arrival
+    ) -> Arrival | None:
+        """Settle a plain node its live execution did not complete, where a quick case
+        applies (`settle` decides them alike); return what it passes on, or None for the
+        general rule. Its action is in flight on a live path, or nothing wrote it."""
         if row is None:
             return self.unwritten_onward(path, arrival)
-        if arrival.paint is not None or arrival.loose:
-            return None
-        if row.status is COMPLETED_ROW and same(
-            ExecutionId.parse(row.execution_id), arrival.execution_id
-        ):
-            # A plain node its live execution completed passes the same arrival on.
-            self.result[path] = (
-                PLAIN_DONE
-                if row.attempt == 1
-                else Verdict(COMPLETED_COLOR, f"Completed on attempt {row.attempt}")
-            )
-            return arrival
         if (
             row.status is RUNNING_ROW
+            and arrival.paint is None
+            and not arrival.loose
             and not arrival.cut
             and not self.finished
             and path not in self.cut_rows
