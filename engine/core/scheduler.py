@@ -62,7 +62,7 @@ KINDS: Mapping[str, NodeKind] = {
 # Where an event for a waiting frame goes, by the event's type.
 EVENTS: Mapping[type[Event], Deliver] = {
     ActionCompleted: task.action_completed,
-    ActionFailed: task.failed,
+    ActionFailed: task.action_failure,
     ApprovalDecided: approval.approval_decided,
     TimerFired: wait.timer_fired,
     Redrive: task.redrive,

@@ -74,7 +74,7 @@ def action_completed(stepper: Stepper, frame: Frame, event: ActionCompleted, key
     stepper.complete(frame, event.outcome, result, {node.output: result} if node.output else None)
 
 
-def failed(stepper: Stepper, frame: Frame, event: ActionFailed, key: str) -> None:
+def action_failure(stepper: Stepper, frame: Frame, event: ActionFailed, key: str) -> None:
     """The action failed: retry it or fail the node."""
     action_failed(stepper, frame, event.error)
 
