@@ -38,8 +38,8 @@ from engine import durable
 from engine.core import graph as g
 from engine.core import seats
 from engine.core.events import ApprovalDecided, Decision
+from engine.core.nodes.approval import approval_outcome
 from engine.core.runtime import EventRefused, OpenApproval, choose_approval
-from engine.core.scheduler import approval_outcome
 from engine.models import Run, Runtime
 from web.auth import Role, group_names, has_role
 

@@ -265,7 +265,7 @@ class SteppedRun:
 
     @staticmethod
     def stamp() -> str:
-        from engine.core.expressions import format_timestamp
+        from engine.core.timestamps import format_timestamp
 
         return format_timestamp(dt.datetime.now(dt.UTC))
 

@@ -51,13 +51,13 @@ from engine.core.events import (
     WriteRow,
     event_from_json,
 )
-from engine.core.expressions import format_timestamp
 from engine.core.graph import Graph
 from engine.core.inputs import check_input
 from engine.core.parts import catch_up, is_head, restore, take_delta
 from engine.core.runtime import parse_time, perform
 from engine.core.scheduler import abort, step
 from engine.core.state import MAIN, RunState
+from engine.core.timestamps import format_timestamp
 from engine.core.values import dumps
 from engine.faults import crash_point, duplicate_now
 from engine.models import Dispatch, PendingEvent, Run, RunPart, Runtime, Timer

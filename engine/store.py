@@ -24,11 +24,11 @@ from approvals import hooks
 from approvals.models import ApprovalRequest, ApprovalStatus
 from engine.core.events import CloseApproval, RequestApproval, RunStatus, Trace, WriteRow
 from engine.core.events import RowStatus as CoreRowStatus
-from engine.core.expressions import format_timestamp
 from engine.core.parts import GONE, SnapshotDelta, assemble, is_head
 from engine.core.rows import NodeRow, apply_write
 from engine.core.runtime import parse_time
 from engine.core.store import ApprovalCommand, StoredRun, UnknownRun
+from engine.core.timestamps import format_timestamp
 from engine.core.values import dumps
 from engine.models import NodeState, PartChange, Run, RunPart, Runtime, TraceEvent
 from engine.models import RowStatus as RowChoices

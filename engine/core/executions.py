@@ -12,7 +12,7 @@ infers none of them itself:
   fork or race branch and subflow call, each with a status read off the events that open,
   finish, fail or cancel it.
 - `explain_execution` colors the graph for one execution: the same walk as the aggregate
-  view (engine/core/colors.py) over that execution's rows, entering the chosen item or
+  view (engine/core/colors/) over that execution's rows, entering the chosen item or
   iteration exactly, so its decisions paint the paths it did not take.
 """
 

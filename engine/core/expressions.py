@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -19,6 +18,15 @@ from typing import Final
 import cel
 
 from engine.core import expression_limits, sandbox
+from engine.core.cel_results import describe_type, to_plain
+from engine.core.expression_errors import (
+    ExpressionBudgetError,
+    ExpressionEvaluationError,
+    ExpressionLimitError,
+    ExpressionSyntaxError,
+    MissingFieldError,
+    position_at,
+)
 from engine.core.expression_limits import MACROS as _MACROS
 from engine.core.expression_limits import limits, measure, violation
 from engine.core.values import JSON as JsonValue
@@ -43,89 +51,6 @@ _TOKEN: Final = re.compile(
     """,
     re.VERBOSE | re.DOTALL,
 )
-
-
-@dataclass(frozen=True, slots=True)
-class Position:
-    """A place in a config string: 1-based line and column, 0-based offset (code points)."""
-
-    line: int
-    column: int
-    offset: int
-
-    def to_json(self) -> dict[str, JsonValue]:
-        """Return the position as a JSON object."""
-        return {"line": self.line, "column": self.column, "offset": self.offset}
-
-
-def position_at(text: str, offset: int) -> Position:
-    """Return the line/column of an offset in a text."""
-    offset = max(0, min(offset, len(text)))
-    line_start = text.rfind("\n", 0, offset) + 1
-    return Position(
-        line=text.count("\n", 0, offset) + 1, column=offset - line_start + 1, offset=offset
-    )
-
-
-class ExpressionError(Exception):
-    """An expression that does not compile or evaluate; located by node and field when known."""
-
-    def __init__(
-        self,
-        message: str,
-        *,
-        source: str,
-        position: Position | None = None,
-        node: str | None = None,
-        field: str | None = None,
-    ) -> None:
-        super().__init__(message)
-        self.message = message
-        self.source = source
-        self.position = position
-        self.node = node
-        self.field = field
-
-    def __str__(self) -> str:
-        where = ".".join(part for part in (self.node, self.field) if part)
-        at = f" at {self.position.line}:{self.position.column}" if self.position else ""
-        return f"{where}{at}: {self.message}" if where or at else self.message
-
-
-class ExpressionSyntaxError(ExpressionError):
-    """A CEL expression or `${...}` part that does not parse."""
-
-
-class ExpressionLimitError(ExpressionSyntaxError):
-    """A CEL text over a limit (length, depth, macro nesting, literal size): never parsed."""
-
-
-class ExpressionEvaluationError(ExpressionError):
-    """A CEL expression that failed at run time, or whose result is not plain JSON."""
-
-
-class ExpressionBudgetError(ExpressionEvaluationError):
-    """An evaluation stopped by its budget: time, memory or result size."""
-
-
-class MissingFieldError(ExpressionEvaluationError):
-    """An expression read a field its object does not have (`input.invoice` of `{}`).
-
-    `path` is what was read (`input.invoice`), `holder` the object it was read from
-    (`input`) and `held` that object's field names, so a message can say what was there.
-    """
-
-    def __init__(
-        self, *, source: str, path: str, holder: str, held: tuple[str, ...] | None
-    ) -> None:
-        if held is None:  # the holder is null: there is no object to read a field of
-            said = f"`{holder}` is null"
-        else:
-            said = f"`{holder}` held " + (", ".join(f"`{n}`" for n in held) or "no fields")
-        super().__init__(f"`{path}` is missing ({said})", source=source)
-        self.path = path
-        self.holder = holder
-        self.held = held
 
 
 @dataclass(frozen=True, slots=True)
@@ -210,7 +135,7 @@ class CelExpression:
         result = self._run(bindings)
         if not isinstance(result, bool):
             raise ExpressionEvaluationError(
-                f"expected a boolean, got {_describe(result)}", source=self.source
+                f"expected a boolean, got {describe_type(result)}", source=self.source
             )
         return result
 
@@ -219,7 +144,7 @@ class CelExpression:
         result = self.evaluate(bindings)
         if not isinstance(result, list):
             raise ExpressionEvaluationError(
-                f"expected a list, got {_describe(result)}", source=self.source
+                f"expected a list, got {describe_type(result)}", source=self.source
             )
         return result
 
@@ -230,7 +155,7 @@ class CelExpression:
             result = _parse_rfc3339(result, self.source)
         if not isinstance(result, dt.datetime):
             raise ExpressionEvaluationError(
-                f"expected a timestamp, got {_describe(result)}", source=self.source
+                f"expected a timestamp, got {describe_type(result)}", source=self.source
             )
         return result.astimezone(dt.UTC) if result.tzinfo else result.replace(tzinfo=dt.UTC)
 
@@ -679,58 +604,6 @@ def _string_end(text: str, start: int) -> int:
     return len(text)
 
 
-# ---------------------------------------------------------------------------------------------
-# Results
-
-
-def to_plain(value: object, source: str = "") -> JsonValue:
-    """Return a CEL result as plain JSON; timestamps become RFC 3339, durations `<n>s`."""
-    if value is None or isinstance(value, (bool, int, str)):
-        return value
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            raise ExpressionEvaluationError(f"{value} is not a JSON number", source=source)
-        return value
-    if isinstance(value, (list, tuple)):
-        return [to_plain(item, source) for item in value]
-    if isinstance(value, dict):
-        return _plain_mapping(value, source)
-    return _plain_special(value, source)
-
-
-def _plain_mapping(value: dict[object, object], source: str) -> JsonValue:
-    """Return a CEL map as a JSON object; only string keys are allowed."""
-    plain: dict[str, JsonValue] = {}
-    for key, item in value.items():
-        if not isinstance(key, str):
-            raise ExpressionEvaluationError(
-                f"map key {key!r} is not a string; JSON objects need string keys", source=source
-            )
-        plain[key] = to_plain(item, source)
-    return plain
-
-
-def _plain_special(value: object, source: str) -> JsonValue:
-    """Return timestamps, durations and optionals as JSON; reject everything else."""
-    if isinstance(value, dt.datetime):
-        return format_timestamp(value)
-    if isinstance(value, dt.timedelta):
-        return f"{value.total_seconds():g}s"
-    if isinstance(value, cel.OptionalValue):
-        return to_plain(value.value(), source) if value.has_value() else None
-    raise ExpressionEvaluationError(f"{_describe(value)} is not a JSON value", source=source)
-
-
-def format_timestamp(moment: dt.datetime) -> str:
-    """Return an RFC 3339 UTC string such as `2030-01-01T00:00:30Z`."""
-    if moment.tzinfo is not None:
-        moment = moment.astimezone(dt.UTC)
-    text = moment.strftime("%Y-%m-%dT%H:%M:%S")
-    if moment.microsecond:
-        text += f".{moment.microsecond:06d}".rstrip("0")
-    return text + "Z"
-
-
 def _parse_rfc3339(text: str, source: str) -> dt.datetime:
     """Return the datetime an RFC 3339 string names; it must carry a zone."""
     try:
@@ -740,10 +613,3 @@ def _parse_rfc3339(text: str, source: str) -> dt.datetime:
     if moment.tzinfo is None:
         raise ExpressionEvaluationError(f"{text!r} has no time zone", source=source)
     return moment
-
-
-def _describe(value: object) -> str:
-    """Return a short description of a value's type for messages."""
-    if value is None:
-        return "null"
-    return type(value).__name__

@@ -32,7 +32,7 @@ class Write:
     node: str
     execution_id: str
     field: str
-    value: JSON  # a summary: long values are cut (engine/core/scheduler.py `summary`)
+    value: JSON  # a summary: long values are cut (engine/core/values.py `summary`)
     via: str | None  # how it was merged into the lineage, or None on the node's own path
 
     def to_json(self) -> dict[str, JSON]:

@@ -18,14 +18,17 @@ from __future__ import annotations
 import collections
 import itertools
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, overload
+from dataclasses import dataclass
+from typing import Any
 
+from engine.core.events import RunStatus
+from engine.core.gathers import GatherBarrier, Token
+from engine.core.graph import Graph
+from engine.core.lineages import Lineage
+from engine.core.members import vars_members
+from engine.core.state import Frame, RunState, Scope
+from engine.core.tracked import Persisted, WriteTrackedDict
 from engine.core.values import JSON
-
-if TYPE_CHECKING:
-    from engine.core.graph import Graph
-    from engine.core.state import Frame, RunState
 
 FORMAT = "braid.parts/1"
 GONE: Any = object()  # what a tracked dict holds for a key removed since the last delta
@@ -33,77 +36,6 @@ SPLIT = ("items", "done", "failed")  # a foreach barrier's parts of their own
 ENTRIES = ("done", "failed")  # append-only: item number -> lineage or error
 SPLIT_PLACEHOLDERS = dict.fromkeys(SPLIT)
 NOTHING_STORED: tuple[None, int] = (None, 0)
-
-
-class WriteTrackedDict[K, V](dict[K, V]):
-    """A dict that remembers every key written or removed since `touched` was cleared.
-
-    For values never changed in place (scopes, wait and live counts, barriers, whose
-    tokens they track themselves).
-    """
-
-    __slots__ = ("touched",)
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.touched: set[K] = set()
-
-    def __setitem__(self, key: K, value: V) -> None:
-        self.touched.add(key)
-        dict.__setitem__(self, key, value)
-
-    def __delitem__(self, key: K) -> None:
-        self.touched.add(key)
-        dict.__delitem__(self, key)
-
-    def pop(self, key: K, *default: Any) -> Any:
-        self.touched.add(key)
-        return dict.pop(self, key, *default)
-
-    def setdefault(self, key: K, default: Any = None) -> Any:
-        self.touched.add(key)
-        return dict.setdefault(self, key, default)
-
-    def popitem(self) -> tuple[K, V]:
-        key, value = dict.popitem(self)
-        self.touched.add(key)
-        return key, value
-
-    def clear(self) -> None:
-        self.touched.update(dict.keys(self))
-        dict.clear(self)
-
-    def update(self, *args: Any, **kwargs: Any) -> None:
-        for key, value in dict(*args, **kwargs).items():
-            self[key] = value
-
-    def __ior__(self, other: Any) -> WriteTrackedDict[K, V]:  # type: ignore[override,misc]
-        self.update(other)
-        return self
-
-
-class TrackedDict[K, V](WriteTrackedDict[K, V]):
-    """A dict that also counts a key read as touched: for frames, changed in place.
-
-    A frame the scheduler changes is one it looked up first, so a lookup marks it;
-    iterating over the values (a scan that only reads) does not.
-    """
-
-    __slots__ = ()
-
-    def __getitem__(self, key: K) -> V:
-        self.touched.add(key)
-        return dict.__getitem__(self, key)
-
-    @overload
-    def get(self, key: K, default: None = None, /) -> V | None: ...
-
-    @overload
-    def get[T](self, key: K, default: V | T, /) -> V | T: ...
-
-    def get(self, key: K, default: Any = None, /) -> Any:
-        self.touched.add(key)
-        return dict.get(self, key, default)
 
 
 @dataclass(slots=True)  # not frozen: a frozen dataclass's init costs 3x, once per step
@@ -118,21 +50,6 @@ class SnapshotDelta:
     put: dict[str, JSON]
     drop: list[str]
     replace: bool = False
-
-
-@dataclass
-class Persisted:
-    """What the store holds of a state's growing parts, to write only what is new.
-
-    `full` means nothing is known to be stored yet (a new run, or one loaded from a whole
-    snapshot): the next delta writes every part and replaces the stored ones.
-    """
-
-    full: bool = True
-    writes: dict[int, int] = field(default_factory=dict)  # lineage -> writes stored
-    items: dict[int, list[JSON]] = field(default_factory=dict)  # frame -> items stored
-    entries: dict[tuple[int, str], tuple[dict[str, JSON], int]] = field(default_factory=dict)
-    split: set[int] = field(default_factory=set)  # foreach frames: their items and entries
 
 
 def head_of(state: RunState) -> dict[str, Any]:
@@ -399,8 +316,6 @@ def is_head(snapshot: Mapping[str, Any]) -> bool:
 
 def restore(snapshot: Mapping[str, Any], graphs: Mapping[str, Graph]) -> RunState:
     """Rebuild a run from a snapshot; one assembled from parts knows they are stored."""
-    from engine.core.state import RunState
-
     state = RunState.from_json(snapshot, graphs)
     if snapshot.get("stored") == FORMAT:
         mark_stored(state)
@@ -434,8 +349,6 @@ def catch_up(state: RunState, head: Mapping[str, Any], changed: Mapping[str, JSO
     The state must be one whose parts are stored (`persisted.full` false): a state this
     process committed, or one restored from parts.
     """
-    from engine.core.events import RunStatus
-
     assert not state.persisted.full, "only a state whose parts are stored can catch up"
     by_kind: dict[str, dict[str, JSON]] = {}
     for part, value in changed.items():
@@ -467,8 +380,6 @@ def catch_up(state: RunState, head: Mapping[str, Any], changed: Mapping[str, JSO
 
 def catch_up_scopes(state: RunState, scopes: dict[str, JSON], fields: dict[str, JSON]) -> None:
     """Patch the scopes and their fields' reducers."""
-    from engine.core.state import Scope
-
     for key, value in scopes.items():
         if value is GONE:
             dict.pop(state.scopes, int(key), None)
@@ -483,8 +394,6 @@ def catch_up_scopes(state: RunState, scopes: dict[str, JSON], fields: dict[str, 
 
 def catch_up_lineages(state: RunState, headers: dict[str, JSON], writes: dict[str, JSON]) -> None:
     """Patch lineage headers and writes; drop every cached view, as `restore` leaves none."""
-    from engine.core.lineages import Lineage
-
     lineages = state.lineages
     stored = state.persisted.writes
     for key, value in headers.items():
@@ -560,9 +469,6 @@ def write_of(value: JSON) -> tuple[str, JSON]:
 
 def catch_up_frames(state: RunState, by_kind: dict[str, dict[str, JSON]]) -> None:
     """Patch the frames, a foreach's items and entries, the activation index and the marks."""
-    from engine.core.scheduler import vars_members
-    from engine.core.state import Frame
-
     parts = by_kind.get("frame", {})
     items = by_kind.get("items", {})
     entries: dict[tuple[str, int], dict[str, JSON]] = {}
@@ -640,8 +546,6 @@ def mark_split(persisted: Persisted, frame: Frame) -> None:
 
 def catch_up_gathers(state: RunState, gathers: dict[str, JSON], tokens: dict[str, JSON]) -> None:
     """Patch the gather barriers' slots and their parked tokens."""
-    from engine.core.gathers import GatherBarrier, Token
-
     for key, value in gathers.items():
         old = dict.get(state.gathers, key)
         if value is GONE:

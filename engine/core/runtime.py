@@ -35,12 +35,13 @@ from engine.core.events import (
     Trace,
     WriteRow,
 )
-from engine.core.expressions import format_timestamp
 from engine.core.graph import Graph
 from engine.core.parts import restore, take_delta
-from engine.core.scheduler import Pick, step
+from engine.core.scheduler import step
 from engine.core.state import RunState
+from engine.core.stepper import Pick
 from engine.core.store import ExecutionStore
+from engine.core.timestamps import format_timestamp
 from engine.core.values import json_size, nests_deeper_than, not_json
 
 STORED = (Trace, WriteRow, RequestApproval, CloseApproval)  # the commands a commit stores

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import select
 import subprocess
 import sys
@@ -23,6 +24,10 @@ import time
 from pathlib import Path
 from typing import IO, Any
 
+import cel
+
+from engine.core.cel_results import to_plain
+from engine.core.expression_errors import ExpressionError
 from engine.core.expression_limits import limits
 from engine.core.values import JSON
 
@@ -167,12 +172,6 @@ def evaluate(source: str, activation: dict[str, Any]) -> JSON:
 
 def _serve() -> None:
     """The child: apply the limits, then answer one JSON line per request."""
-    import resource
-
-    import cel
-
-    from engine.core.expressions import ExpressionError, to_plain
-
     config = json.loads(os.environ.get("BRAID_SANDBOX_LIMITS", "{}"))
     memory = int(config.get("memory_mb", 512)) * 1024 * 1024
     resource.setrlimit(resource.RLIMIT_AS, (memory, memory))

@@ -17,7 +17,7 @@ from engine.core.execution_ids import ExecutionId
 from engine.core.gathers import GatherBarrier
 from engine.core.graph import Graph, Node, SubflowNode
 from engine.core.lineages import Lineages
-from engine.core.parts import Persisted, TrackedDict, WriteTrackedDict
+from engine.core.tracked import Persisted, TrackedDict, WriteTrackedDict
 from engine.core.values import JSON
 
 MAIN = "main"

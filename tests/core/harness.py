@@ -34,9 +34,10 @@ from engine.core.events import (
     WriteRow,
 )
 from engine.core.graph import Graph
+from engine.core.members import Members, members
 from engine.core.parts import assemble, restore, take_delta
 from engine.core.rows import NodeRow, apply_write
-from engine.core.scheduler import Members, members, step
+from engine.core.scheduler import step
 from engine.core.state import RunState
 from engine.core.store import apply_parts
 from engine.core.validation import validate

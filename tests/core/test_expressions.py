@@ -4,19 +4,16 @@ import datetime as dt
 
 import pytest
 
-from engine.core.expressions import (
-    Bindings,
+from engine.core.cel_results import to_plain
+from engine.core.expression_errors import (
     ExpressionEvaluationError,
     ExpressionSyntaxError,
     MissingFieldError,
-    NameUse,
     Position,
-    compile_cel,
-    compile_template,
-    format_timestamp,
     position_at,
-    to_plain,
 )
+from engine.core.expressions import Bindings, NameUse, compile_cel, compile_template
+from engine.core.timestamps import format_timestamp
 
 LINE = {"id": "L2", "amount": 20000}
 BINDINGS = Bindings(

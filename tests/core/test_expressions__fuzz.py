@@ -19,7 +19,8 @@ ROOT = Path(__file__).resolve().parents[2]
 SECONDS = 5.0  # per expression: compile, validate and evaluate, with a 0.5 s budget inside
 CHILD = """
 import json, sys
-from engine.core.expressions import Bindings, ExpressionError, compile_cel, compile_template
+from engine.core.expression_errors import ExpressionError
+from engine.core.expressions import Bindings, compile_cel, compile_template
 from engine.core.expressions import configure_limits
 from engine.core.validation import validate
 

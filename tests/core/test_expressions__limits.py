@@ -4,11 +4,10 @@ from collections.abc import Iterator
 
 import pytest
 
+from engine.core.expression_errors import ExpressionBudgetError, ExpressionLimitError
 from engine.core.expression_limits import Limits, measure
 from engine.core.expressions import (
     Bindings,
-    ExpressionBudgetError,
-    ExpressionLimitError,
     _tokens,
     compile_cel,
     compile_template,

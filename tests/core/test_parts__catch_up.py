@@ -20,8 +20,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from engine.core.events import Event, Start
+from engine.core.members import Members, members
 from engine.core.parts import GONE, assemble, catch_up, patched_writes, restore, take_delta
-from engine.core.scheduler import Members, members, step
+from engine.core.scheduler import step
 from engine.core.state import RunState
 from engine.core.store import apply_parts
 from tests.core.harness import EPOCH, Driver

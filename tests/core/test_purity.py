@@ -49,3 +49,23 @@ def test_importing_every_core_module_loads_no_framework() -> None:
         cwd=CORE.parents[1],
     )
     assert result.stdout.strip() == "[]"
+
+
+def imports_inside_functions(path: Path) -> list[int]:
+    """Return the lines of the imports a module makes inside a function or class body."""
+    tree = ast.parse(path.read_text(), str(path))
+    top_level = {id(node) for node in tree.body}
+    return [
+        node.lineno
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Import | ast.ImportFrom) and id(node) not in top_level
+    ]
+
+
+def test_no_core_module_imports_inside_a_function() -> None:
+    # A deferred import hides a cycle from whoever reads the top of the module.
+    found = {
+        str(path.relative_to(CORE)): imports_inside_functions(path)
+        for path in sorted(CORE.rglob("*.py"))
+    }
+    assert {name: lines for name, lines in found.items() if lines} == {}

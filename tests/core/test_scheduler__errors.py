@@ -4,7 +4,8 @@ from typing import Any
 
 import pytest
 
-from engine.core.expressions import Bindings, MissingFieldError, compile_cel
+from engine.core.expression_errors import MissingFieldError
+from engine.core.expressions import Bindings, compile_cel
 from tests.core.harness import Driver, edge, flow
 
 START, END = {"id": "start", "type": "start"}, {"id": "done", "type": "end"}

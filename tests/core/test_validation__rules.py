@@ -5,7 +5,7 @@ from typing import Any
 
 import pytest
 
-from engine.core.expressions import Position
+from engine.core.expression_errors import Position
 from engine.core.graph import FormatCode, Graph
 from engine.core.validation import (
     BUILTIN_ACTIONS,

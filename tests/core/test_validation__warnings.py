@@ -6,8 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.core import validation
-from engine.core.validation import Severity, validate
+from engine.core.validation import Severity, joins, validate
 
 type Doc = dict[str, Any]
 type Found = tuple[str, str | None, str | None]
@@ -482,7 +481,7 @@ def test_the_exclusive_slot_pairs_are_those_that_trying_every_pair_finds(random:
         return {(i, j) for i in range(len(meets)) for j in range(i + 1, len(meets))}
 
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(validation._JoinAnalysis, "_maybe_exclusive", every_pair)
+        patch.setattr(joins.JoinAnalysis, "_maybe_exclusive", every_pair)
         everything = validate(document).warnings
     assert filtered == everything
 

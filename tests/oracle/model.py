@@ -1,7 +1,7 @@
 """The monitor's colors, recomputed by replaying a run's trace: the oracle the walks must match.
 
 It reads only the graphs and the trace (the `Trace` commands the scheduler emitted, in
-order). It never reads node rows and shares no code with `engine/core/colors.py`.
+order). It never reads node rows and shares no code with `engine/core/colors/`.
 
 The rule it implements (the spec, CONTRACT §4 as the lead stated it):
 
