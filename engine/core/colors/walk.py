@@ -81,9 +81,11 @@ class Walk:
         # Hoisted: the loop is hot (an enum member's lookup goes through a descriptor).
         rows, result, parse, completed = self.rows, self.result, ExecutionId.parse, COMPLETED_ROW
         for node_id in forward_order(graph, start):
-            arrival = best(claims.pop(node_id, []))
-            if arrival is None:
-                continue
+            claimed = claims.pop(node_id, None)
+            if claimed is None:
+                continue  # nothing reaches it
+            arrival = claimed[0] if len(claimed) == 1 else best(claimed)
+            assert arrival is not None
             node = nodes[node_id]
             path = prefix + node_id
             row = rows.get(path)
@@ -94,7 +96,10 @@ class Walk:
                 and row.status is completed
                 and arrival.paint is None
                 and not arrival.loose
-                and same(parse(row.execution_id), arrival.execution_id)
+                and (
+                    (eid := parse(row.execution_id)) is arrival.execution_id
+                    or eid == arrival.execution_id
+                )  # `same`, inline
             ):
                 # Most nodes: a plain node its live execution completed passes the same
                 # arrival on (what settle decides for it, without the general rule's cost).
@@ -380,14 +385,15 @@ class Walk:
             # A fork of 10,000 enters each branch: its branch ids, made in one loop from
             # their text, so that each is the parse cache's object its row's id is too.
             parent, parse = f"{eid}{SEPARATOR}{node.id}.", ExecutionId.parse
-            return [
-                (e.target, within(Arrival(parse(f"{parent}{e.branch}{SEPARATOR}1"), None),
-                                  arrival))
+            entered = [
+                (e.target, Arrival(parse(f"{parent}{e.branch}{SEPARATOR}1"), None))
                 if e.branch is not None
-                else (e.target, within(self.edge_arrival(node, e, arrival, eid, verdict, None),
-                                       arrival))
+                else (e.target, self.edge_arrival(node, e, arrival, eid, verdict, None))
                 for e in edges
             ]  # fmt: skip
+            if not arrival.cut and not arrival.again:  # `within` would keep each as it is
+                return entered
+            return [(target, within(onward, arrival)) for target, onward in entered]
         decided = row.result if row is not None else None
         return [
             (e.target, within(self.edge_arrival(node, e, arrival, eid, verdict, decided), arrival))
