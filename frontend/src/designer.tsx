@@ -9,7 +9,8 @@ import "./editor/editor.css";
 import { StrictMode } from "react";
 import { createRoot } from "react-dom/client";
 import { setCsrfToken } from "./editor/api";
-import { Editor, type EditorPage } from "./editor/Editor";
+import { Editor } from "./editor/Editor";
+import type { EditorPage } from "./editor/editorState";
 import { FlowError } from "./FlowView";
 import { GraphFormatError, parseGraph, parseJsonText } from "./graph/parse";
 

@@ -5,24 +5,22 @@ import { FlowError, FlowView } from "../FlowView";
 import { COLOR_CUES, COLORS, type Color, colorClass } from "../graph/colors";
 import { MAIN_GRAPH, nodeAtPath } from "../graph/nested";
 import { GraphFormatError, parseGraph } from "../graph/parse";
-import { reasonPlain } from "../graph/reason";
 import type { GraphDocument } from "../graph/types";
 import { CANVAS_ZOOM_FLOOR } from "../graph/zoom";
 import { ReasonText } from "../nodes/ReasonText";
 import { ApiError, getJson, postJson } from "./api";
+import { AdminActions } from "./AdminActions";
 import {
   buildExecutionTree,
   type Execution,
   type ExecutionStatus,
   type ExecutionTree,
   executionTitle,
-  groupSummary,
   isWithin,
-  type TreeRow,
-  visibleRows,
 } from "./executions";
 import { type ExecutionView, ExecutionViewFollower, fetchExecutionView, type ViewResult } from "./executionView";
 import { barGeometry, type ServerStatuses, timeline } from "./gantt";
+import { ExecutionTreePanel, reasonBeside, sentence } from "./ExecutionTreePanel";
 import { describeActivation, gatherActivations } from "./gather";
 import type { Viewer } from "./RunsPage";
 import { RowDetails, Votes, WhyNotHere, type ApprovalWhy } from "./InspectorParts";
@@ -31,6 +29,9 @@ import { absoluteTime, durationText } from "./time";
 import type { RunPicture, TraceEvent } from "./types";
 import { RelativeTime, Shortcuts, StatusPill, useNow, VirtualList } from "./ui";
 import { shownVotes } from "./votes";
+import { useRunLive, useTrace } from "./useRunLive";
+import { FrameOnLive } from "./FrameOnLive";
+import { liveNodeIds } from "./framing";
 
 const RUN_SHORTCUTS: ReadonlyArray<[string, string]> = [
   ["Tab", "moves between nodes and controls; a focused node shows its reason"],
@@ -39,11 +40,6 @@ const RUN_SHORTCUTS: ReadonlyArray<[string, string]> = [
   ["l", "returns to the live view"],
   ["?", "shows this list"],
 ];
-import { useRunLive, useTrace } from "./useRunLive";
-import { CancelDialog, type Refusal, refusalOf } from "./CancelDialog";
-import { FrameOnLive } from "./FrameOnLive";
-import { liveNodeIds } from "./framing";
-import { cancelBlocked, retryBlocked } from "./runActions";
 
 export interface RunViewData {
   viewer: Viewer;
@@ -62,14 +58,11 @@ export interface RunViewData {
   graphs?: Record<string, unknown>;
 }
 
-const TREE_ROW = 28;
 const NO_COLORS: Readonly<Record<string, Color>> = {};
 const NO_REASONS: Readonly<Record<string, string>> = {};
 /** Fit the graph no smaller than this: labels stay readable (UI.md) and a phone pans. */
 const FIT_MIN_ZOOM = CANVAS_ZOOM_FLOOR;
 const GANTT_ROW = 22;
-/** Groups of up to this many executions start open in the tree. */
-const AUTO_OPEN = 20;
 
 function Legend() {
   return (
@@ -80,198 +73,6 @@ function Legend() {
         </li>
       ))}
     </ul>
-  );
-}
-
-type Note = { ok: boolean; text: string };
-
-/** A button that does not apply here: still focusable, so its tooltip and reason can be read. */
-function ActionButton({ label, blocked, onClick, className, noteId }: {
-  label: string;
-  blocked: string;
-  onClick: () => void;
-  className?: string;
-  noteId: string;
-}) {
-  return (
-    <button
-      type="button"
-      className={className}
-      aria-disabled={blocked !== ""}
-      title={blocked === "" ? undefined : blocked}
-      aria-describedby={blocked === "" ? undefined : noteId}
-      onClick={() => {
-        if (blocked === "") onClick();
-      }}
-    >
-      {label}
-    </button>
-  );
-}
-
-/** Cancel (confirmed in a dialog, with an optional reason) and Retry; each disabled, with why, where it does not apply. */
-export function AdminActions({ runId, status }: { runId: string; status: string }) {
-  const [confirming, setConfirming] = useState(false);
-  const [note, setNote] = useState<Note | null>(null);
-  const [retrying, setRetrying] = useState(false);
-  const cancelWhy = cancelBlocked(status);
-  const retryWhy = retrying ? "A retry is being sent." : retryBlocked(status);
-  async function cancel(reason: string): Promise<Refusal | null> {
-    try {
-      await postJson(`/api/runs/${runId}/cancel/`, { reason });
-      setNote({ ok: true, text: reason === "" ? "Cancel requested." : `Cancel requested: ${reason}` });
-      return null;
-    } catch (error) {
-      return refusalOf(error);
-    }
-  }
-  async function retry() {
-    setRetrying(true);
-    try {
-      await postJson(`/api/runs/${runId}/retry/`, {});
-      setNote({ ok: true, text: "Retry started: the failed step runs again." });
-    } catch (error) {
-      setNote({ ok: false, text: `Retry refused: ${error instanceof ApiError ? error.message : String(error)}` });
-    } finally {
-      setRetrying(false);
-    }
-  }
-  const why = [cancelWhy, retryWhy].filter((text) => text !== "");
-  return (
-    <section className="panel" aria-labelledby="admin-actions-h">
-      <h2 id="admin-actions-h">Admin actions</h2>
-      <div className="admin-actions">
-        <ActionButton label="Cancel run…" className="danger" blocked={cancelWhy} noteId="admin-actions-why" onClick={() => setConfirming(true)} />
-        <ActionButton label="Retry" className="secondary" blocked={retryWhy} noteId="admin-actions-why" onClick={() => void retry()} />
-      </div>
-      {why.length > 0 && (
-        <p id="admin-actions-why" className="muted admin-actions__why">
-          {why.join(" ")}
-        </p>
-      )}
-      {note !== null && (
-        <p className={note.ok ? "muted" : "error"} role="status">
-          {note.text}
-        </p>
-      )}
-      <CancelDialog
-        open={confirming}
-        title={`Cancel run ${runId.slice(0, 8)}?`}
-        consequence="Every step still running or waiting stops, and its open approval requests close. This cannot be undone."
-        confirm="Cancel the run"
-        onClose={() => setConfirming(false)}
-        onConfirm={cancel}
-      />
-    </section>
-  );
-}
-
-interface TreePanelProps {
-  tree: ExecutionTree;
-  chosen: string | null;
-  onChoose: (id: string | null) => void;
-  /** False until the server's executions have first arrived. */
-  ready?: boolean;
-  /** Why the executions could not be loaded, or "". */
-  error?: string;
-  /** Groups of up to this many executions start open. */
-  autoOpen?: number;
-}
-
-/** End a message with one full stop ("answered 500." stays, "no execution 'x'" gains one). */
-export function sentence(text: string): string {
-  return /[.!?…]$/.test(text) ? text : `${text}.`;
-}
-
-/** The part of a reason a status pill beside it does not already say: "Cancelled: race…" → "race…", "Completed" → "". */
-export function reasonBeside(status: string, reason: string): string {
-  const lower = reason.toLowerCase();
-  if (lower === status) return "";
-  return lower.startsWith(`${status}: `) ? reason.slice(status.length + 2) : reason;
-}
-
-/** An execution's tooltip: its id, and its status with the reason the server gives. */
-export function executionTooltip(execution: Execution): string {
-  return `${execution.id} — ${execution.reason === "" ? execution.status : reasonPlain(execution.reason)}`;
-}
-
-/** The execution tree, windowed: only the rows in view are in the DOM. */
-export function ExecutionTreePanel({ tree, chosen, onChoose, ready = true, error = "", autoOpen = AUTO_OPEN }: TreePanelProps) {
-  const [expanded, setExpanded] = useState<Set<string>>(() => new Set(["root:1"]));
-  const rows = useMemo(() => visibleRows(tree, expanded, autoOpen), [tree, expanded, autoOpen]);
-  const toggle = (key: string) =>
-    setExpanded((current) => {
-      const next = new Set(current);
-      if (next.has(key)) next.delete(key);
-      else next.add(key);
-      return next;
-    });
-  const render = (row: TreeRow) => {
-    const indent = { paddingLeft: `${0.4 + row.depth * 0.9}rem` };
-    if (row.type === "group") {
-      const open = expanded.has(row.key) !== row.group.ids.length <= autoOpen;
-      return (
-        <button type="button" className="tree-row tree-row--group" style={indent} aria-expanded={open} onClick={() => toggle(row.key)} title={groupSummary(row.group)}>
-          <span className="tree-row__toggle" aria-hidden="true">{open ? "▾" : "▸"}</span>
-          {groupSummary(row.group)}
-        </button>
-      );
-    }
-    const execution = tree.byId.get(row.id)!;
-    const open = expanded.has(row.id);
-    return (
-      <span className="tree-row" style={{ ...indent, cursor: "default" }}>
-        {row.expandable ? (
-          <button type="button" className="tree-row__toggle link" aria-label={`${open ? "Collapse" : "Expand"} ${executionTitle(execution)}`} aria-expanded={open} onClick={() => toggle(row.id)}>
-            {open ? "▾" : "▸"}
-          </button>
-        ) : (
-          <span className="tree-row__toggle" aria-hidden="true">·</span>
-        )}
-        <button
-          type="button"
-          className="tree-row"
-          aria-current={chosen === row.id}
-          onClick={() => onChoose(row.id)}
-          title={executionTooltip(execution)}
-          data-execution={execution.id}
-          data-status={execution.status}
-        >
-          {executionTitle(execution)} <StatusPill status={execution.status} />
-        </button>
-      </span>
-    );
-  };
-  return (
-    <section className="panel" aria-labelledby="tree-h">
-      <h2 id="tree-h">
-        Executions
-        {chosen !== null && (
-          <button type="button" onClick={() => onChoose(null)}>
-            Live
-          </button>
-        )}
-      </h2>
-      {error !== "" && (
-        <p className="error" role="alert">
-          {sentence(error)} The tree below may be out of date; reload the page to try again.
-        </p>
-      )}
-      {tree.root === null ? (
-        <p className="muted" role="status">
-          {ready ? "No executions yet: the tree appears once the run has started." : "Loading the executions…"}
-        </p>
-      ) : (
-        <VirtualList
-          items={rows}
-          rowHeight={TREE_ROW}
-          height={Math.min(320, Math.max(rows.length, 3) * TREE_ROW + 4)}
-          label="Execution tree"
-          rowKey={(row) => (row.type === "group" ? row.key : row.id)}
-          renderRow={render}
-        />
-      )}
-    </section>
   );
 }
 

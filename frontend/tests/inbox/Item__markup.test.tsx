@@ -1,6 +1,6 @@
 import { renderToStaticMarkup } from "react-dom/server";
 import { describe, expect, it } from "vitest";
-import { Item } from "../../src/inbox/Inbox";
+import { Item } from "../../src/inbox/RequestList";
 import type { ApprovalRequest, InboxConfig } from "../../src/inbox/types";
 
 const NOW = Date.parse("2026-12-04T12:00:00Z");

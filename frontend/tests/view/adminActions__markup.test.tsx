@@ -1,6 +1,6 @@
 import { renderToStaticMarkup } from "react-dom/server";
 import { expect, test } from "vitest";
-import { AdminActions } from "../../src/monitor/RunView";
+import { AdminActions } from "../../src/monitor/AdminActions";
 
 const RUN = "0a1b2c3d-0000-4000-8000-000000000000";
 

@@ -3,7 +3,8 @@ import { expect, test } from "vitest";
 import { FlowView } from "../../src/FlowView";
 import { parseGraph, toFlow } from "../../src/graph";
 import { buildExecutionTree } from "../../src/monitor/executions";
-import { type ChosenView, ExecutionTreePanel, executionTooltip, RunView, type RunViewData, ViewMode } from "../../src/monitor/RunView";
+import { ExecutionTreePanel, executionTooltip } from "../../src/monitor/ExecutionTreePanel";
+import { type ChosenView, RunView, type RunViewData, ViewMode } from "../../src/monitor/RunView";
 import { RunsPage } from "../../src/monitor/RunsPage";
 import { BATCH_CANCELLED_EXECUTIONS, execution } from "../monitor/server";
 
