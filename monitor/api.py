@@ -2,7 +2,7 @@
 reasons, decisions), its trace, the writes that reach a node, its execution tree and one
 execution's colors.
 
-The colors and the executions come from engine/core (colors.py, executions.py), so the
+The colors and the executions come from engine/core (colors/, executions.py), so the
 browser renders statuses and an item's, round's or branch's colors without inferring any.
 """
 

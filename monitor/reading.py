@@ -2,7 +2,7 @@
 SELECT of its rows, the writes that reach a node, its executions and one execution's view.
 
 The engine runs runs; this module only reads what they left, and the derivations are the
-core's (engine/core/colors.py, executions.py, history.py).
+X.
 """
 
 from __future__ import annotations
