@@ -9,7 +9,8 @@ import pytest
 from django.contrib.auth.models import User
 from django.core.management import call_command
 from django.test import Client
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Browser, Page, expect
+from pytest_django.live_server_helper import LiveServer
 
 from designer import services
 from designer.models import DraftRevision, Flow
@@ -42,7 +43,7 @@ def smallest_label_px(page: Page) -> float:
 
 
 @pytest.fixture
-def analyst_page(page: Page, live_server) -> Iterator[Page]:  # type: ignore[no-untyped-def]
+def analyst_page(page: Page, live_server: LiveServer) -> Iterator[Page]:
     call_command("braid", "demo")
     errors: list[str] = []
     page.on("pageerror", lambda error: errors.append(str(error)))
@@ -56,8 +57,8 @@ def analyst_page(page: Page, live_server) -> Iterator[Page]:  # type: ignore[no-
 
 @pytest.mark.parametrize("slug", DEMO_SLUGS)
 def test_each_demo_flow_opens_in_the_editor_readable_and_valid(
-    analyst_page: Page, live_server, slug: str
-) -> None:  # type: ignore[no-untyped-def]
+    analyst_page: Page, live_server: LiveServer, slug: str
+) -> None:
     page = analyst_page
     page.goto(f"{live_server.url}/flows/{slug}/")
     flow = Flow.objects.get(slug=slug)
@@ -102,7 +103,7 @@ def without_layout(document: dict) -> dict:  # type: ignore[type-arg]
     return {key: value for key, value in document.items() if key != "layout"}
 
 
-def node(page: Page, node_id: str):  # type: ignore[no-untyped-def]
+def node(page: Page, node_id: str):
     return page.locator(f'.react-flow__node[data-id="{node_id}"]')
 
 
@@ -116,7 +117,7 @@ def pick(page: Page, node_id: str, **click: object) -> None:
     expect(node(page, node_id)).to_have_class(re.compile(r"\bselected\b"))
 
 
-def handle(page: Page, node_id: str, handle_id: str):  # type: ignore[no-untyped-def]
+def handle(page: Page, node_id: str, handle_id: str):
     return node(page, node_id).locator(f'.react-flow__handle[data-handleid="{handle_id}"]')
 
 
@@ -133,7 +134,7 @@ def set_field(page: Page, label: str, value: str) -> None:
     field.press("Enter")
 
 
-def drag_between(page: Page, source, target, release: bool = True) -> None:  # type: ignore[no-untyped-def]
+def drag_between(page: Page, source, target, release: bool = True) -> None:
     start, end = source.bounding_box(), target.bounding_box()
     page.mouse.move(start["x"] + start["width"] / 2, start["y"] + start["height"] / 2)
     page.mouse.down()
@@ -150,7 +151,7 @@ def stored(slug: str) -> dict:  # type: ignore[type-arg]
     return Flow.objects.get(slug=slug).draft
 
 
-def build_invoice_flow(page: Page, live_server) -> None:  # type: ignore[no-untyped-def]
+def build_invoice_flow(page: Page, live_server: LiveServer) -> None:
     """Draw start → fork(finance, legal) → two approvals → gather(finance, legal) → end."""
     canvas = page.locator(".braid-editor__canvas")
     page.locator('.braid-palette__item[data-node-type="start"]').drag_to(
@@ -178,8 +179,8 @@ def build_invoice_flow(page: Page, live_server) -> None:  # type: ignore[no-unty
 
 
 def test_an_analyst_draws_the_invoice_flow_validates_publishes_and_reopens_it(
-    analyst_page: Page, live_server
-) -> None:  # type: ignore[no-untyped-def]
+    analyst_page: Page, live_server: LiveServer
+) -> None:
     page = analyst_page
     page.set_viewport_size({"width": 1440, "height": 1000})
     services.create_flow(User.objects.get(username="analyst"), "invoice-drawn", EMPTY)
@@ -233,7 +234,7 @@ def test_an_analyst_draws_the_invoice_flow_validates_publishes_and_reopens_it(
     assert page.errors == []  # type: ignore[attr-defined]
 
 
-def test_undo_and_redo_restore_the_exact_graph(analyst_page: Page, live_server) -> None:  # type: ignore[no-untyped-def]
+def test_undo_and_redo_restore_the_exact_graph(analyst_page: Page, live_server: LiveServer) -> None:
     page = analyst_page
     page.goto(f"{live_server.url}/flows/invoice-sign-off/")
     wait_saved(page)
@@ -268,8 +269,8 @@ def test_undo_and_redo_restore_the_exact_graph(analyst_page: Page, live_server) 
 
 
 def test_a_label_with_markup_shows_as_text_and_runs_nothing(
-    analyst_page: Page, live_server
-) -> None:  # type: ignore[no-untyped-def]
+    analyst_page: Page, live_server: LiveServer
+) -> None:
     page = analyst_page
     page.goto(f"{live_server.url}/flows/invoice-sign-off/")
     hostile = '<img src=x onerror="window.__xss=1">'
@@ -291,8 +292,8 @@ def test_a_label_with_markup_shows_as_text_and_runs_nothing(
 
 
 def test_the_flows_list_searches_creates_duplicates_imports_and_refuses_deleting_a_used_flow(
-    analyst_page: Page, live_server
-) -> None:  # type: ignore[no-untyped-def]
+    analyst_page: Page, live_server: LiveServer
+) -> None:
     page = analyst_page
     client = Client()
     client.force_login(User.objects.get(username="analyst"))
@@ -352,8 +353,8 @@ def test_the_flows_list_searches_creates_duplicates_imports_and_refuses_deleting
 
 @pytest.mark.parametrize("path", ["/flows/", "/flows/batch-line-approval/"])
 def test_at_390_px_wide_the_designer_pages_content_does_not_scroll_sideways(
-    analyst_page: Page, live_server, path: str
-) -> None:  # type: ignore[no-untyped-def]
+    analyst_page: Page, live_server: LiveServer, path: str
+) -> None:
     page = analyst_page
     page.set_viewport_size({"width": 390, "height": 844})
     page.goto(f"{live_server.url}{path}")
@@ -370,8 +371,8 @@ def test_at_390_px_wide_the_designer_pages_content_does_not_scroll_sideways(
 
 
 def test_two_tabs_never_silently_overwrite_each_other(
-    analyst_page: Page, browser, live_server
-) -> None:  # type: ignore[no-untyped-def]
+    analyst_page: Page, browser: Browser, live_server: LiveServer
+) -> None:
     first = analyst_page
     context = browser.new_context(viewport={"width": 1280, "height": 860})
     second = context.new_page()
@@ -420,8 +421,8 @@ def test_two_tabs_never_silently_overwrite_each_other(
 
 
 def test_a_version_opens_read_only_with_its_differences_and_restores(
-    analyst_page: Page, live_server
-) -> None:  # type: ignore[no-untyped-def]
+    analyst_page: Page, live_server: LiveServer
+) -> None:
     page = analyst_page
     page.goto(f"{live_server.url}/flows/invoice-sign-off/")
     pick(page, "leg")
@@ -446,8 +447,8 @@ def test_a_version_opens_read_only_with_its_differences_and_restores(
 
 
 def test_a_cel_error_shows_beside_its_field_at_the_reported_position(
-    analyst_page: Page, live_server
-) -> None:  # type: ignore[no-untyped-def]
+    analyst_page: Page, live_server: LiveServer
+) -> None:
     page = analyst_page
     page.goto(f"{live_server.url}/flows/a-risk-score/")
     wait_saved(page)
@@ -473,8 +474,8 @@ def test_a_cel_error_shows_beside_its_field_at_the_reported_position(
 
 
 def test_an_analyst_draws_a_foreach_with_a_return_and_an_or_slot_gather(
-    analyst_page: Page, live_server
-) -> None:  # type: ignore[no-untyped-def]
+    analyst_page: Page, live_server: LiveServer
+) -> None:
     page = analyst_page
     page.set_viewport_size({"width": 1440, "height": 1000})
     document = {**EMPTY, "name": "Loops and alternatives", "state": {"seen": {"reducer": "append"}}}
@@ -552,7 +553,7 @@ def test_an_analyst_draws_a_foreach_with_a_return_and_an_or_slot_gather(
     assert page.errors == []  # type: ignore[attr-defined]
 
 
-def test_an_approver_sees_the_editor_read_only(page: Page, live_server) -> None:  # type: ignore[no-untyped-def]
+def test_an_approver_sees_the_editor_read_only(page: Page, live_server: LiveServer) -> None:
     call_command("braid", "demo")
     errors: list[str] = []
     page.on("pageerror", lambda error: errors.append(str(error)))
@@ -571,7 +572,9 @@ def test_an_approver_sees_the_editor_read_only(page: Page, live_server) -> None:
     assert errors == []
 
 
-def test_the_keyboard_reaches_nodes_and_the_shortcuts_list(analyst_page: Page, live_server) -> None:  # type: ignore[no-untyped-def]
+def test_the_keyboard_reaches_nodes_and_the_shortcuts_list(
+    analyst_page: Page, live_server: LiveServer
+) -> None:
     page = analyst_page
     page.goto(f"{live_server.url}/flows/a-risk-score/")
     wait_saved(page)
@@ -589,7 +592,9 @@ def test_the_keyboard_reaches_nodes_and_the_shortcuts_list(analyst_page: Page, l
     assert page.errors == []  # type: ignore[attr-defined]
 
 
-def test_nodes_copied_in_one_flow_paste_into_another(analyst_page: Page, live_server) -> None:  # type: ignore[no-untyped-def]
+def test_nodes_copied_in_one_flow_paste_into_another(
+    analyst_page: Page, live_server: LiveServer
+) -> None:
     page = analyst_page
     page.goto(f"{live_server.url}/flows/invoice-sign-off/")
     pick(page, "fin")

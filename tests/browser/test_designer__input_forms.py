@@ -5,6 +5,7 @@ import re
 
 import pytest
 from playwright.sync_api import Locator, Page, expect
+from pytest_django.live_server_helper import LiveServer
 
 from designer.models import Flow
 from tests.browser.test_designer__chromium import (  # noqa: F401
@@ -36,13 +37,13 @@ def shown_wide_then_on_a_phone(page: Page, shown: Locator, name: str) -> None:
     shoot(page, f"{name}-390")
 
 
-def flow_panel(page: Page):  # type: ignore[no-untyped-def]
+def flow_panel(page: Page):
     """Return the Flow panel (nothing selected): name, input fields, state."""
     page.keyboard.press("Escape")
     return page.locator(".braid-input-fields")
 
 
-def add_field(fields, name: str, kind: str) -> None:  # type: ignore[no-untyped-def]
+def add_field(fields, name: str, kind: str) -> None:
     """Add a top-level input field of that type."""
     fields.get_by_label("New input field", exact=True).fill(name)
     fields.get_by_label("Type of the new input field", exact=True).select_option(kind)
@@ -51,8 +52,8 @@ def add_field(fields, name: str, kind: str) -> None:  # type: ignore[no-untyped-
 
 def test_an_analyst_adds_input_fields_and_the_schema_keeps_what_it_does_not_show(
     analyst_page: Page,  # noqa: F811
-    live_server,
-) -> None:  # type: ignore[no-untyped-def]
+    live_server: LiveServer,
+) -> None:
     page = analyst_page
     page.set_viewport_size(WIDE)
     flow = Flow.objects.get(slug="vendor-payment")
@@ -105,8 +106,8 @@ def test_an_analyst_adds_input_fields_and_the_schema_keeps_what_it_does_not_show
 
 def test_a_test_run_takes_its_input_from_a_form_with_refusals_beside_the_fields(
     analyst_page: Page,  # noqa: F811
-    live_server,
-) -> None:  # type: ignore[no-untyped-def]
+    live_server: LiveServer,
+) -> None:
     page = analyst_page
     page.set_viewport_size(WIDE)
     page.goto(f"{live_server.url}/flows/batch-line-approval/")
@@ -149,8 +150,8 @@ def test_a_test_run_takes_its_input_from_a_form_with_refusals_beside_the_fields(
 
 def test_a_versions_diff_shows_old_and_new_values(
     analyst_page: Page,  # noqa: F811
-    live_server,
-) -> None:  # type: ignore[no-untyped-def]
+    live_server: LiveServer,
+) -> None:
     page = analyst_page
     page.set_viewport_size(WIDE)
     flow = Flow.objects.get(slug="invoice-sign-off")
@@ -180,8 +181,8 @@ def test_a_versions_diff_shows_old_and_new_values(
 
 def test_an_undeclared_write_is_fixed_by_one_click_and_the_problem_goes(
     analyst_page: Page,  # noqa: F811
-    live_server,
-) -> None:  # type: ignore[no-untyped-def]
+    live_server: LiveServer,
+) -> None:
     page = analyst_page
     page.set_viewport_size(WIDE)
     flow = Flow.objects.get(slug="invoice-sign-off")
@@ -209,8 +210,8 @@ def test_an_undeclared_write_is_fixed_by_one_click_and_the_problem_goes(
 
 def test_an_object_input_is_a_group_of_fields_in_the_test_run(
     analyst_page: Page,  # noqa: F811
-    live_server,
-) -> None:  # type: ignore[no-untyped-def]
+    live_server: LiveServer,
+) -> None:
     page = analyst_page
     page.set_viewport_size(WIDE)
     page.goto(f"{live_server.url}/flows/invoice-sign-off/")

@@ -4,6 +4,7 @@ import re
 
 import pytest
 from playwright.sync_api import Page, expect
+from pytest_django.live_server_helper import LiveServer
 
 from engine.models import Run
 from tests.browser.test_designer__chromium import analyst_page, node, shoot  # noqa: F401
@@ -13,8 +14,8 @@ pytestmark = pytest.mark.browser
 
 def test_a_test_run_colors_the_canvas_decides_and_stores_nothing(
     analyst_page: Page,  # noqa: F811
-    live_server,
-) -> None:  # type: ignore[no-untyped-def]
+    live_server: LiveServer,
+) -> None:
     page = analyst_page
     page.goto(f"{live_server.url}/flows/invoice-sign-off/")
     expect(node(page, "fin")).to_be_visible()

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from playwright.sync_api import Page, expect
+from pytest_django.live_server_helper import LiveServer
 
 from tests.browser.test_login__chromium import log_in
 from tests.processes import Browserless
@@ -30,12 +31,12 @@ def shoot(page: Page, name: str) -> None:
     page.screenshot(path=str(SCREENSHOTS / f"monitor-{name}.png"), full_page=True)
 
 
-def node(page: Page, node_id: str):  # type: ignore[no-untyped-def]
+def node(page: Page, node_id: str):
     """Return the drawn node of that id."""
     return page.locator(f'.react-flow__node[data-id="{node_id}"] .braid-node')
 
 
-def as_json(form):  # type: ignore[no-untyped-def]
+def as_json(form):
     """Return the start form's JSON editor, switching from the typed form where there is one."""
     toggle = form.get_by_role("button", name="Edit as JSON (advanced)")
     if toggle.count() > 0:
@@ -213,7 +214,7 @@ def test_a_start_tried_again_after_its_answer_was_lost_opens_the_run_it_started(
     as_json(form).fill('{"urgent": true}')
     keys: list[str | None] = []
 
-    def lose_the_answer(route) -> None:  # type: ignore[no-untyped-def]
+    def lose_the_answer(route) -> None:
         keys.append(route.request.header_value("idempotency-key"))
         route.fetch()  # the server starts the run...
         route.abort()  # ...and the browser never hears of it
@@ -426,7 +427,9 @@ def test_waiting_on_me_lists_the_runs_that_wait_for_my_groups(
     shoot(page, "runs-waiting-on-me-1280")
 
 
-def test_without_websockets_the_pages_fall_back_to_polling(page: Page, live_server) -> None:  # type: ignore[no-untyped-def]
+def test_without_websockets_the_pages_fall_back_to_polling(
+    page: Page, live_server: LiveServer
+) -> None:
     """Django's live_server speaks no websocket: the pages say so and still load over REST."""
     from django.core.management import call_command
 
@@ -570,7 +573,7 @@ def test_subflow_children_are_drawn_inside_their_node_nested_and_colored_live(
     assert errors == []
 
 
-def tree_row(page: Page, execution_id: str):  # type: ignore[no-untyped-def]
+def tree_row(page: Page, execution_id: str):
     """Return the execution tree's button for that execution."""
     tree = page.get_by_role("list", name="Execution tree")
     return tree.locator(f'button.tree-row[data-execution="{execution_id}"]')

@@ -220,7 +220,7 @@ def overlap(a: dict[str, float], b: dict[str, float]) -> bool:
 )
 def test_no_text_on_the_canvas_is_under_12_px_at_the_fitted_zoom(
     new_page, braid_server: str, sweep: Sweep, role: str, name: str, width: int
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     page = new_page(width)
     log_in(page, braid_server, role)
     page.goto(braid_server + pages_of(sweep)[name])
@@ -236,7 +236,7 @@ def test_no_text_on_the_canvas_is_under_12_px_at_the_fitted_zoom(
 @pytest.mark.parametrize(("role", "name"), [("analyst", "editor-gathers"), ("admin", "run")])
 def test_the_fit_button_zooms_a_zoomed_out_canvas_back_to_readable_text_and_no_further(
     new_page, braid_server: str, sweep: Sweep, role: str, name: str
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     page = new_page(390)
     log_in(page, braid_server, role)
     page.goto(braid_server + pages_of(sweep)[name])
@@ -258,7 +258,7 @@ def test_the_fit_button_zooms_a_zoomed_out_canvas_back_to_readable_text_and_no_f
 @pytest.mark.parametrize(("role", "name"), [("analyst", "editor"), ("admin", "run")])
 def test_the_zoom_and_fit_controls_draw_16_px_icons_in_32_px_buttons(
     new_page, braid_server: str, sweep: Sweep, role: str, name: str
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     page = new_page(1440)
     log_in(page, braid_server, role)
     page.goto(braid_server + pages_of(sweep)[name])
@@ -288,7 +288,7 @@ def test_the_zoom_and_fit_controls_draw_16_px_icons_in_32_px_buttons(
 
 def test_a_test_runs_badges_leave_each_gathers_slots_and_and_marker_in_view(
     new_page, braid_server: str
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     page = new_page(1440)
     log_in(page, braid_server, "analyst")
     page.goto(f"{braid_server}/flows/staged-gathers/")
@@ -326,7 +326,7 @@ def test_a_test_runs_badges_leave_each_gathers_slots_and_and_marker_in_view(
 
 def test_the_palette_draws_each_node_kind_as_an_svg_icon_not_a_font_glyph(
     new_page, braid_server: str
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     page = new_page(1440)
     log_in(page, braid_server, "analyst")
     page.goto(f"{braid_server}/flows/staged-gathers/")
@@ -358,7 +358,7 @@ def visit(page: Page, base_url: str, path: str, shot: str) -> list[dict[str, obj
 @pytest.mark.parametrize("width", WIDTHS)
 def test_the_login_page_has_no_serious_accessibility_violation(
     new_page, braid_server: str, width: int
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     page = new_page(width)
     failed: list[str] = []
     page.on("response", lambda r: failed.append(f"{r.status} {r.url}") if r.status >= 400 else None)
@@ -378,7 +378,7 @@ def test_the_login_page_has_no_serious_accessibility_violation(
 @pytest.mark.parametrize("role", ROLES)
 def test_every_page_as_each_role_has_no_serious_accessibility_violation(
     new_page, braid_server: str, sweep: Sweep, role: str, width: int
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     page = new_page(width)
     failed: list[str] = []
     page.on("response", lambda r: failed.append(f"{r.status} {r.url}") if r.status >= 400 else None)
@@ -407,7 +407,7 @@ def scan_after(page: Page, shot: str, act: Callable[[], None]) -> list[dict[str,
 
 def test_open_panels_and_dialogs_have_no_serious_accessibility_violation(
     new_page, braid_server: str, sweep: Sweep
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     found: dict[str, list[dict[str, object]]] = {}
     analyst = new_page(1440)
     log_in(analyst, braid_server, "analyst")

@@ -25,7 +25,7 @@ def test_every_contract_reducer_is_registered_with_its_initial_value() -> None:
         ("union", [1, "x"], ["x", 2, 1.0], [1, "x", 2]),
     ],
 )
-def test_one_write_applies_in_a_lineage(name: str, current, value, expected) -> None:  # type: ignore[no-untyped-def]
+def test_one_write_applies_in_a_lineage(name: str, current, value, expected) -> None:
     assert REDUCERS[name].apply(current, value) == expected
 
 
@@ -68,7 +68,7 @@ def test_sum_min_max_and_union_combine_concurrent_writes() -> None:
         ("merge", [1]),
     ],
 )
-def test_a_value_of_the_wrong_kind_is_rejected_with_the_reducer_named(name: str, value) -> None:  # type: ignore[no-untyped-def]
+def test_a_value_of_the_wrong_kind_is_rejected_with_the_reducer_named(name: str, value) -> None:
     with pytest.raises(WriteRejected, match=name):
         REDUCERS[name].apply(REDUCERS[name].initial() if name != "max" else 1, value)
 

@@ -20,6 +20,7 @@ from django.core.wsgi import get_wsgi_application
 from django.db import close_old_connections
 from drf_spectacular.generators import SchemaGenerator
 from hypothesis import HealthCheck, given, settings
+from pytest_django import Settings
 
 from braid.demo import create_demo_users
 
@@ -72,7 +73,7 @@ SEMANTIC_400 = {
 
 
 @pytest.fixture
-def demo_data(db, settings) -> Iterator[None]:  # type: ignore[no-untyped-def]
+def demo_data(db: None, settings: Settings) -> Iterator[None]:
     """Demo users and flows; no lockout, so invalid-credential checks cannot lock admin out.
 
     Like Django's test client, requests must not close the test's database connection
@@ -95,8 +96,8 @@ def test_the_schema_lists_every_operation() -> None:
 
 @pytest.mark.parametrize("role", sorted(PASSWORDS))
 @pytest.mark.parametrize("label", OPERATIONS)
-def test_every_operation_answers_as_its_schema_says(  # type: ignore[no-untyped-def]
-    demo_data: None, label: str, role: str, monkeypatch
+def test_every_operation_answers_as_its_schema_says(
+    demo_data: None, label: str, role: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setitem(CALLER, "Authorization", basic(role))
     method, path = label.split(" ")

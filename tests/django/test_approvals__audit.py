@@ -10,6 +10,7 @@ from approvals import audit
 from approvals.models import ApprovalEvent, AuditImmutable
 from tests.django.approval_helpers import INVOICE, decide, post, request_id, start
 from tests.django.durable_driver import drain
+from tests.django.fixture_types import ClientFor, DemoUsers
 
 pytestmark = pytest.mark.django_db
 
@@ -30,8 +31,8 @@ def verify_output() -> tuple[int, str]:
 
 
 def test_requests_views_decisions_closing_and_cancelling_are_audited_in_order(
-    demo, client_for
-) -> None:  # type: ignore[no-untyped-def]
+    demo: DemoUsers, client_for: ClientFor
+) -> None:
     finance, legal = client_for("finance"), client_for("legal")
     run = start(client_for("analyst"), "invoice-sign-off", INVOICE)
     fin = request_id(run, "fin")
@@ -64,7 +65,9 @@ def test_requests_views_decisions_closing_and_cancelling_are_audited_in_order(
     assert verify_output() == (0, "audit chain verified: 6 entries\n")
 
 
-def test_the_application_can_neither_update_nor_delete_an_entry(demo, client_for) -> None:  # type: ignore[no-untyped-def]
+def test_the_application_can_neither_update_nor_delete_an_entry(
+    demo: DemoUsers, client_for: ClientFor
+) -> None:
     start(client_for("analyst"), "invoice-sign-off", INVOICE)
     entry = ApprovalEvent.objects.first()
     assert entry is not None
@@ -81,7 +84,9 @@ def test_the_application_can_neither_update_nor_delete_an_entry(demo, client_for
     assert audit.verify().ok
 
 
-def test_editing_one_stored_entry_by_sql_breaks_the_chain_at_that_entry(demo, client_for) -> None:  # type: ignore[no-untyped-def]
+def test_editing_one_stored_entry_by_sql_breaks_the_chain_at_that_entry(
+    demo: DemoUsers, client_for: ClientFor
+) -> None:
     analyst = client_for("analyst")
     for _ in range(3):
         run = start(analyst, "invoice-sign-off", INVOICE)
@@ -101,7 +106,7 @@ def test_editing_one_stored_entry_by_sql_breaks_the_chain_at_that_entry(demo, cl
     )
 
 
-def test_removing_the_last_entry_by_sql_is_noticed(demo, client_for) -> None:  # type: ignore[no-untyped-def]
+def test_removing_the_last_entry_by_sql_is_noticed(demo: DemoUsers, client_for: ClientFor) -> None:
     start(client_for("analyst"), "invoice-sign-off", INVOICE)
     last = ApprovalEvent.objects.order_by("seq").last()
     assert last is not None
@@ -111,7 +116,9 @@ def test_removing_the_last_entry_by_sql_is_noticed(demo, client_for) -> None:  #
     assert (verdict.ok, verdict.entries, verdict.broken_seq) == (False, 1, 2)
 
 
-def test_an_overdue_request_is_audited_as_expired_once(demo, client_for) -> None:  # type: ignore[no-untyped-def]
+def test_an_overdue_request_is_audited_as_expired_once(
+    demo: DemoUsers, client_for: ClientFor
+) -> None:
     import datetime as dt
 
     from django.utils import timezone

@@ -14,6 +14,7 @@ from django.test import Client
 from braid.routing import websocket_urlpatterns
 from tests.django.approval_helpers import INVOICE, decide, request_id, start
 from tests.django.durable_driver import drain
+from tests.django.fixture_types import ClientFor, DemoUsers
 
 pytestmark = pytest.mark.django_db(transaction=True)
 ROUTES = URLRouter(websocket_urlpatterns)
@@ -31,7 +32,9 @@ async def receive(communicator: WebsocketCommunicator) -> dict[str, Any]:
     return json.loads(await communicator.receive_from(timeout=5))
 
 
-def test_each_approver_gets_their_count_at_once_and_again_when_it_moves(demo, client_for) -> None:  # type: ignore[no-untyped-def]
+def test_each_approver_gets_their_count_at_once_and_again_when_it_moves(
+    demo: DemoUsers, client_for: ClientFor
+) -> None:
     async def scenario() -> None:
         finance, legal = connect(demo["finance"]), connect(demo["legal"])
         assert (await finance.connect())[0] and (await legal.connect())[0]
@@ -60,7 +63,9 @@ def test_each_approver_gets_their_count_at_once_and_again_when_it_moves(demo, cl
     async_to_sync(scenario)()
 
 
-def test_a_delegation_moves_the_count_from_the_delegator_to_the_delegate(demo, client_for) -> None:  # type: ignore[no-untyped-def]
+def test_a_delegation_moves_the_count_from_the_delegator_to_the_delegate(
+    demo: DemoUsers, client_for: ClientFor
+) -> None:
     from django.contrib.auth.models import Group, User
 
     controller = User.objects.create_user("controller")
@@ -100,7 +105,9 @@ def test_a_socket_without_a_login_is_closed_with_4401() -> None:
     async_to_sync(scenario)()
 
 
-def test_the_asgi_application_reads_the_session_cookie_and_checks_the_origin(demo) -> None:  # type: ignore[no-untyped-def]
+def test_the_asgi_application_reads_the_session_cookie_and_checks_the_origin(
+    demo: DemoUsers,
+) -> None:
     from braid.asgi import application
 
     client = Client()

@@ -18,12 +18,14 @@ from urllib.parse import quote as percent
 
 import pytest
 from django.test import override_settings
+from pytest_django import Settings
 
 from engine import egress
 from engine.actions import http_request
 from engine.core.actions import ActionContext, ActionError
 from engine.models import Run
 from tests.django.durable_driver import drain
+from tests.django.fixture_types import ClientFor, DemoUsers
 
 CONTEXT = ActionContext("run", "call", "root:1", 1, "run/call/root:1/1")
 
@@ -135,7 +137,9 @@ def refusal(url: str) -> str:
     return str(refused.value)
 
 
-def test_an_allowed_host_is_reached_with_its_own_name_as_host(servers, hits) -> None:  # type: ignore[no-untyped-def]
+def test_an_allowed_host_is_reached_with_its_own_name_as_host(
+    servers: tuple[int, int], hits: Counter[str]
+) -> None:
     port, _ = servers
     assert call(f"http://127.0.0.1:{port}/json") == {"host": f"127.0.0.1:{port}", "pad": ""}
     assert call(f"http://LOCALHOST.:{port}/json")["host"] == f"localhost.:{port}"  # type: ignore[index]
@@ -143,20 +147,24 @@ def test_an_allowed_host_is_reached_with_its_own_name_as_host(servers, hits) -> 
 
 
 def test_a_reply_with_nan_or_infinity_is_its_text_not_a_number_json_cannot_store(
-    servers, hits
-) -> None:  # type: ignore[no-untyped-def]
+    servers: tuple[int, int], hits: Counter[str]
+) -> None:
     port, _ = servers
     assert call(f"http://127.0.0.1:{port}/nan") == '{"rate": NaN, "cap": Infinity}'
     assert hits == Counter({"127.0.0.1/nan": 1})
 
 
-def test_every_internal_address_form_is_refused_before_connecting(servers, hits) -> None:  # type: ignore[no-untyped-def]
+def test_every_internal_address_form_is_refused_before_connecting(
+    servers: tuple[int, int], hits: Counter[str]
+) -> None:
     port, other = servers
     assert {url: refusal(url) for url in attacks(port, other)} == refusals(port, other)
     assert hits == Counter()
 
 
-def test_a_redirect_to_an_internal_address_is_refused_and_never_followed(servers, hits) -> None:  # type: ignore[no-untyped-def]
+def test_a_redirect_to_an_internal_address_is_refused_and_never_followed(
+    servers: tuple[int, int], hits: Counter[str]
+) -> None:
     port, other = servers
     for target in attacks(port, other):
         for status in (301, 302, 303, 307, 308):
@@ -166,7 +174,9 @@ def test_a_redirect_to_an_internal_address_is_refused_and_never_followed(servers
     assert hits == Counter({"127.0.0.1/redirect": 5 * len(attacks(port, other))})
 
 
-def test_a_redirect_to_an_allowed_host_is_followed_and_a_loop_ends(servers, hits) -> None:  # type: ignore[no-untyped-def]
+def test_a_redirect_to_an_allowed_host_is_followed_and_a_loop_ends(
+    servers: tuple[int, int], hits: Counter[str]
+) -> None:
     port, _ = servers
     allowed = quote(f"http://localhost:{port}/json")
     assert call(f"http://127.0.0.1:{port}/redirect?to={allowed}", method="POST", json={}) == {
@@ -179,8 +189,8 @@ def test_a_redirect_to_an_allowed_host_is_followed_and_a_loop_ends(servers, hits
 
 
 def test_a_listed_name_that_resolves_to_an_unlisted_internal_address_is_refused(
-    servers, hits
-) -> None:  # type: ignore[no-untyped-def]
+    servers: tuple[int, int], hits: Counter[str]
+) -> None:
     port, _ = servers
     addresses = list(dict.fromkeys(egress.resolve("localhost", port)))
     first = egress.shown(addresses[0], port)
@@ -211,7 +221,9 @@ def test_the_checked_address_is_the_one_connected_to() -> None:
     )
 
 
-def test_a_reply_over_the_limit_fails_the_action_not_the_worker(servers, hits, settings) -> None:  # type: ignore[no-untyped-def]
+def test_a_reply_over_the_limit_fails_the_action_not_the_worker(
+    servers: tuple[int, int], hits: Counter[str], settings: Settings
+) -> None:
     port, _ = servers
     settings.BRAID_HTTP_MAX_RESPONSE_BYTES = 1000
     assert refusal(f"http://127.0.0.1:{port}/big") == (
@@ -221,8 +233,8 @@ def test_a_reply_over_the_limit_fails_the_action_not_the_worker(servers, hits, s
 
 @pytest.mark.django_db
 def test_a_run_whose_input_names_an_internal_url_fails_with_the_reason(
-    servers, demo, client_for
-) -> None:  # type: ignore[no-untyped-def]
+    servers: tuple[int, int], demo: DemoUsers, client_for: ClientFor
+) -> None:
 
     port, other = servers
     graph = {

@@ -8,6 +8,7 @@ import threading
 import pytest
 from celery.signals import before_task_publish
 from django.utils import timezone
+from pytest_django import Settings
 
 from engine import durable, leases, tasks
 from engine.core.events import ActionCompleted
@@ -61,7 +62,9 @@ def published() -> list[tuple[str, object]]:
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_fork_of_100_sends_its_actions_as_32_messages_and_completes(published, settings) -> None:  # type: ignore[no-untyped-def]
+def test_a_fork_of_100_sends_its_actions_as_32_messages_and_completes(
+    published: list[tuple[str, object]], settings: Settings
+) -> None:
     settings.BRAID_DISPATCH_STREAMS = 32
     settings.BRAID_STREAMS_PER_SLOT = 0  # no limit by the live workers' slots
     run = durable.create_run(resolve_graphs(fork_of(100)), "fork", {})
@@ -83,7 +86,7 @@ def beating(name: str, worker: str, slots: int, seconds_ago: float = 0) -> None:
 
 
 @pytest.mark.django_db
-def test_live_slots_count_each_live_worker_once_with_its_concurrency(settings) -> None:  # type: ignore[no-untyped-def]
+def test_live_slots_count_each_live_worker_once_with_its_concurrency(settings: Settings) -> None:
     assert leases.live_slots(fresh=True) == 0
     beating("h:1:a", "one@h", 4)
     beating("h:2:b", "one@h", 4)  # a second process of the same worker
@@ -97,7 +100,7 @@ def test_live_slots_count_each_live_worker_once_with_its_concurrency(settings) -
 
 
 @pytest.mark.django_db
-def test_a_wide_fan_out_leaves_as_two_messages_per_live_slot_at_most(settings) -> None:  # type: ignore[no-untyped-def]
+def test_a_wide_fan_out_leaves_as_two_messages_per_live_slot_at_most(settings: Settings) -> None:
     settings.BRAID_DISPATCH_STREAMS, settings.BRAID_STREAMS_PER_SLOT = 32, 2
     leases.live_slots(fresh=True)
     assert durable.stream_count(1000) == 32  # no lease beats: the setting alone
@@ -116,7 +119,9 @@ def test_a_wide_fan_out_leaves_as_two_messages_per_live_slot_at_most(settings) -
     leases.live_slots(fresh=True)
 
 
-def test_chunks_follow_the_setting_when_the_leases_cannot_be_read(settings, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_chunks_follow_the_setting_when_the_leases_cannot_be_read(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from django.db import OperationalError
 
     def unreachable(fresh: bool = False) -> int:
@@ -128,7 +133,9 @@ def test_chunks_follow_the_setting_when_the_leases_cannot_be_read(settings, monk
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_fork_of_100_on_two_workers_of_two_slots_is_8_messages(published, settings) -> None:  # type: ignore[no-untyped-def]
+def test_a_fork_of_100_on_two_workers_of_two_slots_is_8_messages(
+    published: list[tuple[str, object]], settings: Settings
+) -> None:
     settings.BRAID_DISPATCH_STREAMS, settings.BRAID_STREAMS_PER_SLOT = 32, 2
     beating("h:1:a", "one@h", 2)
     beating("h:2:b", "two@h", 2)
@@ -227,7 +234,7 @@ def claimed(run: Run, by: str, minutes_ago: float) -> Dispatch:
 
 
 @pytest.mark.django_db
-def test_an_action_of_a_live_worker_is_left_alone_however_long_it_takes(settings) -> None:  # type: ignore[no-untyped-def]
+def test_an_action_of_a_live_worker_is_left_alone_however_long_it_takes(settings: Settings) -> None:
     settings.BRAID_LEASE_DEAD_S = 10
     run = durable.create_run(resolve_graphs(fork_of(1)), "fork", {})
     durable.advance(str(run.pk))
@@ -237,7 +244,9 @@ def test_an_action_of_a_live_worker_is_left_alone_however_long_it_takes(settings
 
 
 @pytest.mark.django_db
-def test_an_action_of_a_worker_whose_lease_stopped_beating_is_sent_again(settings) -> None:  # type: ignore[no-untyped-def]
+def test_an_action_of_a_worker_whose_lease_stopped_beating_is_sent_again(
+    settings: Settings,
+) -> None:
     settings.BRAID_LEASE_DEAD_S = 10
     run = durable.create_run(resolve_graphs(fork_of(1)), "fork", {})
     durable.advance(str(run.pk))
@@ -261,7 +270,7 @@ def test_an_unclaimed_message_counts_as_lost_only_after_the_stale_time() -> None
 
 
 @pytest.mark.django_db
-def test_a_lease_beats_and_names_this_process(settings) -> None:  # type: ignore[no-untyped-def]
+def test_a_lease_beats_and_names_this_process(settings: Settings) -> None:
     settings.BRAID_LEASE_BEAT_S = 3600  # only the first, synchronous beat happens here
     name = leases.start_beating()
     try:
@@ -291,8 +300,8 @@ def chain_of(n: int) -> dict[str, object]:
 
 @pytest.mark.django_db(transaction=True)
 def test_an_action_task_runs_the_rest_of_a_chain_itself_without_a_message(
-    published, settings
-) -> None:  # type: ignore[no-untyped-def]
+    published: list[tuple[str, object]], settings: Settings
+) -> None:
     settings.BRAID_INLINE_ACTIONS = 100
     run = durable.create_run(resolve_graphs(chain_of(3)), "chain", {})
     durable.advance(str(run.pk))
@@ -305,7 +314,9 @@ def test_an_action_task_runs_the_rest_of_a_chain_itself_without_a_message(
 
 
 @pytest.mark.django_db(transaction=True)
-def test_past_its_inline_limit_an_action_task_sends_the_next_action(published, settings) -> None:  # type: ignore[no-untyped-def]
+def test_past_its_inline_limit_an_action_task_sends_the_next_action(
+    published: list[tuple[str, object]], settings: Settings
+) -> None:
     settings.BRAID_INLINE_ACTIONS = 1
     run = durable.create_run(resolve_graphs(chain_of(3)), "chain", {})
     durable.advance(str(run.pk))

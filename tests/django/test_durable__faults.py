@@ -22,11 +22,11 @@ def test_an_unreadable_inbox_event_is_skipped_and_the_run_goes_on() -> None:
 
 @pytest.mark.django_db
 def test_an_engine_error_fails_the_run_closed_instead_of_failing_the_step_forever(
-    monkeypatch,
-) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     real_step = durable.step
 
-    def broken_step(state, event, pick=None):  # type: ignore[no-untyped-def]
+    def broken_step(state, event, pick=None):
         if isinstance(event, ActionCompleted):
             raise RuntimeError("boom")
         return real_step(state, event, pick)

@@ -14,6 +14,7 @@ from engine.core.events import Decision
 from engine.core.runtime import perform
 from engine.models import Dispatch, NodeState, Run, TraceEvent
 from tests.django.durable_driver import drain
+from tests.django.fixture_types import ClientFor, DemoUsers
 
 
 def failing_then_passing_seed() -> int:
@@ -56,8 +57,8 @@ FLOW = {
 
 @pytest.mark.django_db
 def test_a_retried_run_reruns_only_the_failed_action_with_the_next_attempt(
-    client_for, demo_users
-) -> None:  # type: ignore[no-untyped-def]
+    client_for: ClientFor, demo_users: DemoUsers
+) -> None:
     flows.import_graph(demo_users["analyst"], FLOW, "retry-me", True)
     admin: Client = client_for("admin")
     body = admin.post(
@@ -106,8 +107,8 @@ SIGNED = {
 
 @pytest.mark.django_db
 def test_a_retry_reopens_the_requests_the_failure_closed_and_keeps_a_decision_it_refused(
-    client_for, demo_users
-) -> None:  # type: ignore[no-untyped-def]
+    client_for: ClientFor, demo_users: DemoUsers
+) -> None:
     flows.import_graph(demo_users["analyst"], SIGNED, "retry-signed", True)
     admin: Client = client_for("admin")
     body = admin.post(

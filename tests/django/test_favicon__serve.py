@@ -4,6 +4,7 @@ import pytest
 from django.test import Client
 
 from braid.favicon import ICON
+from tests.django.fixture_types import ClientFor
 
 pytestmark = pytest.mark.django_db
 
@@ -33,6 +34,6 @@ def test_the_login_page_links_the_svg_icon_which_is_served() -> None:
     assert b"".join(icon.streaming_content) == ICON.read_bytes()  # type: ignore[attr-defined]
 
 
-def test_a_signed_in_page_links_the_svg_icon(client_for) -> None:  # type: ignore[no-untyped-def]
+def test_a_signed_in_page_links_the_svg_icon(client_for: ClientFor) -> None:
     page = client_for("analyst").get("/flows/").content.decode()
     assert '<link rel="icon" href="/static/braid/favicon.svg" type="image/svg+xml">' in page

@@ -22,6 +22,7 @@ from braid.asgi import application
 from braid.routing import websocket_urlpatterns
 from engine.models import Run
 from tests.django.durable_driver import drain
+from tests.django.fixture_types import DemoUsers
 
 pytestmark = pytest.mark.django_db
 
@@ -142,7 +143,7 @@ def test_every_route_has_a_row_in_the_table() -> None:
 
 
 @pytest.fixture
-def clients(demo) -> dict[str, Client]:  # type: ignore[no-untyped-def]
+def clients(demo: DemoUsers) -> dict[str, Client]:
     """A client per role; `nobody` is logged in and in no group."""
     nobody = User.objects.create_user("nobody", password="braid-nobody-pw")
     users = {**demo, "nobody": nobody}
@@ -187,7 +188,7 @@ def test_every_socket_route_has_a_row_in_the_table() -> None:
 
 
 @pytest.mark.django_db(transaction=True)
-def test_each_role_gets_the_tables_answer_on_every_socket(demo) -> None:  # type: ignore[no-untyped-def]
+def test_each_role_gets_the_tables_answer_on_every_socket(demo: DemoUsers) -> None:
     nobody = User.objects.create_user("nobody", password="braid-nobody-pw")
     users = {**demo, "nobody": nobody}
     analyst = Client()

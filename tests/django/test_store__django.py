@@ -19,22 +19,22 @@ class FreshIds(DjangoStore):
     def key(self, run_id: str) -> str:
         return self.ids.setdefault(run_id, str(uuid.uuid5(uuid.NAMESPACE_URL, run_id)))
 
-    def create(self, run_id, flow, input_value, graphs):  # type: ignore[no-untyped-def]
+    def create(self, run_id, flow, input_value, graphs):
         super().create(self.key(run_id), flow, input_value, graphs)
 
-    def commit(self, run_id, *args, **kwargs):  # type: ignore[no-untyped-def]
+    def commit(self, run_id, *args, **kwargs):
         super().commit(self.key(run_id), *args, **kwargs)
 
-    def load(self, run_id):  # type: ignore[no-untyped-def]
+    def load(self, run_id):
         return super().load(self.key(run_id) if run_id in self.ids else run_id)
 
-    def rows(self, run_id):  # type: ignore[no-untyped-def]
+    def rows(self, run_id):
         return super().rows(self.key(run_id))
 
-    def trace(self, run_id):  # type: ignore[no-untyped-def]
+    def trace(self, run_id):
         return super().trace(self.key(run_id))
 
-    def approvals(self, run_id):  # type: ignore[no-untyped-def]
+    def approvals(self, run_id):
         return super().approvals(self.key(run_id) if run_id in self.ids else run_id)
 
 
