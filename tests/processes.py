@@ -119,7 +119,7 @@ class Browserless:
     ) -> tuple[int, object]:
         """POST JSON with the session's CSRF token (and `headers`); return the status and
         decoded body."""
-        token = next((c.value for c in self.cookies if c.name == "csrftoken"), "")
+        token = next((c.value or "" for c in self.cookies if c.name == "csrftoken"), "")
         request = urllib.request.Request(
             self.base_url + path, data=json.dumps(body).encode(), method="POST",
             headers={"Content-Type": "application/json", "X-CSRFToken": token,

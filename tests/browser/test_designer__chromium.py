@@ -9,11 +9,12 @@ import pytest
 from django.contrib.auth.models import User
 from django.core.management import call_command
 from django.test import Client
-from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import Browser, Locator, Page, expect
 from pytest_django.live_server_helper import LiveServer
 
 from designer import services
 from designer.models import DraftRevision, Flow
+from tests.browser.page_errors import errors_of, watch_errors
 from tests.browser.test_login__chromium import log_in
 
 pytestmark = pytest.mark.browser
@@ -45,10 +46,8 @@ def smallest_label_px(page: Page) -> float:
 @pytest.fixture
 def analyst_page(page: Page, live_server: LiveServer) -> Iterator[Page]:
     call_command("braid", "demo")
-    errors: list[str] = []
-    page.on("pageerror", lambda error: errors.append(str(error)))
+    watch_errors(page)
     log_in(page, live_server.url, "analyst", "braid-analyst")
-    page.errors = errors  # type: ignore[attr-defined]
     yield page
     # Leave the editor before the database is flushed: an autosave or a validation still
     # in flight would otherwise hold a table lock during the flush.
@@ -69,7 +68,7 @@ def test_each_demo_flow_opens_in_the_editor_readable_and_valid(
     )
     shoot(page, f"demo-{slug}")
     assert smallest_label_px(page) >= 12
-    assert page.errors == []  # type: ignore[attr-defined]
+    assert errors_of(page) == []
     assert json.loads(json.dumps(Flow.objects.get(slug=slug).draft)) == flow.draft
 
 
@@ -134,8 +133,9 @@ def set_field(page: Page, label: str, value: str) -> None:
     field.press("Enter")
 
 
-def drag_between(page: Page, source, target, release: bool = True) -> None:
+def drag_between(page: Page, source: Locator, target: Locator, release: bool = True) -> None:
     start, end = source.bounding_box(), target.bounding_box()
+    assert start is not None and end is not None, "both ends are on the page"
     page.mouse.move(start["x"] + start["width"] / 2, start["y"] + start["height"] / 2)
     page.mouse.down()
     page.mouse.move(end["x"] + end["width"] / 2, end["y"] + end["height"] / 2, steps=12)
@@ -231,7 +231,7 @@ def test_an_analyst_draws_the_invoice_flow_validates_publishes_and_reopens_it(
     page.locator(".braid-problems__counts").click()  # not an input: shortcuts go to the canvas
     shoot(page, "invoice-published")
     assert smallest_label_px(page) >= 12
-    assert page.errors == []  # type: ignore[attr-defined]
+    assert errors_of(page) == []
 
 
 def test_undo_and_redo_restore_the_exact_graph(analyst_page: Page, live_server: LiveServer) -> None:
@@ -265,7 +265,7 @@ def test_undo_and_redo_restore_the_exact_graph(analyst_page: Page, live_server: 
     page.keyboard.press("Control+z")
     wait_saved(page)
     assert stored("invoice-sign-off") == undone
-    assert page.errors == []  # type: ignore[attr-defined]
+    assert errors_of(page) == []
 
 
 def test_a_label_with_markup_shows_as_text_and_runs_nothing(
@@ -288,7 +288,7 @@ def test_a_label_with_markup_shows_as_text_and_runs_nothing(
     assert page.locator(".react-flow img, .braid-editor img").count() == 0
     assert page.evaluate("window.__xss") is None
     shoot(page, "markup-label")
-    assert page.errors == []  # type: ignore[attr-defined]
+    assert errors_of(page) == []
 
 
 def test_the_flows_list_searches_creates_duplicates_imports_and_refuses_deleting_a_used_flow(
@@ -348,7 +348,7 @@ def test_the_flows_list_searches_creates_duplicates_imports_and_refuses_deleting
     page.get_by_role("button", name="Create and open").click()
     expect(page).to_have_url(f"{live_server.url}/flows/fresh-one/")
     expect(page.locator(".react-flow__node")).to_have_count(0)
-    assert page.errors == []  # type: ignore[attr-defined]
+    assert errors_of(page) == []
 
 
 @pytest.mark.parametrize("path", ["/flows/", "/flows/batch-line-approval/"])
@@ -443,7 +443,7 @@ def test_a_version_opens_read_only_with_its_differences_and_restores(
     wait_saved(page)
     version = Flow.objects.get(slug="invoice-sign-off").versions.get(number=1).graph
     assert json.dumps(without_layout(stored("invoice-sign-off"))) == json.dumps(version)
-    assert page.errors == []  # type: ignore[attr-defined]
+    assert errors_of(page) == []
 
 
 def test_a_cel_error_shows_beside_its_field_at_the_reported_position(
@@ -470,7 +470,7 @@ def test_a_cel_error_shows_beside_its_field_at_the_reported_position(
     node(page, first_set).focus()
     page.keyboard.press("Control+z")
     expect(page.locator(".braid-problem--error")).to_have_count(0, timeout=8000)
-    assert page.errors == []  # type: ignore[attr-defined]
+    assert errors_of(page) == []
 
 
 def test_an_analyst_draws_a_foreach_with_a_return_and_an_or_slot_gather(
@@ -550,7 +550,7 @@ def test_an_analyst_draws_a_foreach_with_a_return_and_an_or_slot_gather(
         ],
         "state": {"seen": {"reducer": "append"}},
     }  # fmt: skip
-    assert page.errors == []  # type: ignore[attr-defined]
+    assert errors_of(page) == []
 
 
 def test_an_approver_sees_the_editor_read_only(page: Page, live_server: LiveServer) -> None:
@@ -589,7 +589,7 @@ def test_the_keyboard_reaches_nodes_and_the_shortcuts_list(
     expect(dialog).to_contain_text("Quick-add a node")
     page.keyboard.press("Escape")
     expect(dialog).to_have_count(0)
-    assert page.errors == []  # type: ignore[attr-defined]
+    assert errors_of(page) == []
 
 
 def test_nodes_copied_in_one_flow_paste_into_another(
@@ -617,4 +617,4 @@ def test_nodes_copied_in_one_flow_paste_into_another(
     page.keyboard.press("Escape")  # the pasted pair is selected; start afresh
     pick(page, "fin")
     expect(page.locator(".braid-inspector")).to_contain_text("Groups: legal")
-    assert page.errors == []  # type: ignore[attr-defined]
+    assert errors_of(page) == []

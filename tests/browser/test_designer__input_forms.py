@@ -43,7 +43,7 @@ def flow_panel(page: Page):
     return page.locator(".braid-input-fields")
 
 
-def add_field(fields, name: str, kind: str) -> None:
+def add_field(fields: Locator, name: str, kind: str) -> None:
     """Add a top-level input field of that type."""
     fields.get_by_label("New input field", exact=True).fill(name)
     fields.get_by_label("Type of the new input field", exact=True).select_option(kind)

@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Locator, Page, Route, expect
 from pytest_django.live_server_helper import LiveServer
 
 from tests.browser.test_login__chromium import log_in
@@ -36,7 +36,7 @@ def node(page: Page, node_id: str):
     return page.locator(f'.react-flow__node[data-id="{node_id}"] .braid-node')
 
 
-def as_json(form):
+def as_json(form: Locator) -> Locator:
     """Return the start form's JSON editor, switching from the typed form where there is one."""
     toggle = form.get_by_role("button", name="Edit as JSON (advanced)")
     if toggle.count() > 0:
@@ -214,7 +214,7 @@ def test_a_start_tried_again_after_its_answer_was_lost_opens_the_run_it_started(
     as_json(form).fill('{"urgent": true}')
     keys: list[str | None] = []
 
-    def lose_the_answer(route) -> None:
+    def lose_the_answer(route: Route) -> None:
         keys.append(route.request.header_value("idempotency-key"))
         route.fetch()  # the server starts the run...
         route.abort()  # ...and the browser never hears of it

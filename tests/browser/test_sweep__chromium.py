@@ -17,8 +17,9 @@ from functools import cache
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import Browser, BrowserContext, Page, expect
 
+from tests.browser.page_errors import errors_of, watch_errors
 from tests.processes import Browserless
 
 pytestmark = pytest.mark.browser
@@ -118,16 +119,16 @@ def pages_of(sweep: Sweep, role: str = "admin") -> dict[str, str]:
 
 
 @pytest.fixture
-def new_page(browser: Browser) -> Iterator:  # type: ignore[type-arg]
-    """Return a function opening a fresh page (own cookies) at a width; close them after."""
-    contexts = []
+def new_page(browser: Browser) -> Iterator[Callable[[int], Page]]:
+    """Return a function opening a fresh page (own cookies) at a width, its script errors
+    watched; close them after."""
+    contexts: list[BrowserContext] = []
 
     def open_page(width: int) -> Page:
         context = browser.new_context(viewport={"width": width, "height": WIDTHS[width]})
         contexts.append(context)
         page = context.new_page()
-        page.errors = []  # type: ignore[attr-defined]
-        page.on("pageerror", lambda error: page.errors.append(str(error)))  # type: ignore[attr-defined]
+        watch_errors(page)
         return page
 
     yield open_page
@@ -219,7 +220,12 @@ def overlap(a: dict[str, float], b: dict[str, float]) -> bool:
     ],
 )
 def test_no_text_on_the_canvas_is_under_12_px_at_the_fitted_zoom(
-    new_page, braid_server: str, sweep: Sweep, role: str, name: str, width: int
+    new_page: Callable[[int], Page],
+    braid_server: str,
+    sweep: Sweep,
+    role: str,
+    name: str,
+    width: int,
 ) -> None:
     page = new_page(width)
     log_in(page, braid_server, role)
@@ -230,12 +236,12 @@ def test_no_text_on_the_canvas_is_under_12_px_at_the_fitted_zoom(
         page.evaluate(ZOOM) >= 1
     )  # the fit stopped at the floor (12 px text at 12 px) and pans instead
     assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
-    assert page.errors == []  # type: ignore[attr-defined]
+    assert errors_of(page) == []
 
 
 @pytest.mark.parametrize(("role", "name"), [("analyst", "editor-gathers"), ("admin", "run")])
 def test_the_fit_button_zooms_a_zoomed_out_canvas_back_to_readable_text_and_no_further(
-    new_page, braid_server: str, sweep: Sweep, role: str, name: str
+    new_page: Callable[[int], Page], braid_server: str, sweep: Sweep, role: str, name: str
 ) -> None:
     page = new_page(390)
     log_in(page, braid_server, role)
@@ -257,7 +263,7 @@ def test_the_fit_button_zooms_a_zoomed_out_canvas_back_to_readable_text_and_no_f
 
 @pytest.mark.parametrize(("role", "name"), [("analyst", "editor"), ("admin", "run")])
 def test_the_zoom_and_fit_controls_draw_16_px_icons_in_32_px_buttons(
-    new_page, braid_server: str, sweep: Sweep, role: str, name: str
+    new_page: Callable[[int], Page], braid_server: str, sweep: Sweep, role: str, name: str
 ) -> None:
     page = new_page(1440)
     log_in(page, braid_server, role)
@@ -287,7 +293,7 @@ def test_the_zoom_and_fit_controls_draw_16_px_icons_in_32_px_buttons(
 
 
 def test_a_test_runs_badges_leave_each_gathers_slots_and_and_marker_in_view(
-    new_page, braid_server: str
+    new_page: Callable[[int], Page], braid_server: str
 ) -> None:
     page = new_page(1440)
     log_in(page, braid_server, "analyst")
@@ -321,11 +327,11 @@ def test_a_test_runs_badges_leave_each_gathers_slots_and_and_marker_in_view(
     [gather] = boxes(page, '.react-flow__node[data-id="ab"]')
     assert canvas["top"] < gather["top"] and gather["bottom"] < canvas["bottom"]
     shoot(page, "analyst-editor-test-run-1440")
-    assert page.errors == []  # type: ignore[attr-defined]
+    assert errors_of(page) == []
 
 
 def test_the_palette_draws_each_node_kind_as_an_svg_icon_not_a_font_glyph(
-    new_page, braid_server: str
+    new_page: Callable[[int], Page], braid_server: str
 ) -> None:
     page = new_page(1440)
     log_in(page, braid_server, "analyst")
@@ -357,7 +363,7 @@ def visit(page: Page, base_url: str, path: str, shot: str) -> list[dict[str, obj
 
 @pytest.mark.parametrize("width", WIDTHS)
 def test_the_login_page_has_no_serious_accessibility_violation(
-    new_page, braid_server: str, width: int
+    new_page: Callable[[int], Page], braid_server: str, width: int
 ) -> None:
     page = new_page(width)
     failed: list[str] = []
@@ -371,13 +377,13 @@ def test_the_login_page_has_no_serious_accessibility_violation(
     found["login-error"] = axe_violations(page)
     assert {name: found for name, found in found.items() if found} == {}
     assert [line for line in failed if "/login/" not in line] == []
-    assert page.errors == []  # type: ignore[attr-defined]
+    assert errors_of(page) == []
 
 
 @pytest.mark.parametrize("width", WIDTHS)
 @pytest.mark.parametrize("role", ROLES)
 def test_every_page_as_each_role_has_no_serious_accessibility_violation(
-    new_page, braid_server: str, sweep: Sweep, role: str, width: int
+    new_page: Callable[[int], Page], braid_server: str, sweep: Sweep, role: str, width: int
 ) -> None:
     page = new_page(width)
     failed: list[str] = []
@@ -394,7 +400,7 @@ def test_every_page_as_each_role_has_no_serious_accessibility_violation(
     docs = visit(page, braid_server, "/api/docs/", f"{role}-api-docs-{width}")
     assert sorted(violation["rule"] for violation in docs) == SWAGGER_UI_FAULTS
     assert failed == [f"404 {braid_server}/flows/no-such-flow/"]
-    assert page.errors == []  # type: ignore[attr-defined]
+    assert errors_of(page) == []
 
 
 def scan_after(page: Page, shot: str, act: Callable[[], None]) -> list[dict[str, object]]:
@@ -406,7 +412,7 @@ def scan_after(page: Page, shot: str, act: Callable[[], None]) -> list[dict[str,
 
 
 def test_open_panels_and_dialogs_have_no_serious_accessibility_violation(
-    new_page, braid_server: str, sweep: Sweep
+    new_page: Callable[[int], Page], braid_server: str, sweep: Sweep
 ) -> None:
     found: dict[str, list[dict[str, object]]] = {}
     analyst = new_page(1440)
@@ -453,4 +459,4 @@ def test_open_panels_and_dialogs_have_no_serious_accessibility_violation(
     )  # fmt: skip
     violations = {name: found for name, found in found.items() if found}
     assert violations == {}, json.dumps(violations, indent=1)
-    assert analyst.errors == admin.errors == finance.errors == []  # type: ignore[attr-defined]
+    assert errors_of(analyst) == errors_of(admin) == errors_of(finance) == []

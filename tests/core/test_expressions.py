@@ -17,8 +17,9 @@ from engine.core.expressions import (
     position_at,
     to_plain,
 )
+from engine.core.values import JSON
 
-LINE = {"id": "L2", "amount": 20000}
+LINE: dict[str, JSON] = {"id": "L2", "amount": 20000}
 BINDINGS = Bindings(
     state={"total": 3, "status": "pending", "name": "Ann", "log": ["a"]},
     input={"lines": [{"id": "L1", "amount": 50}, LINE], "when": "2030-01-02T03:04:05Z"},

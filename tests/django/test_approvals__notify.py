@@ -4,7 +4,8 @@ and reassignment email the new decider; people can turn it off; a failing mail s
 loses nothing."""
 
 import logging
-from typing import Any
+from collections.abc import Callable
+from typing import Protocol
 
 import pytest
 from django.contrib.auth.models import Group, User
@@ -29,11 +30,17 @@ def member(name: str, *groups: str, email: str = "") -> User:
     return user
 
 
+class AfterCommit(Protocol):
+    """Runs work, then what it left for after commit; returns what the work returned."""
+
+    def __call__[T](self, work: Callable[[], T]) -> T: ...
+
+
 @pytest.fixture
-def committed(django_capture_on_commit_callbacks: DjangoCaptureOnCommitCallbacks):
+def committed(django_capture_on_commit_callbacks: DjangoCaptureOnCommitCallbacks) -> AfterCommit:
     """Run what would run after commit (the test's transaction never commits)."""
 
-    def run(work: Any) -> Any:
+    def run[T](work: Callable[[], T]) -> T:
         with django_capture_on_commit_callbacks(execute=True):
             return work()
 
@@ -54,7 +61,7 @@ def sent_to() -> list[list[str]]:
 
 
 def test_a_new_request_emails_each_member_of_its_group_once_with_a_link_and_its_context(
-    flow: str, client_for: ClientFor, committed, settings: Settings
+    flow: str, client_for: ClientFor, committed: AfterCommit, settings: Settings
 ) -> None:
     settings.BRAID_BASE_URL = "https://braid.example.org/"
     run = committed(lambda: start(client_for("analyst"), flow, {"amount": 120, "ref": "x" * 90}))
@@ -80,7 +87,7 @@ def test_nothing_is_sent_before_the_transaction_commits(flow: str, client_for: C
 
 
 def test_a_second_or_late_delivery_of_the_same_request_sends_nothing(
-    flow: str, client_for: ClientFor, committed
+    flow: str, client_for: ClientFor, committed: AfterCommit
 ) -> None:
     run = committed(lambda: start(client_for("analyst"), flow, {"amount": 1}))
     pk = request_id(run, "ask")
@@ -91,7 +98,7 @@ def test_a_second_or_late_delivery_of_the_same_request_sends_nothing(
 
 
 def test_driving_the_run_again_sends_nothing_more(
-    flow: str, client_for: ClientFor, committed
+    flow: str, client_for: ClientFor, committed: AfterCommit
 ) -> None:
     run = committed(lambda: start(client_for("analyst"), flow, {"amount": 1}))
     committed(lambda: drain(run))
@@ -100,14 +107,14 @@ def test_driving_the_run_again_sends_nothing_more(
 
 
 def test_the_starter_is_not_told_about_their_own_runs_request(
-    flow: str, client_for: ClientFor, committed
+    flow: str, client_for: ClientFor, committed: AfterCommit
 ) -> None:
     committed(lambda: start(client_for("finance"), flow, {"amount": 1}))
     assert sent_to() == [["controller@braid.example"]]
 
 
 def test_a_person_who_turned_emails_off_gets_none(
-    flow: str, client_for: ClientFor, committed
+    flow: str, client_for: ClientFor, committed: AfterCommit
 ) -> None:
     finance = client_for("finance")
     answer = finance.put("/api/me/notifications/", {"email_requests": False},
@@ -118,7 +125,7 @@ def test_a_person_who_turned_emails_off_gets_none(
 
 
 def test_a_person_without_an_address_is_skipped(
-    flow: str, client_for: ClientFor, committed
+    flow: str, client_for: ClientFor, committed: AfterCommit
 ) -> None:
     User.objects.filter(username="controller").update(email="")
     committed(lambda: start(client_for("analyst"), flow, {"amount": 1}))
@@ -126,7 +133,7 @@ def test_a_person_without_an_address_is_skipped(
 
 
 def test_a_delegation_emails_the_delegate_with_who_delegated(
-    flow: str, client_for: ClientFor, committed
+    flow: str, client_for: ClientFor, committed: AfterCommit
 ) -> None:
     run = committed(lambda: start(client_for("analyst"), flow, {"amount": 5}))
     pk = request_id(run, "ask")
@@ -139,7 +146,9 @@ def test_a_delegation_emails_the_delegate_with_who_delegated(
     assert "finance delegated their part of this request to you." in message.body
 
 
-def test_a_reassignment_emails_the_assignee(flow: str, client_for: ClientFor, committed) -> None:
+def test_a_reassignment_emails_the_assignee(
+    flow: str, client_for: ClientFor, committed: AfterCommit
+) -> None:
     member("deputy", "legal")
     run = committed(lambda: start(client_for("analyst"), flow, {"amount": 5}))
     pk = request_id(run, "ask")
@@ -152,7 +161,9 @@ def test_a_reassignment_emails_the_assignee(flow: str, client_for: ClientFor, co
     assert "An admin (admin) reassigned this request to you: you alone decide it." in message.body
 
 
-def test_a_refused_delegation_emails_nobody(flow: str, client_for: ClientFor, committed) -> None:
+def test_a_refused_delegation_emails_nobody(
+    flow: str, client_for: ClientFor, committed: AfterCommit
+) -> None:
     run = committed(lambda: start(client_for("analyst"), flow, {"amount": 5}))
     mail.outbox.clear()
     pk = request_id(run, "ask")
@@ -165,7 +176,7 @@ def test_a_refused_delegation_emails_nobody(flow: str, client_for: ClientFor, co
 def test_a_failing_mail_server_loses_nothing_and_is_logged(
     flow: str,
     client_for: ClientFor,
-    committed,
+    committed: AfterCommit,
     settings: Settings,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
@@ -186,7 +197,7 @@ def test_a_failing_mail_server_loses_nothing_and_is_logged(
 
 
 def test_a_step_opening_two_requests_for_one_person_sends_one_digest(
-    demo: DemoUsers, client_for: ClientFor, committed
+    demo: DemoUsers, client_for: ClientFor, committed: AfterCommit
 ) -> None:
     ask = {"type": "approval", "groups": ["legal"], "policy": "any"}
     graph = {

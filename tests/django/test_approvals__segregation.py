@@ -13,6 +13,7 @@ from django.test import Client
 from approvals import services
 from approvals.models import ApprovalEvent, ApprovalRequest
 from engine import services as engine_services
+from engine.models import Run
 from tests.django.approval_helpers import (
     approval_graph,
     decide,
@@ -63,7 +64,7 @@ def both_groups_graph() -> dict[str, Any]:
 
 
 @pytest.fixture
-def both(people: dict[str, User], client_for: ClientFor) -> Any:
+def both(people: dict[str, User], client_for: ClientFor) -> Run:
     """A durable run started by the analyst, waiting on one request of finance and legal."""
     publish(client_for("analyst"), "both-groups", both_groups_graph())
     return start(client_for("analyst"), "both-groups", {"amount": 7})
@@ -89,7 +90,7 @@ def seats(pk: int) -> tuple[Any, ...]:
 
 @pytest.mark.parametrize("second", ["finance", "legal"])
 def test_a_member_of_both_groups_approving_alone_does_not_close_an_all_request(
-    people: dict[str, User], both, client_for: ClientFor, second
+    people: dict[str, User], both: Run, client_for: ClientFor, second
 ) -> None:
     pk, dual = request_id(both, "ask"), client_of(people["dual"])
     assert decide(dual, pk, "approve").status_code == 202
@@ -123,7 +124,7 @@ def test_braid_decide_counts_a_dual_members_one_vote_once_on_an_in_process_run(
 
 
 def test_a_legal_member_cannot_hand_their_seat_to_a_finance_member(
-    people: dict[str, User], both, client_for: ClientFor
+    people: dict[str, User], both: Run, client_for: ClientFor
 ) -> None:
     pk, legal = request_id(both, "ask"), client_for("legal")
     before = footprint(both), seats(pk)
@@ -146,7 +147,7 @@ def test_a_legal_member_cannot_hand_their_seat_to_a_finance_member(
 
 
 def test_delegating_back_to_the_delegator_is_refused_and_the_delegate_keeps_the_part(
-    people: dict[str, User], both, client_for: ClientFor
+    people: dict[str, User], both: Run, client_for: ClientFor
 ) -> None:
     pk, controller = request_id(both, "ask"), client_of(people["controller"])
     assert post(client_for("finance"), f"/api/approvals/{pk}/delegate/",
@@ -166,7 +167,9 @@ def test_delegating_back_to_the_delegator_is_refused_and_the_delegate_keeps_the_
     assert decide(controller, pk, "approve").status_code == 202
 
 
-def test_a_longer_chain_never_returns_to_its_first_delegator(people: dict[str, User], both) -> None:
+def test_a_longer_chain_never_returns_to_its_first_delegator(
+    people: dict[str, User], both: Run
+) -> None:
     pk = request_id(both, "ask")
     assert hand_over(pk, people["finance"], "controller") is None
     assert hand_over(pk, people["controller"], "auditor") is None
@@ -186,7 +189,7 @@ def test_a_longer_chain_never_returns_to_its_first_delegator(people: dict[str, U
 
 
 def test_each_delegate_rule_refuses_with_its_code_and_changes_nothing(
-    people: dict[str, User], both, client_for: ClientFor
+    people: dict[str, User], both: Run, client_for: ClientFor
 ) -> None:
     pk = request_id(both, "ask")
     member("retired", "finance", active=False)
@@ -221,7 +224,9 @@ def test_each_delegate_rule_refuses_with_its_code_and_changes_nothing(
     assert seats(pk) == before
 
 
-def test_a_part_already_held_cannot_be_given_a_second_time(people: dict[str, User], both) -> None:
+def test_a_part_already_held_cannot_be_given_a_second_time(
+    people: dict[str, User], both: Run
+) -> None:
     pk = request_id(both, "ask")
     assert hand_over(pk, people["finance"], "controller") is None
     refused = hand_over(pk, people["auditor"], "controller")
@@ -233,7 +238,7 @@ def test_a_part_already_held_cannot_be_given_a_second_time(people: dict[str, Use
 
 
 def test_a_member_of_both_groups_cannot_receive_a_part_of_either(
-    people: dict[str, User], both
+    people: dict[str, User], both: Run
 ) -> None:
     pk = request_id(both, "ask")
     refused = hand_over(pk, people["finance"], "dual")
@@ -249,7 +254,7 @@ def test_a_member_of_both_groups_cannot_receive_a_part_of_either(
 
 
 @pytest.fixture
-def board_vote(demo: DemoUsers, client_for: ClientFor) -> tuple[Any, dict[str, User]]:
+def board_vote(demo: DemoUsers, client_for: ClientFor) -> tuple[Run, dict[str, User]]:
     """A run waiting on a quorum of two of the board, which has exactly two members."""
     board = {name: member(name, "board") for name in ("ann", "bob")}
     graph = approval_graph(policy={"quorum": 2})
@@ -279,7 +284,7 @@ def test_a_delegation_that_leaves_too_few_people_for_the_quorum_is_refused(
 
 
 def test_a_deactivated_delegate_gives_the_part_back_to_its_delegator(
-    people: dict[str, User], both
+    people: dict[str, User], both: Run
 ) -> None:
     pk = request_id(both, "ask")
     assert hand_over(pk, people["finance"], "controller") is None
@@ -310,7 +315,7 @@ def test_a_deactivated_delegate_gives_the_part_back_to_its_delegator(
 
 
 def test_a_request_that_needs_two_people_is_not_reassigned_to_one(
-    people: dict[str, User], both, client_for: ClientFor
+    people: dict[str, User], both: Run, client_for: ClientFor
 ) -> None:
     pk, admin = request_id(both, "ask"), client_for("admin")
     before = footprint(both), seats(pk)
@@ -334,7 +339,7 @@ def test_a_request_that_needs_two_people_is_not_reassigned_to_one(
 
 
 def test_an_assignee_cannot_pass_a_reassigned_request_on(
-    people: dict[str, User], both, client_for: ClientFor
+    people: dict[str, User], both: Run, client_for: ClientFor
 ) -> None:
     pk = request_id(both, "ask")
     assert decide(client_for("legal"), pk, "approve").status_code == 202

@@ -3,7 +3,9 @@
 import pytest
 
 from engine import durable
-from engine.core.events import ActionCompleted
+from engine.core.events import ActionCompleted, Command, Event
+from engine.core.scheduler import Pick
+from engine.core.state import RunState
 from engine.models import PendingEvent
 from engine.services import resolve_graphs
 from engine.store import DjangoStore
@@ -26,7 +28,9 @@ def test_an_engine_error_fails_the_run_closed_instead_of_failing_the_step_foreve
 ) -> None:
     real_step = durable.step
 
-    def broken_step(state, event, pick=None):
+    def broken_step(
+        state: RunState, event: Event, pick: Pick | None = None
+    ) -> tuple[RunState, list[Command]]:
         if isinstance(event, ActionCompleted):
             raise RuntimeError("boom")
         return real_step(state, event, pick)

@@ -1,9 +1,11 @@
 """/healthz reports the database, broker, channel layer and workers, plus versions."""
 
 import threading
+from collections.abc import Iterator
 from importlib.metadata import version
 
 import pytest
+from celery.worker import WorkController
 from django.db import connection
 from django.test import Client
 
@@ -13,7 +15,7 @@ from tests.django.fixture_types import ClientFor
 
 
 @pytest.fixture
-def embedded_worker():
+def embedded_worker() -> Iterator[WorkController]:
     """Run the embedded Celery worker thread for the test."""
     worker = start_embedded_worker(concurrency=2)
     yield worker
@@ -21,7 +23,7 @@ def embedded_worker():
 
 
 def test_healthz_is_ok_in_embedded_mode_with_the_worker_thread(
-    client_for: ClientFor, embedded_worker
+    client_for: ClientFor, embedded_worker: WorkController
 ) -> None:
     response = client_for("admin").get("/healthz")
     body = response.json()
@@ -51,7 +53,7 @@ def test_healthz_is_503_and_names_the_cause_when_the_worker_is_not_running(
 
 
 def test_healthz_answers_anyone_without_login_and_without_details(
-    embedded_worker, db: None
+    embedded_worker: WorkController, db: None
 ) -> None:
     response = Client().get("/healthz")
     assert response.status_code == 200
@@ -78,7 +80,9 @@ def record(value: int) -> None:
     done.set()
 
 
-def test_the_embedded_worker_runs_a_task_published_in_this_process(embedded_worker) -> None:
+def test_the_embedded_worker_runs_a_task_published_in_this_process(
+    embedded_worker: WorkController,
+) -> None:
     record.delay(41)
     assert done.wait(timeout=10)
     assert seen == [41]

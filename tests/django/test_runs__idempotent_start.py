@@ -4,6 +4,7 @@ import json
 
 import pytest
 from django.test import Client
+from rest_framework.response import Response
 
 from engine import api
 from engine.models import PendingEvent, Run
@@ -84,7 +85,7 @@ def test_a_key_stored_meanwhile_answers_its_run(
     looks: list[str] = []
     original = api.replayed
 
-    def late(user, key, digest):
+    def late(user: object, key: str, digest: str) -> Response | None:
         looks.append(key)
         return None if len(looks) == 1 else original(user, key, digest)
 
