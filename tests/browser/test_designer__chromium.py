@@ -102,7 +102,7 @@ def without_layout(document: dict) -> dict:  # type: ignore[type-arg]
     return {key: value for key, value in document.items() if key != "layout"}
 
 
-def node(page: Page, node_id: str):
+def node(page: Page, node_id: str) -> Locator:
     return page.locator(f'.react-flow__node[data-id="{node_id}"]')
 
 
@@ -116,7 +116,7 @@ def pick(page: Page, node_id: str, **click: object) -> None:
     expect(node(page, node_id)).to_have_class(re.compile(r"\bselected\b"))
 
 
-def handle(page: Page, node_id: str, handle_id: str):
+def handle(page: Page, node_id: str, handle_id: str) -> Locator:
     return node(page, node_id).locator(f'.react-flow__handle[data-handleid="{handle_id}"]')
 
 

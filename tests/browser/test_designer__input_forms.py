@@ -37,7 +37,7 @@ def shown_wide_then_on_a_phone(page: Page, shown: Locator, name: str) -> None:
     shoot(page, f"{name}-390")
 
 
-def flow_panel(page: Page):
+def flow_panel(page: Page) -> Locator:
     """Return the Flow panel (nothing selected): name, input fields, state."""
     page.keyboard.press("Escape")
     return page.locator(".braid-input-fields")

@@ -31,7 +31,7 @@ def shoot(page: Page, name: str) -> None:
     page.screenshot(path=str(SCREENSHOTS / f"monitor-{name}.png"), full_page=True)
 
 
-def node(page: Page, node_id: str):
+def node(page: Page, node_id: str) -> Locator:
     """Return the drawn node of that id."""
     return page.locator(f'.react-flow__node[data-id="{node_id}"] .braid-node')
 
@@ -573,7 +573,7 @@ def test_subflow_children_are_drawn_inside_their_node_nested_and_colored_live(
     assert errors == []
 
 
-def tree_row(page: Page, execution_id: str):
+def tree_row(page: Page, execution_id: str) -> Locator:
     """Return the execution tree's button for that execution."""
     tree = page.get_by_role("list", name="Execution tree")
     return tree.locator(f'button.tree-row[data-execution="{execution_id}"]')

@@ -47,7 +47,7 @@ def stored() -> tuple[int, int, int]:
     ],
 )
 def test_a_state_filter_on_anything_but_a_declared_field_is_a_400(
-    demo: DemoUsers, client_for: ClientFor, condition, message
+    demo: DemoUsers, client_for: ClientFor, condition: str, message: str
 ) -> None:
     response = client_for("admin").get("/api/runs/", {"state": condition})
     assert (response.status_code, response.json()) == (400, {"state": message})
@@ -87,7 +87,7 @@ def test_a_state_filter_compares_json_values_for_equality_only(
     ],
 )  # fmt: skip
 def test_malformed_paging_and_dates_are_a_400_naming_the_field(
-    demo: DemoUsers, client_for: ClientFor, query, field, message
+    demo: DemoUsers, client_for: ClientFor, query: dict[str, str], field: str, message: str
 ) -> None:
     response = client_for("admin").get("/api/runs/", query)
     assert (response.status_code, response.json()) == (400, {field: message})

@@ -75,7 +75,7 @@ def test_a_bulk_decision_records_each_request_on_its_own_and_reports_each_result
     ],
 )
 def test_a_malformed_bulk_body_is_a_400_naming_the_field(
-    demo: DemoUsers, client_for: ClientFor, body
+    demo: DemoUsers, client_for: ClientFor, body: dict[str, object]
 ) -> None:
     answer = post(client_for("finance"), "/api/approvals/decide/", body)
     assert answer.status_code == 400

@@ -77,7 +77,7 @@ def test_a_request_past_its_due_time_is_overdue_in_the_list_filters_and_count(
     ],
 )
 def test_bad_approval_config_is_refused_with_the_field_at_fault(
-    demo: DemoUsers, client_for: ClientFor, config, problem
+    demo: DemoUsers, client_for: ClientFor, config: dict[str, object], problem: tuple[str, str]
 ) -> None:
     analyst = client_for("analyst")
     assert (

@@ -87,7 +87,7 @@ def test_a_delegated_request_moves_to_the_delegate_and_the_delegator_loses_it(
     ],
 )
 def test_a_request_is_delegated_only_to_another_active_member_of_its_groups(
-    demo: DemoUsers, client_for: ClientFor, to, code, detail
+    demo: DemoUsers, client_for: ClientFor, to: str, code: str, detail: str
 ) -> None:
     run = start(client_for("analyst"), "invoice-sign-off", INVOICE)
     before = footprint(run)

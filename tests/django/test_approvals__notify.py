@@ -248,7 +248,7 @@ def test_the_setting_is_on_until_turned_off(demo: DemoUsers, client_for: ClientF
     ],
 )
 def test_a_bad_setting_is_a_400_naming_the_field(
-    demo: DemoUsers, client_for: ClientFor, body, fields
+    demo: DemoUsers, client_for: ClientFor, body: object, fields: dict[str, str]
 ) -> None:
     legal = client_for("legal")
     answer = legal.put("/api/me/notifications/", body, content_type="application/json")

@@ -42,7 +42,7 @@ def demo_flow(name: str) -> dict:  # type: ignore[type-arg]
 @pytest.mark.django_db
 @pytest.mark.parametrize("order", [("fin", "leg"), ("leg", "fin")])
 def test_parallel_approvals_in_fork_branches_complete_in_either_order(
-    demo: DemoUsers, client_for: ClientFor, order
+    demo: DemoUsers, client_for: ClientFor, order: tuple[str, str]
 ) -> None:
     run = start(client_for("analyst"), "invoice-sign-off", INVOICE)
     deciders = {"fin": client_for("finance"), "leg": client_for("legal")}
@@ -133,7 +133,7 @@ def invoice_run(demo: DemoUsers, client_for: ClientFor) -> Run:
     ],
 )
 def test_each_refused_decision_has_its_status_and_changes_no_row(
-    demo: DemoUsers, client_for: ClientFor, case, status, code
+    demo: DemoUsers, client_for: ClientFor, case: str, status: int, code: str
 ) -> None:
     finance = client_for("finance")
     starter = "finance" if case == "starter" else "analyst"

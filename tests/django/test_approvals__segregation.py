@@ -90,7 +90,7 @@ def seats(pk: int) -> tuple[Any, ...]:
 
 @pytest.mark.parametrize("second", ["finance", "legal"])
 def test_a_member_of_both_groups_approving_alone_does_not_close_an_all_request(
-    people: dict[str, User], both: Run, client_for: ClientFor, second
+    people: dict[str, User], both: Run, client_for: ClientFor, second: str
 ) -> None:
     pk, dual = request_id(both, "ask"), client_of(people["dual"])
     assert decide(dual, pk, "approve").status_code == 202

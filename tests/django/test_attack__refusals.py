@@ -70,7 +70,7 @@ def ids_refusal(message: str) -> tuple[int, dict[str, Any]]:
     ],
 )  # fmt: skip
 def test_a_bulk_decision_naming_an_id_no_database_holds_is_a_400(
-    demo: DemoUsers, client_for: ClientFor, ids, expected
+    demo: DemoUsers, client_for: ClientFor, ids: list[object], expected: tuple[int, dict[str, Any]]
 ) -> None:
     answer = post(client_for("finance"), "/api/approvals/decide/",
                   {"ids": ids, "decision": "approve"})  # fmt: skip
@@ -200,7 +200,7 @@ def test_a_nul_in_any_query_parameter_is_a_400_naming_it_on_every_database(
     ],
 )  # fmt: skip
 def test_a_run_start_naming_a_version_no_flow_can_have_is_a_400(
-    demo: DemoUsers, client_for: ClientFor, body, field, message
+    demo: DemoUsers, client_for: ClientFor, body: dict[str, object], field: str, message: str
 ) -> None:
     before = Run.objects.count()
     answer = post(client_for("finance"), "/api/runs/", body)
@@ -255,7 +255,7 @@ PER_REQUEST = [
 
 @pytest.mark.parametrize("outsider", ["finance", "analyst"])
 def test_anothers_request_answers_every_per_request_call_as_one_that_never_existed(
-    demo: DemoUsers, client_for: ClientFor, outsider
+    demo: DemoUsers, client_for: ClientFor, outsider: str
 ) -> None:
     ids = requests_in_every_state(client_for)
     client = client_for(outsider)
@@ -375,7 +375,7 @@ def test_the_schema_says_no_text_the_api_takes_holds_a_nul() -> None:
     ],
 )  # fmt: skip
 def test_a_nul_in_a_text_field_the_schema_marks_is_a_400(
-    demo: DemoUsers, client_for: ClientFor, url, body, field
+    demo: DemoUsers, client_for: ClientFor, url: str, body: dict[str, object], field: str
 ) -> None:
     run = start(client_for("analyst"), "invoice-sign-off", INVOICE)
     answer = post(client_for("finance"), url.format(fin=request_id(run, "fin")), body)
@@ -400,7 +400,7 @@ def basic_client(username: str, password: str) -> Client:
     [("admin\x00", "braid-admin"), ("a\x00", "x"), (LONG_NAME, "x"), ("admin", "x" * 5000)],
 )
 def test_basic_auth_with_a_name_no_user_can_have_is_refused_as_wrong_credentials(
-    demo: DemoUsers, username, password
+    demo: DemoUsers, username: str, password: str
 ) -> None:
     answer = basic_client(username, password).get("/api/runs/")
     assert (answer.status_code, answer.json()) == (
@@ -410,7 +410,7 @@ def test_basic_auth_with_a_name_no_user_can_have_is_refused_as_wrong_credentials
 
 @pytest.mark.parametrize("login", ["/login/", "/admin/login/"])
 def test_a_login_form_with_a_five_thousand_character_name_is_a_failed_login(
-    demo: DemoUsers, login
+    demo: DemoUsers, login: str
 ) -> None:
     client = Client(raise_request_exception=False)
     answer = client.post(login, {"username": LONG_NAME, "password": "x"})

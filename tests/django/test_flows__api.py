@@ -6,11 +6,11 @@ import pytest
 from django.test import Client
 
 from designer.models import DraftRevision, Flow, FlowVersion
-from tests.django.fixture_types import ClientFor
+from tests.django.fixture_types import ClientFor, TestResponse
 from tests.django.graphs import BROKEN, GRAPH
 
 
-def post(client: Client, path: str, body: object = None):
+def post(client: Client, path: str, body: object = None) -> TestResponse:
     """POST a JSON body."""
     data = "" if body is None else json.dumps(body)
     return client.post(path, data, content_type="application/json")
@@ -237,7 +237,7 @@ def test_deleting_a_flow_that_runs_reference_is_refused_with_409(tiny: Client) -
     assert Flow.objects.filter(slug="tiny").exists()
 
 
-def put(client: Client, path: str, body: object):
+def put(client: Client, path: str, body: object) -> TestResponse:
     """PUT a JSON body."""
     return client.put(path, json.dumps(body), content_type="application/json")
 

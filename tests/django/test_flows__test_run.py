@@ -6,12 +6,12 @@ import pytest
 from django.test import Client
 
 from engine.models import Run
-from tests.django.fixture_types import ClientFor, DemoUsers
+from tests.django.fixture_types import ClientFor, DemoUsers, TestResponse
 
 INVOICE = {"invoice": {"id": "I-1", "amount": 5, "vendor": "V"}}
 
 
-def post(client: Client, slug: str, body: object):
+def post(client: Client, slug: str, body: object) -> TestResponse:
     return client.post(f"/api/flows/{slug}/test-run/", json.dumps(body),
                        content_type="application/json")  # fmt: skip
 
@@ -81,7 +81,7 @@ def test_a_test_run_refuses_an_input_its_schema_refuses(
     ("policy", "groups"), [("all", ["finance", "legal"]), ({"quorum": 3}, ["finance"])]
 )
 def test_one_test_run_decision_stands_for_as_many_approvers_as_the_policy_needs(
-    demo: DemoUsers, client_for: ClientFor, policy, groups
+    demo: DemoUsers, client_for: ClientFor, policy: str | dict[str, int], groups: list[str]
 ) -> None:
     from tests.django.approval_helpers import approval_graph
 

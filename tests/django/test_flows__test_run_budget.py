@@ -12,12 +12,12 @@ from django.test import Client
 from pytest_django import Settings
 
 from engine import test_runs
-from tests.django.fixture_types import ClientFor, DemoUsers
+from tests.django.fixture_types import ClientFor, DemoUsers, TestResponse
 
 START, END = {"id": "start", "type": "start"}, {"id": "done", "type": "end"}
 
 
-def post(client: Client, graph: dict[str, Any], body: dict[str, Any] | None = None):
+def post(client: Client, graph: dict[str, Any], body: dict[str, Any] | None = None) -> TestResponse:
     return client.post("/api/flows/b-and-d-or-e/test-run/",
                        json.dumps({"graph": graph, **(body or {})}),
                        content_type="application/json")  # fmt: skip

@@ -161,7 +161,7 @@ def test_only_admins_may_act_in_bulk(demo: DemoUsers, client_for: ClientFor) -> 
     ],
 )  # fmt: skip
 def test_a_malformed_bulk_request_is_a_400_naming_each_field_and_touches_no_run(
-    demo: DemoUsers, client_for: ClientFor, body, fields
+    demo: DemoUsers, client_for: ClientFor, body: dict[str, object], fields: dict[str, str]
 ) -> None:
     admin = client_for("admin")
     run = started(admin, "invoice-sign-off", INVOICE)

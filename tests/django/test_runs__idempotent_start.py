@@ -8,14 +8,14 @@ from rest_framework.response import Response
 
 from engine import api
 from engine.models import PendingEvent, Run
-from tests.django.fixture_types import ClientFor, DemoUsers
+from tests.django.fixture_types import ClientFor, DemoUsers, TestResponse
 
 pytestmark = pytest.mark.django_db
 
 URGENT = {"flow": "b-and-d-or-e", "input": {"urgent": True}}
 
 
-def post(client: Client, body: object, key: str | None = None):
+def post(client: Client, body: object, key: str | None = None) -> TestResponse:
     """POST a start, with the Idempotency-Key header when one is given."""
     headers = {} if key is None else {"HTTP_IDEMPOTENCY_KEY": key}
     return client.post("/api/runs/", json.dumps(body), content_type="application/json", **headers)

@@ -4,6 +4,7 @@ import stat
 from pathlib import Path
 
 import pytest
+from django.contrib.auth.models import User
 from django.test import Client
 
 from tests.processes import base_env, manage
@@ -51,7 +52,5 @@ def test_a_missing_page_lists_no_url_patterns(client: Client) -> None:
     assert b"api/" not in response.content
 
 
-def _user():
-    from django.contrib.auth.models import User
-
+def _user() -> User:
     return User.objects.create(username="someone")
