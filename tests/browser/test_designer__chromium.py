@@ -4,6 +4,7 @@ import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
@@ -98,7 +99,7 @@ EXPECTED = {
 }  # fmt: skip
 
 
-def without_layout(document: dict) -> dict:  # type: ignore[type-arg]
+def without_layout(document: dict[str, Any]) -> dict[str, Any]:
     return {key: value for key, value in document.items() if key != "layout"}
 
 
@@ -147,7 +148,7 @@ def wait_saved(page: Page) -> None:
     expect(page.locator(".braid-save")).to_have_text("All changes saved", timeout=8000)
 
 
-def stored(slug: str) -> dict:  # type: ignore[type-arg]
+def stored(slug: str) -> dict[str, Any]:
     return Flow.objects.get(slug=slug).draft
 
 

@@ -4,7 +4,7 @@ version's diff, and a quick fix on a problem (issue 31). Screenshots at 1440 and
 import re
 
 import pytest
-from playwright.sync_api import Locator, Page, expect
+from playwright.sync_api import Locator, Page, ViewportSize, expect
 from pytest_django.live_server_helper import LiveServer
 
 from designer.models import Flow
@@ -19,8 +19,8 @@ from tests.browser.test_designer__chromium import (  # noqa: F401
 
 pytestmark = pytest.mark.browser
 
-WIDE = {"width": 1440, "height": 900}
-PHONE = {"width": 390, "height": 844}
+WIDE: ViewportSize = {"width": 1440, "height": 900}
+PHONE: ViewportSize = {"width": 390, "height": 844}
 
 
 def no_sideways_scroll(page: Page) -> bool:

@@ -12,7 +12,7 @@ import uuid
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Page, Route, expect
+from playwright.sync_api import Page, Route, ViewportSize, expect
 
 from tests.browser.test_login__chromium import log_in
 from tests.django.test_durable__retry import FLOW as FAILING_ONCE
@@ -22,8 +22,8 @@ pytestmark = pytest.mark.browser
 
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "var" / "screenshots"
 LIVE = 3000  # ms: a change must reach the page without a reload within this
-DESKTOP = {"width": 1440, "height": 900}
-PHONE = {"width": 390, "height": 844}
+DESKTOP: ViewportSize = {"width": 1440, "height": 900}
+PHONE: ViewportSize = {"width": 390, "height": 844}
 INVOICE = {"invoice": {"id": "INV-31", "amount": 120, "vendor": "Vendor"}}
 STEPS = [f"step{i}" for i in range(1, 13)]
 # A long chain with the approval at its bottom: a view fitted on the top would miss it.
@@ -217,7 +217,7 @@ def test_cancel_asks_in_a_dialog_that_holds_the_focus_and_its_reason_reaches_the
 
 @pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["1440", "390"])
 def test_the_run_view_opens_on_the_waiting_step_with_canvas_text_at_12_px_or_more(
-    page: Page, braid_server: str, viewport: dict[str, int]
+    page: Page, braid_server: str, viewport: ViewportSize
 ) -> None:
     admin = admin_client(braid_server)
     slug = f"hold-{viewport['width']}"

@@ -1,6 +1,7 @@
 """Failure cleanup: siblings cancelled, late commits refused, tokens gone, the run failed."""
 
 import json
+from typing import Any
 
 import pytest
 
@@ -73,7 +74,7 @@ def test_a_failed_branch_fails_the_run_and_refuses_the_siblings_late_commit() ->
     assert cancelled == ["slow"]
 
 
-def items_flow(policy: str) -> dict:  # type: ignore[type-arg]
+def items_flow(policy: str) -> dict[str, Any]:
     """A foreach whose odd items fail."""
     return flow(
         [

@@ -34,7 +34,7 @@ from tests.django.durable_driver import drain
 from tests.django.fixture_types import ClientFor, DemoUsers
 
 
-def demo_flow(name: str) -> dict:  # type: ignore[type-arg]
+def demo_flow(name: str) -> dict[str, Any]:
     """Return a demo flow's document."""
     return json.loads((DEMO_DIR / f"{name}.json").read_text())
 

@@ -560,7 +560,7 @@ def test_a_step_stamps_its_events_after_the_step_before_whatever_its_workers_clo
     first = PendingEvent.objects.get(run=run, key="start").applied_at
     PendingEvent.objects.create(run=run, key="late", event={"kind": "start", "at": "x"})
     stale = first - dt.timedelta(seconds=6)
-    monkeypatch.setattr(durable.timezone, "now", lambda: stale)
+    monkeypatch.setattr(timezone, "now", lambda: stale)
     with transaction.atomic():
         locked, pending = durable.lock_and_take(str(run.pk))
     assert locked is not None and [event.key for event in pending] == ["late"]

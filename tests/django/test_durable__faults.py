@@ -4,7 +4,7 @@ import pytest
 
 from engine import durable
 from engine.core.events import ActionCompleted, Command, Event
-from engine.core.scheduler import Pick
+from engine.core.scheduler import Pick, step
 from engine.core.state import RunState
 from engine.models import PendingEvent
 from engine.services import resolve_graphs
@@ -26,7 +26,7 @@ def test_an_unreadable_inbox_event_is_skipped_and_the_run_goes_on() -> None:
 def test_an_engine_error_fails_the_run_closed_instead_of_failing_the_step_forever(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    real_step = durable.step
+    real_step = step
 
     def broken_step(
         state: RunState, event: Event, pick: Pick | None = None

@@ -23,7 +23,9 @@ def post(client: Client, graph: dict[str, Any], body: dict[str, Any] | None = No
                        content_type="application/json")  # fmt: skip
 
 
-def looped(body: dict[str, Any], rounds: int, state: dict[str, Any] | None = None) -> dict:  # type: ignore[type-arg]
+def looped(
+    body: dict[str, Any], rounds: int, state: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """Return start -> loop(rounds) over one body node -> end (by `exhausted`)."""
     return {
         "format": "braid.graph/1",
@@ -37,7 +39,7 @@ def looped(body: dict[str, Any], rounds: int, state: dict[str, Any] | None = Non
     }  # fmt: skip
 
 
-def chain(*nodes: dict[str, Any], state: dict[str, Any] | None = None) -> dict:  # type: ignore[type-arg]
+def chain(*nodes: dict[str, Any], state: dict[str, Any] | None = None) -> dict[str, Any]:
     """Return start -> nodes -> end."""
     ids = ["start", *(n["id"] for n in nodes), "done"]
     return {

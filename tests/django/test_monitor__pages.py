@@ -3,6 +3,7 @@
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 from django.test import Client
@@ -14,7 +15,7 @@ from tests.django.fixture_types import ClientFor, DemoUsers
 DEMO = Path(__file__).resolve().parents[2] / "designer" / "demo_flows"
 
 
-def page_data(html: str, script_id: str) -> dict:  # type: ignore[type-arg]
+def page_data(html: str, script_id: str) -> dict[str, Any]:
     """Return the JSON a page's json_script wrote under `script_id`."""
     match = re.search(
         rf'<script id="{script_id}" type="application/json">(.*?)</script>', html, re.S

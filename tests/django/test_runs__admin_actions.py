@@ -2,6 +2,7 @@
 
 import json
 import uuid
+from typing import Any
 
 import pytest
 from django.test import Client
@@ -16,7 +17,7 @@ from tests.django.test_durable__retry import FLOW as FAILING_ONCE
 INVOICE = {"invoice": {"id": "I-1", "amount": 2, "vendor": "V"}}
 
 
-def post(client: Client, url: str, body: object) -> tuple[int, dict]:  # type: ignore[type-arg]
+def post(client: Client, url: str, body: object) -> tuple[int, dict[str, Any]]:
     """POST JSON; return the status and the JSON answer."""
     response = client.post(url, json.dumps(body), content_type="application/json")
     return response.status_code, response.json()

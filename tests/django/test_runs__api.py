@@ -2,6 +2,7 @@
 
 import itertools
 import json
+from typing import Any
 
 import pytest
 from django.test import Client
@@ -13,7 +14,7 @@ from tests.django.durable_driver import drain
 from tests.django.fixture_types import ClientFor, DemoUsers
 
 
-def start(client: Client, flow: str, input_value: object = None) -> dict:  # type: ignore[type-arg]
+def start(client: Client, flow: str, input_value: object = None) -> dict[str, Any]:
     """POST a run and return its JSON."""
     body = {"flow": flow, "input": input_value or {}}
     response = client.post("/api/runs/", json.dumps(body), content_type="application/json")

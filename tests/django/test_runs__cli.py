@@ -3,6 +3,7 @@
 import io
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from django.core.management import call_command
@@ -26,7 +27,7 @@ def braid(*args: str) -> tuple[int, str]:
     return 0, out.getvalue()
 
 
-def run_json(*args: str) -> dict:  # type: ignore[type-arg]
+def run_json(*args: str) -> dict[str, Any]:
     """Run a braid command with --json and decode its output."""
     status, output = braid(*args, "--json")
     assert status == 0, output

@@ -4,6 +4,7 @@ import datetime as dt
 import io
 import json
 from pathlib import Path
+from typing import Any
 from unittest import mock
 
 import pytest
@@ -20,14 +21,14 @@ FLOW = str(DEMO / "approval-or-timeout.json")
 INPUT = json.dumps({"item": "desk", "hours": 1})
 
 
-def braid_json(*args: str) -> dict:  # type: ignore[type-arg]
+def braid_json(*args: str) -> dict[str, Any]:
     """Run a braid command with --json; return its decoded output."""
     out = io.StringIO()
     call_command("braid", *args, "--json", stdout=out)
     return json.loads(out.getvalue())
 
 
-def start_waiting() -> tuple[dict, Timer]:  # type: ignore[type-arg]
+def start_waiting() -> tuple[dict[str, Any], Timer]:
     """`braid run` the race with --max-wait 0: it returns waiting, its timer handed over."""
     before = timezone.now()
     report = braid_json("run", FLOW, "--input", INPUT, "--max-wait", "0")

@@ -1,6 +1,7 @@
 """POST /api/runs/ with an Idempotency-Key: a retried start answers the run it started."""
 
 import json
+from typing import TypedDict
 
 import pytest
 from django.test import Client
@@ -15,9 +16,15 @@ pytestmark = pytest.mark.django_db
 URGENT = {"flow": "b-and-d-or-e", "input": {"urgent": True}}
 
 
+class KeyHeader(TypedDict, total=False):
+    """The WSGI header of an Idempotency-Key, as the test client's keyword argument."""
+
+    HTTP_IDEMPOTENCY_KEY: str
+
+
 def post(client: Client, body: object, key: str | None = None) -> TestResponse:
     """POST a start, with the Idempotency-Key header when one is given."""
-    headers = {} if key is None else {"HTTP_IDEMPOTENCY_KEY": key}
+    headers: KeyHeader = {} if key is None else {"HTTP_IDEMPOTENCY_KEY": key}
     return client.post("/api/runs/", json.dumps(body), content_type="application/json", **headers)
 
 

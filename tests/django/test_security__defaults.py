@@ -2,6 +2,7 @@
 
 import base64
 import re
+from typing import TypedDict
 
 import pytest
 from django.core.management import call_command
@@ -55,7 +56,13 @@ def test_the_api_docs_need_a_login() -> None:
     assert response.status_code in (401, 403)
 
 
-def basic(username: str, password: str) -> dict[str, str]:
+class BasicAuth(TypedDict):
+    """The WSGI header of a Basic-auth API call, as the test client's keyword argument."""
+
+    HTTP_AUTHORIZATION: str
+
+
+def basic(username: str, password: str) -> BasicAuth:
     """Return the header of a Basic-auth API call."""
     token = base64.b64encode(f"{username}:{password}".encode()).decode()
     return {"HTTP_AUTHORIZATION": f"Basic {token}"}

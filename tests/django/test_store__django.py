@@ -10,7 +10,7 @@ from engine.core.events import RequestApproval, Trace
 from engine.core.rows import NodeRow
 from engine.core.store import StoredRun
 from engine.store import DjangoStore
-from tests.core.store_contract import CONTRACT
+from tests.core.store_contract import CONTRACT, StoreFactory
 
 
 class FreshIds(DjangoStore):
@@ -44,5 +44,5 @@ class FreshIds(DjangoStore):
 
 @pytest.mark.django_db
 @pytest.mark.parametrize("check", CONTRACT, ids=lambda check: check.__name__)
-def test_the_django_store_keeps_the_store_contract(check: Callable) -> None:  # type: ignore[type-arg]
+def test_the_django_store_keeps_the_store_contract(check: Callable[[StoreFactory], None]) -> None:
     check(FreshIds)

@@ -5,6 +5,7 @@ browser's socket on Daphne through channels-redis)."""
 
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -29,7 +30,7 @@ def sign_off(base_url: str) -> None:
             assert status == 202, body
 
 
-def watch_an_invoice_sign_off(base_url: str, idle_s: float = 0) -> list[dict]:  # type: ignore[type-arg]
+def watch_an_invoice_sign_off(base_url: str, idle_s: float = 0) -> list[dict[str, Any]]:
     """Start an invoice run as admin, watch it while finance and legal approve (after the
     socket has been idle for idle_s seconds)."""
     admin = Browserless(base_url)
@@ -47,7 +48,7 @@ def watch_an_invoice_sign_off(base_url: str, idle_s: float = 0) -> list[dict]:  
     return watch_run(admin, run_id, until="completed", then=later)
 
 
-def assert_colors_went_from_waiting_to_completed(messages: list[dict]) -> None:  # type: ignore[type-arg]
+def assert_colors_went_from_waiting_to_completed(messages: list[dict[str, Any]]) -> None:
     snapshot, deltas = messages[0], messages[1:]
     assert snapshot["type"] == "snapshot" and snapshot["status"] == "waiting"
     assert snapshot["colors"]["fin"] == "waiting" and snapshot["colors"]["leg"] == "waiting"
