@@ -34,7 +34,7 @@ def shoot(page: Page, name: str) -> None:
 
 def smallest_label_px(page: Page) -> float:
     """Return the smallest on-screen font size of the node labels at the current zoom."""
-    return page.evaluate(
+    found: float = page.evaluate(
         """() => {
           const viewport = document.querySelector('.react-flow__viewport');
           const zoom = new DOMMatrix(getComputedStyle(viewport).transform).a;
@@ -42,6 +42,7 @@ def smallest_label_px(page: Page) -> float:
           return Math.min(...labels.map(e => parseFloat(getComputedStyle(e).fontSize) * zoom));
         }"""
     )
+    return found
 
 
 @pytest.fixture
@@ -149,7 +150,8 @@ def wait_saved(page: Page) -> None:
 
 
 def stored(slug: str) -> dict[str, Any]:
-    return Flow.objects.get(slug=slug).draft
+    draft: dict[str, Any] = Flow.objects.get(slug=slug).draft
+    return draft
 
 
 def build_invoice_flow(page: Page, live_server: LiveServer) -> None:

@@ -190,10 +190,11 @@ def small_texts(page: Page) -> list[dict[str, object]]:
 
 def boxes(page: Page, selector: str) -> list[dict[str, float]]:
     """Return the on-screen boxes of the elements that match."""
-    return page.evaluate(
+    found: list[dict[str, float]] = page.evaluate(
         "(s) => [...document.querySelectorAll(s)].map((e) => e.getBoundingClientRect().toJSON())",
         selector,
     )
+    return found
 
 
 def overlap(a: dict[str, float], b: dict[str, float]) -> bool:

@@ -27,7 +27,9 @@ AMOUNT = "`input.amount` is int (3)"
 BOTH = f'{AMOUNT}, `input.vendor` is string ("acme")'
 
 
-def line(node: dict[str, Any], state: dict[str, str] | None = None, out: str = "next") -> dict:
+def line(
+    node: dict[str, Any], state: dict[str, str] | None = None, out: str = "next"
+) -> dict[str, Any]:
     """start -> node -> end, leaving the node by `out` (and `rejected` for an approval)."""
     edges = [edge("start", node["id"]), edge(node["id"], "done", outcome=out)]
     if node["type"] == "approval":

@@ -22,7 +22,8 @@ DEMO = Path(__file__).resolve().parents[2] / "designer" / "demo_flows"
 
 
 def demo(name: str) -> dict[str, Any]:
-    return json.loads((DEMO / f"{name}.json").read_text())
+    document: dict[str, Any] = json.loads((DEMO / f"{name}.json").read_text())
+    return document
 
 
 LINES = [{"sku": f"s{i}", "amount": amount} for i, amount in enumerate([50, 1500, 20, 9000])]

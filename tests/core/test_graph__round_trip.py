@@ -456,7 +456,8 @@ def valid_documents(draw: st.DrawFn) -> Doc:
     document["nodes"], document["edges"] = b.nodes, b.edges
     if b.maybe():
         document["layout"] = {n["id"]: {"x": i * 10, "y": 0.5} for i, n in enumerate(b.nodes)}
-    return json.loads(json.dumps(document))  # a fresh, plain JSON document
+    fresh: dict[str, Any] = json.loads(json.dumps(document))  # a fresh, plain JSON document
+    return fresh
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])

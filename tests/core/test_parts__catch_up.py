@@ -24,6 +24,7 @@ from engine.core.parts import GONE, assemble, catch_up, patched_writes, restore,
 from engine.core.scheduler import Members, members, step
 from engine.core.state import RunState
 from engine.core.store import apply_parts
+from engine.core.values import JSON
 from tests.core.harness import EPOCH, Driver
 from tests.core.test_colors__walks import DEMOS, driver_for, step_randomly
 from tests.core.test_scheduler__order import generated_flows
@@ -237,7 +238,7 @@ def test_only_a_state_whose_parts_are_stored_catches_up() -> None:
 
 
 def test_writes_of_a_lineage_id_used_again_are_the_stored_ones() -> None:
-    writes = [("log", [1]), ("log", [2]), ("log", [3])]
+    writes: list[tuple[str, JSON]] = [("log", [1]), ("log", [2]), ("log", [3])]
     assert patched_writes(writes, {3: ["log", [4]]}) == [*writes, ("log", [4])]
     # Released, and the id given to a new lineage by a process that restored the run.
     assert patched_writes(writes, {0: ["total", 5], 1: GONE, 2: GONE}) == [("total", 5)]

@@ -78,7 +78,10 @@ def step_node(node_id: str, kind: str, branch: int) -> dict[str, Any]:
 
 
 def wrap_in_foreach(
-    nodes: list, edges: list, state: dict[str, Any], concurrency: int
+    nodes: list[dict[str, Any]],
+    edges: list[dict[str, Any]],
+    state: dict[str, Any],
+    concurrency: int,
 ) -> dict[str, Any]:
     """Run the generated fork once per input item."""
     nodes.insert(

@@ -20,7 +20,8 @@ def inbox(client: Any) -> list[dict[str, Any]]:
     """Return the caller's open requests from the API."""
     response = client.get("/api/approvals/")
     assert response.status_code == 200, response.content
-    return response.json()["results"]
+    results: list[dict[str, Any]] = response.json()["results"]
+    return results
 
 
 def test_a_long_string_is_cut_to_eighty_characters_with_an_ellipsis() -> None:

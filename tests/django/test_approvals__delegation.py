@@ -36,7 +36,8 @@ def inbox_nodes(client: Client) -> list[str]:
 
 def count(client: Client) -> int:
     """Return the caller's navigation count."""
-    return client.get("/api/approvals/count/").json()["open"]
+    open_count: int = client.get("/api/approvals/count/").json()["open"]
+    return open_count
 
 
 def test_a_delegated_request_moves_to_the_delegate_and_the_delegator_loses_it(

@@ -29,7 +29,8 @@ def connect(user: Any) -> WebsocketCommunicator:
 
 async def receive(communicator: WebsocketCommunicator) -> dict[str, Any]:
     """Return the next JSON message (within 5 s)."""
-    return json.loads(await communicator.receive_from(timeout=5))
+    decoded: dict[str, Any] = json.loads(await communicator.receive_from(timeout=5))
+    return decoded
 
 
 def test_each_approver_gets_their_count_at_once_and_again_when_it_moves(

@@ -36,7 +36,8 @@ from tests.django.fixture_types import ClientFor, DemoUsers
 
 def demo_flow(name: str) -> dict[str, Any]:
     """Return a demo flow's document."""
-    return json.loads((DEMO_DIR / f"{name}.json").read_text())
+    document: dict[str, Any] = json.loads((DEMO_DIR / f"{name}.json").read_text())
+    return document
 
 
 @pytest.mark.django_db

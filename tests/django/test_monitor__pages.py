@@ -21,7 +21,8 @@ def page_data(html: str, script_id: str) -> dict[str, Any]:
         rf'<script id="{script_id}" type="application/json">(.*?)</script>', html, re.S
     )
     assert match is not None, f"no #{script_id} in the page"
-    return json.loads(match.group(1))
+    decoded: dict[str, Any] = json.loads(match.group(1))
+    return decoded
 
 
 def start(client: Client, flow: str, input_value: object) -> str:

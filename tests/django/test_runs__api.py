@@ -19,7 +19,8 @@ def start(client: Client, flow: str, input_value: object = None) -> dict[str, An
     body = {"flow": flow, "input": input_value or {}}
     response = client.post("/api/runs/", json.dumps(body), content_type="application/json")
     assert response.status_code == 201, response.content
-    return response.json()
+    started: dict[str, Any] = response.json()
+    return started
 
 
 @pytest.mark.django_db

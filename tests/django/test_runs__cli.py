@@ -31,7 +31,8 @@ def run_json(*args: str) -> dict[str, Any]:
     """Run a braid command with --json and decode its output."""
     status, output = braid(*args, "--json")
     assert status == 0, output
-    return json.loads(output)
+    decoded: dict[str, Any] = json.loads(output)
+    return decoded
 
 
 @pytest.mark.django_db

@@ -25,7 +25,8 @@ def braid_json(*args: str) -> dict[str, Any]:
     """Run a braid command with --json; return its decoded output."""
     out = io.StringIO()
     call_command("braid", *args, "--json", stdout=out)
-    return json.loads(out.getvalue())
+    decoded: dict[str, Any] = json.loads(out.getvalue())
+    return decoded
 
 
 def start_waiting() -> tuple[dict[str, Any], Timer]:

@@ -45,7 +45,8 @@ DEMO = Path(__file__).resolve().parents[2] / "designer" / "demo_flows"
 
 def demo(name: str) -> dict[str, Any]:
     """Return a demo flow's document."""
-    return json.loads((DEMO / f"{name}.json").read_text())
+    document: dict[str, Any] = json.loads((DEMO / f"{name}.json").read_text())
+    return document
 
 
 @dataclass
