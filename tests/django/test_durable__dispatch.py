@@ -4,6 +4,8 @@ import datetime as dt
 import itertools
 import os
 import threading
+from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from celery.signals import before_task_publish
@@ -14,7 +16,7 @@ from engine import durable, leases, tasks
 from engine.core.events import ActionCompleted
 from engine.models import Dispatch, PendingEvent, Run, WorkerLease
 from engine.services import resolve_graphs
-from tests.django.durable_driver import drain
+from tests.django.durable_driver import drain, row_of
 
 
 def fork_of(n: int) -> dict[str, object]:
@@ -48,10 +50,14 @@ def test_streams_split_items_into_contiguous_chunks_of_nearly_equal_size() -> No
     assert durable.streams(list(range(5)), 0) == [[0, 1, 2, 3, 4]]
 
 
+type Published = list[tuple[str, Any]]
+"""(task name, args) of each message published; Celery's message bodies are untyped."""
+
+
 @pytest.fixture
-def published() -> list[tuple[str, object]]:
+def published() -> Iterator[Published]:
     """Record (task name, args) of every message published during the test."""
-    sent: list[tuple[str, object]] = []
+    sent: Published = []
 
     def record(sender: str, body: object, **_: object) -> None:
         sent.append((sender, body[0] if isinstance(body, tuple) else body))
@@ -63,7 +69,7 @@ def published() -> list[tuple[str, object]]:
 
 @pytest.mark.django_db(transaction=True)
 def test_a_fork_of_100_sends_its_actions_as_32_messages_and_completes(
-    published: list[tuple[str, object]], settings: Settings
+    published: Published, settings: Settings
 ) -> None:
     settings.BRAID_DISPATCH_STREAMS = 32
     settings.BRAID_STREAMS_PER_SLOT = 0  # no limit by the live workers' slots
@@ -134,7 +140,7 @@ def test_chunks_follow_the_setting_when_the_leases_cannot_be_read(
 
 @pytest.mark.django_db(transaction=True)
 def test_a_fork_of_100_on_two_workers_of_two_slots_is_8_messages(
-    published: list[tuple[str, object]], settings: Settings
+    published: Published, settings: Settings
 ) -> None:
     settings.BRAID_DISPATCH_STREAMS, settings.BRAID_STREAMS_PER_SLOT = 32, 2
     beating("h:1:a", "one@h", 2)
@@ -210,7 +216,9 @@ def test_results_are_recorded_together_once_the_flush_time_passed() -> None:
     dispatches = list(Dispatch.objects.filter(run=run).order_by("pk"))
     results = durable.Results(flush_after_s=3600)
     for dispatch in dispatches[:2]:
-        results.add(dispatch, ActionCompleted(at=durable.now_text(), key=dispatch.key, output=1))
+        results.add(
+            row_of(dispatch), ActionCompleted(at=durable.now_text(), key=dispatch.key, output=1)
+        )
     recorded = PendingEvent.objects.filter(run=run).exclude(key="start")
     assert recorded.count() == 0
     results.flush()
@@ -218,7 +226,7 @@ def test_results_are_recorded_together_once_the_flush_time_passed() -> None:
     assert Dispatch.objects.filter(run=run, completed_at=None).count() == 1
     at_once = durable.Results(flush_after_s=0)
     last = dispatches[2]
-    at_once.add(last, ActionCompleted(at=durable.now_text(), key=last.key, output=1))
+    at_once.add(row_of(last), ActionCompleted(at=durable.now_text(), key=last.key, output=1))
     assert Dispatch.objects.filter(run=run, completed_at=None).count() == 0
 
 
@@ -300,7 +308,7 @@ def chain_of(n: int) -> dict[str, object]:
 
 @pytest.mark.django_db(transaction=True)
 def test_an_action_task_runs_the_rest_of_a_chain_itself_without_a_message(
-    published: list[tuple[str, object]], settings: Settings
+    published: Published, settings: Settings
 ) -> None:
     settings.BRAID_INLINE_ACTIONS = 100
     run = durable.create_run(resolve_graphs(chain_of(3)), "chain", {})
@@ -315,7 +323,7 @@ def test_an_action_task_runs_the_rest_of_a_chain_itself_without_a_message(
 
 @pytest.mark.django_db(transaction=True)
 def test_past_its_inline_limit_an_action_task_sends_the_next_action(
-    published: list[tuple[str, object]], settings: Settings
+    published: Published, settings: Settings
 ) -> None:
     settings.BRAID_INLINE_ACTIONS = 1
     run = durable.create_run(resolve_graphs(chain_of(3)), "chain", {})
@@ -404,19 +412,19 @@ def test_a_result_recorded_with_the_lock_is_applied_only_when_the_lock_is_taken(
     try:
         other.execute("SELECT 1 FROM engine_run WHERE id = %s FOR NO KEY UPDATE", [run.pk])
         with transaction.atomic():
-            assert durable.lock_and_take(str(run.pk), (first, done(first))) == (None, [])
+            assert durable.lock_and_take(str(run.pk), (row_of(first), done(first))) == (None, [])
         other.rollback()
         held = PendingEvent.objects.get(run=run, key=done(first).key)
         assert held.applied_at is None
         with transaction.atomic():
-            locked, pending = durable.lock_and_take(str(run.pk), (second, done(second)))
+            locked, pending = durable.lock_and_take(str(run.pk), (row_of(second), done(second)))
             assert locked is not None and locked.pk == run.pk
             assert [event.key for event in pending] == [done(first).key, done(second).key]
             assert [event.event for event in pending] == [done(first).to_json(),
                                                           done(second).to_json()]  # fmt: skip
         again = durable.lock_and_take  # a result recorded before inserts nothing
         with transaction.atomic():
-            _, pending = again(str(run.pk), (second, done(second)))
+            _, pending = again(str(run.pk), (row_of(second), done(second)))
             assert pending == []
     finally:
         other.close()
@@ -558,10 +566,12 @@ def test_a_step_stamps_its_events_after_the_step_before_whatever_its_workers_clo
         pytest.skip("SQLite steps one at a time, stamped by the one writer")
     durable.advance(str(run.pk))
     first = PendingEvent.objects.get(run=run, key="start").applied_at
+    assert first is not None
     PendingEvent.objects.create(run=run, key="late", event={"kind": "start", "at": "x"})
     stale = first - dt.timedelta(seconds=6)
     monkeypatch.setattr(timezone, "now", lambda: stale)
     with transaction.atomic():
         locked, pending = durable.lock_and_take(str(run.pk))
     assert locked is not None and [event.key for event in pending] == ["late"]
-    assert PendingEvent.objects.get(run=run, key="late").applied_at > first
+    late = PendingEvent.objects.get(run=run, key="late").applied_at
+    assert late is not None and late > first

@@ -2,6 +2,7 @@
 
 import hashlib
 import json
+from typing import Any
 
 import pytest
 from django.test import Client
@@ -13,7 +14,7 @@ from engine.actions import ACTIONS
 from engine.core.events import Decision
 from engine.core.runtime import perform
 from engine.models import Dispatch, NodeState, Run, TraceEvent
-from tests.django.durable_driver import drain
+from tests.django.durable_driver import drain, row_of
 from tests.django.fixture_types import ClientFor, DemoUsers
 
 
@@ -30,7 +31,7 @@ def failing_then_passing_seed() -> int:
     raise AssertionError("no such seed")
 
 
-FLOW = {
+FLOW: dict[str, Any] = {
     "format": "braid.graph/1",
     "name": "Retry me",
     "state": {"log": {"reducer": "append"}, "out": {"reducer": "merge"}},
@@ -118,7 +119,7 @@ def test_a_retry_reopens_the_requests_the_failure_closed_and_keeps_a_decision_it
     durable.advance(run_id)  # asks finance and dispatches the flaky action
     dispatch = Dispatch.objects.get(run_id=run_id)
     failure = perform(ACTIONS, durable.action_command(dispatch.command), run_id, durable.now_text)
-    durable.record_results([(dispatch, failure)])  # the failure is recorded, not yet applied
+    durable.record_results([(row_of(dispatch), failure)])  # recorded, not yet applied
     sign = ApprovalRequest.objects.get(run_id=run_id)
     # finance decides before the failure is applied; the failed run then refuses it
     services.decide(run_id, "sign", demo_users["finance"], Decision.APPROVE)
