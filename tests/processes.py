@@ -117,9 +117,9 @@ class Browserless:
 
     def post_json(
         self, path: str, body: object, headers: dict[str, str] | None = None
-    ) -> tuple[int, object]:
+    ) -> tuple[int, Any]:
         """POST JSON with the session's CSRF token (and `headers`); return the status and
-        decoded body."""
+        decoded body (Any, as the test client's `.json()` gives it)."""
         token = next((c.value or "" for c in self.cookies if c.name == "csrftoken"), "")
         request = urllib.request.Request(
             self.base_url + path, data=json.dumps(body).encode(), method="POST",
@@ -132,8 +132,8 @@ class Browserless:
         except urllib.error.HTTPError as error:
             return error.code, json.loads(error.read() or b"null")
 
-    def get_json(self, path: str) -> tuple[int, object]:
-        """GET a path and decode its JSON body."""
+    def get_json(self, path: str) -> tuple[int, Any]:
+        """GET a path and decode its JSON body (Any, as the test client's `.json()` gives it)."""
         status, body = self.get(path)
         return status, json.loads(body)
 

@@ -2,9 +2,9 @@
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 from django.contrib.auth.models import User
@@ -108,11 +108,14 @@ def node(page: Page, node_id: str) -> Locator:
     return page.locator(f'.react-flow__node[data-id="{node_id}"]')
 
 
-def pick(page: Page, node_id: str, **click: object) -> None:
+type Modifier = Literal["Alt", "Control", "ControlOrMeta", "Meta", "Shift"]
+
+
+def pick(page: Page, node_id: str, modifiers: Sequence[Modifier] = ()) -> None:
     """Select a node: by mouse with a modifier, else by keyboard (focus pans it into view)."""
     node(page, node_id).focus()
-    if click:
-        node(page, node_id).click(**click)  # type: ignore[arg-type]
+    if modifiers:
+        node(page, node_id).click(modifiers=modifiers)
     else:
         page.keyboard.press("Enter")
     expect(node(page, node_id)).to_have_class(re.compile(r"\bselected\b"))
@@ -420,7 +423,7 @@ def test_two_tabs_never_silently_overwrite_each_other(
     wait_saved(first)
     assert stored("invoice-sign-off")["nodes"][-1]["id"] == "done"
     context.close()
-    assert first.errors == []  # type: ignore[attr-defined]
+    assert errors_of(first) == []
 
 
 def test_a_version_opens_read_only_with_its_differences_and_restores(

@@ -8,6 +8,7 @@ from playwright.sync_api import Locator, Page, ViewportSize, expect
 from pytest_django.live_server_helper import LiveServer
 
 from designer.models import Flow
+from tests.browser.page_errors import errors_of
 from tests.browser.test_designer__chromium import (  # noqa: F401
     analyst_page,
     node,
@@ -101,7 +102,7 @@ def test_an_analyst_adds_input_fields_and_the_schema_keeps_what_it_does_not_show
     )
     fields.scroll_into_view_if_needed()
     shown_wide_then_on_a_phone(page, fields, "input-fields")
-    assert page.errors == []  # type: ignore[attr-defined]
+    assert errors_of(page) == []
 
 
 def test_a_test_run_takes_its_input_from_a_form_with_refusals_beside_the_fields(
@@ -145,7 +146,7 @@ def test_a_test_run_takes_its_input_from_a_form_with_refusals_beside_the_fields(
     expect(panel.get_by_role("group", name="lines row 1").get_by_label("id")).to_have_value("L9")
     expect(panel.get_by_role("group", name="lines row 2")).to_have_count(0)
     shown_wide_then_on_a_phone(page, panel, "test-run-form")
-    assert page.errors == []  # type: ignore[attr-defined]
+    assert errors_of(page) == []
 
 
 def test_a_versions_diff_shows_old_and_new_values(
@@ -176,7 +177,7 @@ def test_a_versions_diff_shows_old_and_new_values(
         ]
     )
     shown_wide_then_on_a_phone(page, changes, "version-values")
-    assert page.errors == []  # type: ignore[attr-defined]
+    assert errors_of(page) == []
 
 
 def test_an_undeclared_write_is_fixed_by_one_click_and_the_problem_goes(
@@ -205,7 +206,7 @@ def test_an_undeclared_write_is_fixed_by_one_click_and_the_problem_goes(
     )
     wait_saved(page)
     assert stored("invoice-sign-off")["state"]["checked"] == {"reducer": "overwrite"}
-    assert page.errors == []  # type: ignore[attr-defined]
+    assert errors_of(page) == []
 
 
 def test_an_object_input_is_a_group_of_fields_in_the_test_run(
@@ -228,4 +229,4 @@ def test_an_object_input_is_a_group_of_fields_in_the_test_run(
     panel.get_by_role("button", name="Run", exact=True).click()
     expect(panel.get_by_role("status")).to_contain_text("waiting", timeout=20_000)
     shown_wide_then_on_a_phone(page, panel, "test-run-group")
-    assert page.errors == []  # type: ignore[attr-defined]
+    assert errors_of(page) == []

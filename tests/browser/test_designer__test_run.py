@@ -7,6 +7,7 @@ from playwright.sync_api import Page, expect
 from pytest_django.live_server_helper import LiveServer
 
 from engine.models import Run
+from tests.browser.page_errors import errors_of
 from tests.browser.test_designer__chromium import analyst_page, node, shoot  # noqa: F401
 
 pytestmark = pytest.mark.browser
@@ -59,4 +60,4 @@ def test_a_test_run_colors_the_canvas_decides_and_stores_nothing(
     expect(reason).to_have_text("Not taken: fin chose approved")
     expect(reason.locator("code")).to_have_text(["fin", "approved"])
     assert Run.objects.count() == 0
-    assert page.errors == []  # type: ignore[attr-defined]
+    assert errors_of(page) == []

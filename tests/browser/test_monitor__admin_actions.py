@@ -80,11 +80,11 @@ def start(client: Browserless, flow: str, input_value: object = None) -> str:
     """Start a run through the API; return its id."""
     status, body = client.post_json("/api/runs/", {"flow": flow, "input": input_value or {}})
     assert status == 201, body
-    return str(body["id"])  # type: ignore[index]
+    return str(body["id"])
 
 
 def status_of(client: Browserless, run_id: str) -> str:
-    return str(client.get_json(f"/api/runs/{run_id}/")[1]["status"])  # type: ignore[index]
+    return str(client.get_json(f"/api/runs/{run_id}/")[1]["status"])
 
 
 def publish(client: Browserless, graph: dict[str, object], slug: str) -> None:
@@ -188,7 +188,7 @@ def test_cancel_asks_in_a_dialog_that_holds_the_focus_and_its_reason_reaches_the
         "Only a failed run can be retried; this one is cancelled."
     )
     _, trace = admin.get_json(f"/api/runs/{run_id}/trace/")
-    at = next(e["at"] for e in trace["results"] if e["event"] == "run.cancelled")  # type: ignore[index]
+    at = next(e["at"] for e in trace["results"] if e["event"] == "run.cancelled")
     expect(page.locator('.react-flow__node[data-id="fin"] .braid-node')).to_have_class(
         re.compile("braid-color--cancelled"), timeout=LIVE
     )
@@ -309,9 +309,7 @@ def test_an_admin_cancels_selected_runs_in_bulk_and_reads_each_result(
         assert status_of(admin, run_id) == "cancelled"
     _, trace = admin.get_json(f"/api/runs/{runs[1]}/trace/")
     assert {"by": "admin", "reason": "month closed"} in [
-        e["detail"]
-        for e in trace["results"]
-        if e["event"] == "run.cancelled"  # type: ignore[index]
+        e["detail"] for e in trace["results"] if e["event"] == "run.cancelled"
     ]
     page.locator(f'tr[data-run="{runs[2]}"]').get_by_role("checkbox").check()
     expect(bar).to_contain_text("1 run selected")

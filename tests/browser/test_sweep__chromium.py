@@ -93,7 +93,7 @@ def sweep(braid_server: str) -> Sweep:
     assert status == 201, waiting
     status, gathers = analyst.post_json("/api/runs/", {"flow": "staged-gathers", "input": {}})
     assert status == 201, gathers
-    return Sweep(waiting["id"], gathers["id"])  # type: ignore[index]
+    return Sweep(waiting["id"], gathers["id"])
 
 
 APPROVERS = ("finance", "legal")
@@ -177,7 +177,8 @@ def axe_violations(page: Page) -> list[dict[str, object]]:
     """Scan the page with axe-core; return its serious and critical violations."""
     if page.evaluate("typeof window.axe") == "undefined":
         page.evaluate(axe_source())
-    return page.evaluate(AXE_SCAN)  # type: ignore[no-any-return]
+    violations: list[dict[str, object]] = page.evaluate(AXE_SCAN)
+    return violations
 
 
 def small_texts(page: Page) -> list[dict[str, object]]:

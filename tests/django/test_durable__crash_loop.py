@@ -144,7 +144,7 @@ def test_a_step_that_raises_takes_its_attempt_back() -> None:
         raise ConnectionError("the database went away")
 
     original = durable.commit_step
-    durable.commit_step = broken  # type: ignore[assignment]
+    durable.commit_step = broken
     try:
         with pytest.raises(ConnectionError):
             durable.advance(str(run.pk))

@@ -180,7 +180,7 @@ def approve_when_asked(cluster: dict[str, Any], run_id: str, seconds: float = 12
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         _, inbox = finance.get_json("/api/approvals/")
-        asked = [r for r in inbox["results"] if r["run"] == run_id]  # type: ignore[index]
+        asked = [r for r in inbox["results"] if r["run"] == run_id]
         if asked:
             status, body = finance.post_json(f"/api/approvals/{asked[0]['id']}/decide/",
                                              {"decision": "approve"})  # fmt: skip

@@ -206,7 +206,7 @@ def test_each_role_gets_the_tables_answer_on_every_socket(demo: DemoUsers) -> No
         socket = WebsocketCommunicator(application, path, headers=headers)
         connected, code = await socket.connect(timeout=5)
         if not connected:
-            return code  # type: ignore[no-any-return]
+            return code
         await socket.receive_json_from(timeout=5)
         await socket.disconnect()
         return OPEN

@@ -8,7 +8,7 @@ by its class, where the walk is known to be wrong today, so it flips when it is 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,7 +22,7 @@ START, END = {"id": "start", "type": "start"}, {"id": "end", "type": "end"}
 
 
 def document(
-    nodes: list[dict[str, Any]], edges: list[tuple[str, ...]], **state: str
+    nodes: list[dict[str, Any]], edges: Sequence[tuple[str, ...]], **state: str
 ) -> dict[str, Any]:
     """Build a flow: edges are (source, target[, outcome[, branch]]); `item`/`body`..."""
     built = []

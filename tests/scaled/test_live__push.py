@@ -23,7 +23,7 @@ def sign_off(base_url: str) -> None:
         client.login(user, f"braid-{user}")
         status, page = client.get_json("/api/approvals/")
         assert status == 200, page
-        for request in page["results"]:  # type: ignore[index]
+        for request in page["results"]:
             status, body = client.post_json(
                 f"/api/approvals/{request['id']}/decide/", {"decision": "approve"}
             )
@@ -37,7 +37,7 @@ def watch_an_invoice_sign_off(base_url: str, idle_s: float = 0) -> list[dict[str
     admin.login("admin", "braid-admin")
     status, run = admin.post_json("/api/runs/", {"flow": "invoice-sign-off", "input": INVOICE})
     assert status == 201, run
-    run_id = run["id"]  # type: ignore[index]
+    run_id = run["id"]
     waiting = watch_run(admin, run_id, until="waiting")
     assert waiting[0]["type"] == "snapshot"
 
