@@ -264,9 +264,14 @@ def test_entries_with_and_without_ports_parse_to_their_hosts_and_ports() -> None
         ("127.0.0.1/32", [8000]),
         ("::1/128", [80, 443]),
     ]
-    ip = egress.address_of
-    assert [allowlist.lists(ip("10.9.8.7"), port) for port in (443, 80)] == [True, False]  # type: ignore[arg-type]
-    assert [allowlist.lists(ip("::1"), port) for port in (8080, 80, 443, 9000)] == [  # type: ignore[arg-type]
+
+    def ip(text: str) -> egress.Address:
+        address = egress.address_of(text)
+        assert address is not None, text
+        return address
+
+    assert [allowlist.lists(ip("10.9.8.7"), port) for port in (443, 80)] == [True, False]
+    assert [allowlist.lists(ip("::1"), port) for port in (8080, 80, 443, 9000)] == [
         True, True, True, False,
     ]  # fmt: skip
 

@@ -13,6 +13,7 @@ import threading
 from collections import Counter
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
 from urllib.parse import parse_qs, urlsplit
 from urllib.parse import quote as percent
 
@@ -37,7 +38,9 @@ class Recorder(BaseHTTPRequestHandler):
     hits: Counter[str] = Counter()
 
     def do_GET(self) -> None:
-        server = self.server.server_address[0]
+        address = self.server.server_address
+        assert isinstance(address, tuple), address  # an IP server's (host, port)
+        server = address[0]
         parts = urlsplit(self.path)
         self.hits[f"{server}{parts.path}"] += 1
         if parts.path == "/redirect":
@@ -127,7 +130,7 @@ def attacks(port: int, other: int) -> list[str]:
     return list(refusals(port, other))
 
 
-def call(url: str, **params: object) -> object:
+def call(url: str, **params: object) -> Any:
     return http_request({"url": url, **params}, CONTEXT)
 
 
@@ -142,7 +145,7 @@ def test_an_allowed_host_is_reached_with_its_own_name_as_host(
 ) -> None:
     port, _ = servers
     assert call(f"http://127.0.0.1:{port}/json") == {"host": f"127.0.0.1:{port}", "pad": ""}
-    assert call(f"http://LOCALHOST.:{port}/json")["host"] == f"localhost.:{port}"  # type: ignore[index]
+    assert call(f"http://LOCALHOST.:{port}/json")["host"] == f"localhost.:{port}"
     assert hits == Counter({"127.0.0.1/json": 2})
 
 
@@ -202,7 +205,7 @@ def test_a_listed_name_that_resolves_to_an_unlisted_internal_address_is_refused(
     with override_settings(BRAID_HTTP_ALLOWLIST=[f"localhost:{port}", "127.0.0.0/8"]):
         assert refusal(f"http://localhost:{port}/json").startswith(f"localhost:{port} resolves")
     with override_settings(BRAID_HTTP_ALLOWLIST=[f"localhost:{port}", f"127.0.0.0/8:{port}"]):
-        assert call(f"http://localhost:{port}/json")["host"] == f"localhost:{port}"  # type: ignore[index]
+        assert call(f"http://localhost:{port}/json")["host"] == f"localhost:{port}"
     assert hits == Counter({"127.0.0.1/json": 1})
 
 

@@ -164,7 +164,9 @@ def test_the_worker_init_signal_notes_the_workers_name_and_concurrency() -> None
     from braid.celery import note_capacity
 
     class Worker:
-        hostname, concurrency, autoscale = "one@h", 3, None
+        hostname = "one@h"
+        concurrency: int | str = 3
+        autoscale: tuple[int, int] | None = None
         options: dict[str, object] = {}
 
     before = leases._capacity
@@ -174,10 +176,10 @@ def test_the_worker_init_signal_notes_the_workers_name_and_concurrency() -> None
         Worker.options = {"autoscale": "12,2"}  # as the command line gives it
         note_capacity(Worker())
         assert leases._capacity == ("one@h", 12)
-        Worker.autoscale = (10, 2)  # type: ignore[assignment]
+        Worker.autoscale = (10, 2)
         note_capacity(Worker())
         assert leases._capacity == ("one@h", 10)
-        Worker.autoscale, Worker.options, Worker.concurrency = None, {}, "auto"  # type: ignore[assignment]
+        Worker.autoscale, Worker.options, Worker.concurrency = None, {}, "auto"
         note_capacity(Worker())
         assert leases._capacity == ("one@h", os.cpu_count() or 1)
     finally:

@@ -1,6 +1,7 @@
 """/favicon.ico is served on every page (no 404 in the log), and pages link the SVG icon."""
 
 import pytest
+from django.http import StreamingHttpResponse
 from django.test import Client
 
 from braid.favicon import ICON
@@ -31,7 +32,8 @@ def test_the_login_page_links_the_svg_icon_which_is_served() -> None:
     icon = client.get("/static/braid/favicon.svg")
     assert icon.status_code == 200
     assert icon["Content-Type"] == "image/svg+xml"
-    assert b"".join(icon.streaming_content) == ICON.read_bytes()  # type: ignore[attr-defined]
+    assert isinstance(icon, StreamingHttpResponse)
+    assert icon.getvalue() == ICON.read_bytes()
 
 
 def test_a_signed_in_page_links_the_svg_icon(client_for: ClientFor) -> None:

@@ -27,7 +27,9 @@ def start(flow: str, data: dict[str, Any], user: Any = None) -> Run:
     return durable.create_run(graphs, f"{flow} v1", data, version, user)
 
 
-def headers(client: Client | None, origin: tuple[bytes, bytes] = ORIGIN) -> list:  # type: ignore[type-arg]
+def headers(
+    client: Client | None, origin: tuple[bytes, bytes] = ORIGIN
+) -> list[tuple[bytes, bytes]]:
     cookie = (
         []
         if client is None
