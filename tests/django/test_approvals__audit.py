@@ -1,6 +1,7 @@
 """The approval audit: what is recorded, that the app cannot change it, and the hash chain."""
 
 import io
+from uuid import UUID
 
 import pytest
 from django.core.management import call_command
@@ -15,7 +16,7 @@ from tests.django.fixture_types import ClientFor, DemoUsers
 pytestmark = pytest.mark.django_db
 
 
-def kinds(run_id: object) -> list[tuple[str, str, str]]:
+def kinds(run_id: UUID | str) -> list[tuple[str, str, str]]:
     """Return the run's audit entries as (kind, node, actor), in chain order."""
     return [(e.kind, e.node, e.actor) for e in ApprovalEvent.objects.filter(run_id=run_id)]
 

@@ -181,6 +181,7 @@ def test_fields_a_caller_may_not_set_are_ignored(
         content_type="application/json",
     )  # fmt: skip
     run = Run.objects.get(pk=started.json()["id"])
+    assert run.started_by is not None
     assert (run.status, run.started_by.username, run.label, run.state) == (
         "running", "analyst", "staged-gathers v1", {}
     )  # fmt: skip

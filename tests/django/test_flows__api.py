@@ -168,6 +168,7 @@ def test_importing_onto_an_existing_slug_is_a_409_unless_asked_to_replace(
     assert replaced.status_code == 201
     assert Flow.objects.get(slug="tiny").draft == changed
     kept = DraftRevision.objects.get()
+    assert kept.replaced_by is not None
     assert (kept.draft, kept.reason, kept.replaced_by.username) == (GRAPH, "import", "analyst")
 
 
@@ -268,6 +269,7 @@ def test_overwriting_after_a_conflict_keeps_the_other_draft_in_the_history(tiny:
     )
     assert (response.status_code, response.json()["revision"]) == (200, 3)
     kept = DraftRevision.objects.get(flow__slug="tiny")
+    assert kept.replaced_by is not None
     assert (kept.draft, kept.reason, kept.replaced_by.username) == (
         theirs,
         "overwritten",
