@@ -75,7 +75,7 @@ def test_each_demo_flow_opens_in_the_editor_readable_and_valid(
 
 
 EMPTY = {"format": "braid.graph/1", "name": "Invoice drawn", "nodes": [], "edges": []}
-EXPECTED = {
+EXPECTED: dict[str, Any] = {
     "format": "braid.graph/1",
     "name": "Invoice drawn",
     "nodes": [

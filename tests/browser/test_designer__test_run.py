@@ -32,12 +32,8 @@ def test_a_test_run_colors_the_canvas_decides_and_stores_nothing(
     expect(node(page, "fin").locator(".braid-node")).to_have_class(
         re.compile("braid-color--waiting")
     )
-    assert (
-        node(page, "fin")
-        .locator(".braid-node")
-        .get_attribute("title")
-        .endswith("Waiting for a decision by finance")
-    )
+    title = node(page, "fin").locator(".braid-node").get_attribute("title")
+    assert title is not None and title.endswith("Waiting for a decision by finance")
     approvals = page.get_by_role("list", name="Approvals waiting")
     approvals.get_by_role("listitem").filter(has_text="fin").get_by_role(
         "button", name="Approve"

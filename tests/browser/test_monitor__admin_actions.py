@@ -27,7 +27,7 @@ PHONE: ViewportSize = {"width": 390, "height": 844}
 INVOICE = {"invoice": {"id": "INV-31", "amount": 120, "vendor": "Vendor"}}
 STEPS = [f"step{i}" for i in range(1, 13)]
 # A long chain with the approval at its bottom: a view fitted on the top would miss it.
-HOLD = {
+HOLD: dict[str, object] = {
     "format": "braid.graph/1",
     "name": "Long chain, then hold",
     "state": {"log": {"reducer": "append"}},

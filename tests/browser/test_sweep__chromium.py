@@ -318,8 +318,9 @@ def test_a_test_runs_badges_leave_each_gathers_slots_and_and_marker_in_view(
     assert small_texts(page) == []
     # Drag the empty pane left of `a` to pan the gathers clear of the mini map, for the
     # screenshot (the fit shows the top of this tall graph).
-    canvas = page.locator(".braid-editor__canvas").bounding_box()
-    x, y = canvas["x"] + 100, canvas["y"] + 300  # inside the window, whose height is 900
+    pane = page.locator(".braid-editor__canvas").bounding_box()
+    assert pane is not None
+    x, y = pane["x"] + 100, pane["y"] + 300  # inside the window, whose height is 900
     page.mouse.move(x, y)
     page.mouse.down()
     page.mouse.move(x - 250, y - 300, steps=10)
@@ -400,7 +401,7 @@ def test_every_page_as_each_role_has_no_serious_accessibility_violation(
     # The API docs are Swagger UI's own page (drf-spectacular-sidecar): screenshot and scan
     # them too, and hold its known faults to exactly these, so a new one shows.
     docs = visit(page, braid_server, "/api/docs/", f"{role}-api-docs-{width}")
-    assert sorted(violation["rule"] for violation in docs) == SWAGGER_UI_FAULTS
+    assert sorted(str(violation["rule"]) for violation in docs) == SWAGGER_UI_FAULTS
     assert failed == [f"404 {braid_server}/flows/no-such-flow/"]
     assert errors_of(page) == []
 

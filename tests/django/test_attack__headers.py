@@ -56,8 +56,8 @@ def test_every_answer_denies_framing_and_inline_script(
             response["X-Content-Type-Options"],
             response["Referrer-Policy"],
         )
-    expected = ("DENY", ["'none'"], ["'self'"], ["'none'"], ["'self'"], [], "nosniff",
-                "same-origin")  # fmt: skip
+    expected: tuple[object, ...] = ("DENY", ["'none'"], ["'self'"], ["'none'"], ["'self'"], [],
+                                    "nosniff", "same-origin")  # fmt: skip
     assert {path: got for path, got in found.items() if got != expected} == {}
 
 

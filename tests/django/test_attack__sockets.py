@@ -184,7 +184,8 @@ def test_logging_out_closes_every_socket_of_that_session_within_five_seconds(
     staying = client_for("admin")  # the same user in another browser: unaffected
 
     async def scenario() -> tuple[list[Any], float, list[Any]]:
-        mine, theirs = [], []
+        mine: list[Any] = []
+        theirs: list[Any] = []
         for path in socket_paths(str(run.pk)):
             for client, sockets in ((leaving, mine), (staying, theirs)):
                 socket, connected, _ = await open_socket(path, client)

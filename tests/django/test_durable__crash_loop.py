@@ -29,7 +29,7 @@ from tests.django.test_durable__workers import (  # noqa: F401  (cluster is a fi
 pytestmark = [pytest.mark.redis, pytest.mark.django_db(transaction=True)]
 
 LIFTED = {"max_length": 100_000, "max_depth": 100_000}
-CRASHING = {
+CRASHING: dict[str, Any] = {
     "format": "braid.graph/1",
     "name": "Crashes the evaluator",
     "state": {"n": {"reducer": "overwrite"}},

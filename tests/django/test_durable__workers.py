@@ -32,7 +32,7 @@ from tests.servers import require_redis
 
 pytestmark = [pytest.mark.redis, pytest.mark.django_db(transaction=True)]
 
-CRASHY = {
+CRASHY: dict[str, Any] = {
     "format": "braid.graph/1",
     "name": "Crash test",
     "state": {"log": {"reducer": "append"}, "count": {"reducer": "sum"}},

@@ -194,13 +194,13 @@ def test_each_role_gets_the_tables_answer_on_every_socket(demo: DemoUsers) -> No
     analyst = Client()
     analyst.force_login(users["analyst"])
     run = start_invoice_run(analyst)
-    cookies = {"anonymous": None}
+    cookies: dict[str, str | None] = {"anonymous": None}
     for role in ROLES[1:]:
         client = Client()
         client.force_login(users[role])
         cookies[role] = client.cookies["sessionid"].value
 
-    async def answer(path: str, session: str | None) -> int | str:
+    async def answer(path: str, session: str | None) -> int | str | None:
         headers = [(b"origin", b"http://127.0.0.1:8000")]
         headers += [] if session is None else [(b"cookie", f"sessionid={session}".encode())]
         socket = WebsocketCommunicator(application, path, headers=headers)
@@ -211,7 +211,7 @@ def test_each_role_gets_the_tables_answer_on_every_socket(demo: DemoUsers) -> No
         await socket.disconnect()
         return OPEN
 
-    async def sweep() -> dict[tuple[str, str], int | str]:
+    async def sweep() -> dict[tuple[str, str], int | str | None]:
         return {
             (template, role): await answer(template.format(run=run.pk), cookies[role])
             for template, _ in SOCKET_ROWS
