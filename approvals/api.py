@@ -37,14 +37,14 @@ def caller(request: Request) -> User:
     return request.user
 
 
-class ShownSerializer(serializers.Serializer):
+class ShownSerializer(serializers.Serializer[Any]):
     """One value the node shows approvers: the expression and its value at the request."""
 
     field = serializers.CharField()
     value = serializers.JSONField(allow_null=True)
 
 
-class DecisionEntrySerializer(serializers.Serializer):
+class DecisionEntrySerializer(serializers.Serializer[Any]):
     """One person's recorded decision, from the audit."""
 
     user = serializers.CharField()
@@ -53,14 +53,14 @@ class DecisionEntrySerializer(serializers.Serializer):
     at = serializers.DateTimeField()
 
 
-class InputFieldSerializer(serializers.Serializer):
+class InputFieldSerializer(serializers.Serializer[Any]):
     """One top-level field of the run's input, as short text (long values cut, "… N more")."""
 
     field = serializers.CharField()
     text = serializers.CharField()
 
 
-class ContextSerializer(serializers.Serializer):
+class ContextSerializer(serializers.Serializer[Any]):
     """Who started the run, when, the flow and version, and (without `show`) its input."""
 
     started_by = serializers.CharField(allow_null=True)
@@ -72,14 +72,14 @@ class ContextSerializer(serializers.Serializer):
     input_more = serializers.IntegerField(help_text="input fields left out")
 
 
-class WhyNotSerializer(serializers.Serializer):
+class WhyNotSerializer(serializers.Serializer[Any]):
     """Why the caller may not decide an open request they see: a code and a sentence."""
 
     code = serializers.CharField()
     text = serializers.CharField()
 
 
-class ApprovalSerializer(serializers.ModelSerializer):
+class ApprovalSerializer(serializers.ModelSerializer[ApprovalRequest]):
     """An approval request as approvers see it."""
 
     run = serializers.UUIDField(source="run_id", read_only=True)
@@ -162,7 +162,7 @@ class ApprovalSerializer(serializers.ModelSerializer):
         ]  # fmt: skip
 
 
-class DecideSerializer(serializers.Serializer):
+class DecideSerializer(serializers.Serializer[Any]):
     """One approver's answer; `execution_id`, when given, must be the request's."""
 
     decision = serializers.ChoiceField(choices=[d.value for d in Decision])
@@ -182,7 +182,7 @@ class RequestIdsField(serializers.ListField):
         super().__init__(child=child, min_length=1, max_length=500, **kwargs)
 
 
-class BulkDecideSerializer(serializers.Serializer):
+class BulkDecideSerializer(serializers.Serializer[Any]):
     """One answer for many requests, each recorded on its own."""
 
     ids = RequestIdsField()
@@ -195,7 +195,7 @@ class BulkDecideSerializer(serializers.Serializer):
         return value
 
 
-class BulkResultSerializer(serializers.Serializer):
+class BulkResultSerializer(serializers.Serializer[Any]):
     """What happened to one request of a bulk decision."""
 
     id = serializers.IntegerField()
@@ -204,7 +204,7 @@ class BulkResultSerializer(serializers.Serializer):
     detail = serializers.CharField(allow_blank=True)
 
 
-class BulkSummarySerializer(serializers.Serializer):
+class BulkSummarySerializer(serializers.Serializer[Any]):
     """A bulk decision's summary and its per-request results, in the order asked."""
 
     total = serializers.IntegerField()
@@ -213,14 +213,14 @@ class BulkSummarySerializer(serializers.Serializer):
     results = BulkResultSerializer(many=True)
 
 
-class HandOverSerializer(serializers.Serializer):
+class HandOverSerializer(serializers.Serializer[Any]):
     """Who receives a request (a user name), and why."""
 
     to = serializers.CharField(max_length=150)
     comment = serializers.CharField(required=False, allow_blank=True, default="", max_length=2000)
 
 
-class CountSerializer(serializers.Serializer):
+class CountSerializer(serializers.Serializer[Any]):
     """The caller's open requests: how many they may decide, and how many of those are overdue."""
 
     open = serializers.IntegerField()
@@ -264,7 +264,9 @@ TARGET_400 = OpenApiResponse(
 )
 
 
-class ApprovalViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
+class ApprovalViewSet(
+    mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet[ApprovalRequest]
+):
     """Approval requests: the caller's open ones, newest first (admins: every open one).
 
     One request (reading, deciding, delegating, reassigning) is looked up among those the
@@ -447,7 +449,7 @@ class ApprovalViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets
         return Response(ApprovalSerializer(approval, context=self.with_history([approval])).data)
 
 
-class NotificationSettingsSerializer(serializers.Serializer):
+class NotificationSettingsSerializer(serializers.Serializer[Any]):
     """The caller's approval emails: on or off."""
 
     email_requests = serializers.BooleanField(
