@@ -1,8 +1,9 @@
 """REST API for approval requests: the inbox, the archive, the count, one request, and
 deciding (one or many), delegating and reassigning. Refusals are `{code, detail}`."""
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from django.contrib.auth.models import User
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 from drf_spectacular.utils import (
@@ -13,7 +14,7 @@ from drf_spectacular.utils import (
 )
 from rest_framework import mixins, serializers, viewsets
 from rest_framework.decorators import action
-from rest_framework.exceptions import ValidationError
+from rest_framework.exceptions import NotAuthenticated, ValidationError
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -29,14 +30,21 @@ from web.permissions import Act, Allowed
 from web.schema import RefusalSerializer
 
 
-class ShownSerializer(serializers.Serializer):
+def caller(request: Request) -> User:
+    """Return the signed-in user making the request; the views here let no one else in."""
+    if not isinstance(request.user, User):
+        raise NotAuthenticated()
+    return request.user
+
+
+class ShownSerializer(serializers.Serializer[Any]):
     """One value the node shows approvers: the expression and its value at the request."""
 
     field = serializers.CharField()
     value = serializers.JSONField(allow_null=True)
 
 
-class DecisionEntrySerializer(serializers.Serializer):
+class DecisionEntrySerializer(serializers.Serializer[Any]):
     """One person's recorded decision, from the audit."""
 
     user = serializers.CharField()
@@ -45,14 +53,14 @@ class DecisionEntrySerializer(serializers.Serializer):
     at = serializers.DateTimeField()
 
 
-class InputFieldSerializer(serializers.Serializer):
+class InputFieldSerializer(serializers.Serializer[Any]):
     """One top-level field of the run's input, as short text (long values cut, "… N more")."""
 
     field = serializers.CharField()
     text = serializers.CharField()
 
 
-class ContextSerializer(serializers.Serializer):
+class ContextSerializer(serializers.Serializer[Any]):
     """Who started the run, when, the flow and version, and (without `show`) its input."""
 
     started_by = serializers.CharField(allow_null=True)
@@ -64,14 +72,14 @@ class ContextSerializer(serializers.Serializer):
     input_more = serializers.IntegerField(help_text="input fields left out")
 
 
-class WhyNotSerializer(serializers.Serializer):
+class WhyNotSerializer(serializers.Serializer[Any]):
     """Why the caller may not decide an open request they see: a code and a sentence."""
 
     code = serializers.CharField()
     text = serializers.CharField()
 
 
-class ApprovalSerializer(serializers.ModelSerializer):
+class ApprovalSerializer(serializers.ModelSerializer[ApprovalRequest]):
     """An approval request as approvers see it."""
 
     run = serializers.UUIDField(source="run_id", read_only=True)
@@ -89,7 +97,8 @@ class ApprovalSerializer(serializers.ModelSerializer):
     )
     may_decide = serializers.SerializerMethodField()
     why_not = serializers.SerializerMethodField()
-    context = serializers.SerializerMethodField()
+    if not TYPE_CHECKING:  # DRF takes declared fields off the class; to mypy this one would
+        context = serializers.SerializerMethodField()  # hide the serializer's own `context`
     decisions = serializers.SerializerMethodField()
 
     class Meta:
@@ -112,9 +121,11 @@ class ApprovalSerializer(serializers.ModelSerializer):
 
     def caller_groups(self) -> tuple[str, ...]:
         """Return the caller's group names, read once per serialization."""
-        groups = self.context.get("groups")
+        shared = self.context
+        assert isinstance(shared, dict)  # the view's context, shared by a list's serializers
+        groups = shared.get("groups")
         if groups is None:
-            groups = self.context["groups"] = group_names(self.context["request"].user)
+            groups = shared["groups"] = group_names(shared["request"].user)
         return tuple(groups)
 
     def get_may_decide(self, approval: ApprovalRequest) -> bool:
@@ -151,7 +162,7 @@ class ApprovalSerializer(serializers.ModelSerializer):
         ]  # fmt: skip
 
 
-class DecideSerializer(serializers.Serializer):
+class DecideSerializer(serializers.Serializer[Any]):
     """One approver's answer; `execution_id`, when given, must be the request's."""
 
     decision = serializers.ChoiceField(choices=[d.value for d in Decision])
@@ -171,7 +182,7 @@ class RequestIdsField(serializers.ListField):
         super().__init__(child=child, min_length=1, max_length=500, **kwargs)
 
 
-class BulkDecideSerializer(serializers.Serializer):
+class BulkDecideSerializer(serializers.Serializer[Any]):
     """One answer for many requests, each recorded on its own."""
 
     ids = RequestIdsField()
@@ -184,7 +195,7 @@ class BulkDecideSerializer(serializers.Serializer):
         return value
 
 
-class BulkResultSerializer(serializers.Serializer):
+class BulkResultSerializer(serializers.Serializer[Any]):
     """What happened to one request of a bulk decision."""
 
     id = serializers.IntegerField()
@@ -193,7 +204,7 @@ class BulkResultSerializer(serializers.Serializer):
     detail = serializers.CharField(allow_blank=True)
 
 
-class BulkSummarySerializer(serializers.Serializer):
+class BulkSummarySerializer(serializers.Serializer[Any]):
     """A bulk decision's summary and its per-request results, in the order asked."""
 
     total = serializers.IntegerField()
@@ -202,14 +213,14 @@ class BulkSummarySerializer(serializers.Serializer):
     results = BulkResultSerializer(many=True)
 
 
-class HandOverSerializer(serializers.Serializer):
+class HandOverSerializer(serializers.Serializer[Any]):
     """Who receives a request (a user name), and why."""
 
     to = serializers.CharField(max_length=150)
     comment = serializers.CharField(required=False, allow_blank=True, default="", max_length=2000)
 
 
-class CountSerializer(serializers.Serializer):
+class CountSerializer(serializers.Serializer[Any]):
     """The caller's open requests: how many they may decide, and how many of those are overdue."""
 
     open = serializers.IntegerField()
@@ -253,7 +264,9 @@ TARGET_400 = OpenApiResponse(
 )
 
 
-class ApprovalViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
+class ApprovalViewSet(
+    mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet[ApprovalRequest]
+):
     """Approval requests: the caller's open ones, newest first (admins: every open one).
 
     One request (reading, deciding, delegating, reassigning) is looked up among those the
@@ -305,7 +318,7 @@ class ApprovalViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets
         return requests
 
     def get_serializer_context(self) -> dict[str, Any]:
-        context = super().get_serializer_context()
+        context = dict(super().get_serializer_context())  # a fresh dict each call, as DRF's
         if getattr(self, "swagger_fake_view", False) or not self.request:
             return context
         if self.request.user.is_authenticated:
@@ -329,7 +342,7 @@ class ApprovalViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets
     def retrieve(self, request: Request, *args: object, **kwargs: object) -> Response:
         """One request; an approver's first look at an open one is audited (`viewed`)."""
         approval = self.get_object()
-        services.record_view(approval, request.user)
+        services.record_view(approval, caller(request))
         return Response(ApprovalSerializer(approval, context=self.with_history([approval])).data)
 
     @extend_schema(
@@ -350,7 +363,7 @@ class ApprovalViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets
         answer = form.validated_data
         try:
             services.decide_request(
-                approval, request.user, Decision(answer["decision"]), answer["comment"],
+                approval, caller(request), Decision(answer["decision"]), answer["comment"],
                 answer.get("execution_id"),
             )  # fmt: skip
         except services.DecisionRefused as refused:
@@ -373,7 +386,7 @@ class ApprovalViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets
         form.is_valid(raise_exception=True)
         answer = form.validated_data
         results = services.bulk_decide(
-            answer["ids"], request.user, Decision(answer["decision"]), answer["comment"]
+            answer["ids"], caller(request), Decision(answer["decision"]), answer["comment"]
         )
         done = sum(1 for r in results if r.result == "done")
         summary = {
@@ -408,7 +421,7 @@ class ApprovalViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets
         form.is_valid(raise_exception=True)
         answer = form.validated_data
         try:
-            services.delegate(approval, request.user, answer["to"], answer["comment"])
+            services.delegate(approval, caller(request), answer["to"], answer["comment"])
         except services.DecisionRefused as refused:
             return refusal(refused)
         return Response(ApprovalSerializer(approval, context=self.with_history([approval])).data)
@@ -430,13 +443,13 @@ class ApprovalViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets
         form.is_valid(raise_exception=True)
         answer = form.validated_data
         try:
-            services.reassign(approval, request.user, answer["to"], answer["comment"])
+            services.reassign(approval, caller(request), answer["to"], answer["comment"])
         except services.DecisionRefused as refused:
             return refusal(refused)
         return Response(ApprovalSerializer(approval, context=self.with_history([approval])).data)
 
 
-class NotificationSettingsSerializer(serializers.Serializer):
+class NotificationSettingsSerializer(serializers.Serializer[Any]):
     """The caller's approval emails: on or off."""
 
     email_requests = serializers.BooleanField(
@@ -484,5 +497,7 @@ class NotificationSettingsView(APIView):
             detail = "; ".join(f"{field}: {why}" for field, why in errors.items())
             body = {"code": "notifications.invalid", "detail": detail, "fields": errors}
             return Response(body, status=400)
-        notify.set_emails(request.user, request.data["email_requests"])
-        return Response({"email_requests": request.data["email_requests"]})
+        data = request.data
+        assert isinstance(data, dict)  # settings_errors refused anything but an object
+        notify.set_emails(request.user, data["email_requests"])
+        return Response({"email_requests": data["email_requests"]})

@@ -5,7 +5,7 @@ A row opens when a step emits `RequestApproval` and closes when one emits `Close
 these rows are what the approvers' inbox lists.
 """
 
-from typing import Any
+from typing import Any, NoReturn
 
 from django.conf import settings
 from django.db import NotSupportedError, models
@@ -30,7 +30,7 @@ class Overlaps(Lookup):
     lookup_name = "overlaps"
     prepare_rhs = False
 
-    def as_sql(self, compiler: Any, connection: Any) -> tuple[str, list[Any]]:
+    def as_sql(self, compiler: Any, connection: Any) -> NoReturn:
         raise NotSupportedError("groups__overlaps runs on SQLite and PostgreSQL only")
 
     def as_sqlite(self, compiler: Any, connection: Any) -> tuple[str, list[Any]]:

@@ -235,12 +235,12 @@ def after_commit_handed_over(pk: int, to: str, reason: NoticeReason, by: str) ->
 
 def emails_on(user: object) -> bool:
     """Return whether a person gets approval emails (on unless they turned them off)."""
-    found = NotificationSettings.objects.filter(user_id=getattr(user, "pk", None)).first()
+    pk: Any = getattr(user, "pk", None)  # None for an anonymous caller
+    found = NotificationSettings.objects.filter(user_id=pk).first()
     return True if found is None else found.email_requests
 
 
 def set_emails(user: object, on: bool) -> None:
     """Turn a person's approval emails on or off."""
-    NotificationSettings.objects.update_or_create(
-        user_id=getattr(user, "pk", None), defaults={"email_requests": on}
-    )
+    pk: Any = getattr(user, "pk", None)  # None for an anonymous caller
+    NotificationSettings.objects.update_or_create(user_id=pk, defaults={"email_requests": on})

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.contrib.auth import get_user_model
+from django.contrib.auth import models as auth
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db import transaction
 from django.db.models import Q, QuerySet
@@ -324,7 +325,7 @@ def may_decide(approval: ApprovalRequest, user: AbstractBaseUser, groups: Sequen
     if username in approval.decided_by:
         return False
     if approval.assignee_id is not None:
-        return approval.assignee_id == user.pk
+        return bool(approval.assignee_id == user.pk)
     if username in approval.delegated_from:
         return False
     return bool(set(groups) & set(approval.groups)) or username in approval.delegated_to
@@ -555,7 +556,7 @@ def refuse_stranding(
 # ---------------------------------------------------------------------------- delegation
 
 
-def active_user(username: str) -> AbstractBaseUser:
+def active_user(username: str) -> auth.User:
     """Return the active user of a name; raise DelegateInactive."""
     found = get_user_model().objects.filter(username=username, is_active=True).first()
     if found is None:

@@ -316,7 +316,7 @@ def manage(env: dict[str, str], *args: str) -> float:
 def admin_execute(sql: str) -> None:
     """Run one statement on the `postgres` database in autocommit mode."""
     with psycopg.connect(f"{PG}/postgres", autocommit=True) as conn:
-        conn.execute(sql)  # type: ignore[arg-type]
+        conn.execute(sql)
 
 
 def flush_redis() -> None:
@@ -462,7 +462,8 @@ def wait_finished(
     if set(statuses) != {"completed"}:
         errors = sorted(set(runs.exclude(status="completed").values_list("error", flat=True)))
         raise BenchError(f"runs did not all complete: {dict(statuses)}; errors: {errors[:3]}")
-    return runs.aggregate(end=Max("updated_at"))["end"].timestamp()
+    end: dt.datetime = runs.aggregate(end=Max("updated_at"))["end"]
+    return end.timestamp()
 
 
 @dataclass(frozen=True, slots=True)
@@ -522,6 +523,7 @@ class QueryCount:
 
 
 _COUNTING: list[QueryCount] = []
+PRIVATE_COMMIT = "_commit"  # Django's hook around one COMMIT; django-stubs leave it out
 
 
 def count_message(**_: Any) -> None:
@@ -546,7 +548,7 @@ def counting(counter: QueryCount) -> Iterator[QueryCount]:
             _COUNTING.pop()
         return
     wrapper = connections["default"]
-    original = wrapper._commit
+    original = getattr(wrapper, PRIVATE_COMMIT)
 
     def commit() -> None:
         _COUNTING[-1].transactions += 1
@@ -559,7 +561,7 @@ def counting(counter: QueryCount) -> Iterator[QueryCount]:
         return real_wait(answers_awaited(gen), *args, **kwargs)
 
     real_wait = waiting.wait
-    wrapper._commit = commit  # type: ignore[method-assign]
+    setattr(wrapper, PRIVATE_COMMIT, commit)
     waiting.wait = wait
     _COUNTING.append(counter)
     try:
@@ -567,7 +569,7 @@ def counting(counter: QueryCount) -> Iterator[QueryCount]:
             yield counter
     finally:
         _COUNTING.pop()
-        del wrapper._commit
+        delattr(wrapper, PRIVATE_COMMIT)
         waiting.wait = real_wait
 
 
@@ -598,10 +600,10 @@ def drive(run_id: str) -> dict[str, Any]:
     first_sql: list[list[str]] = []
     real_advance = durable.advance
 
-    def counted_advance(run: str, take: Any = None, counted: bool = False) -> int:
+    def counted_advance(run_id: str, take: Any = None, counted: bool = False) -> int:
         step = QueryCount()
         with counting(step):
-            applied = real_advance(run, take, counted)
+            applied = real_advance(run_id, take, counted)
         if applied:
             steps.add(step)
             first_sql.append(step.sql)
@@ -615,8 +617,8 @@ def drive(run_id: str) -> dict[str, Any]:
         first_sql.append(step.sql)
 
     real_recording = durable.record_and_advance
-    durable.advance = counted_advance  # type: ignore[assignment]
-    durable.record_and_advance = counted_recording  # type: ignore[assignment]
+    durable.advance = counted_advance
+    durable.record_and_advance = counted_recording
     try:
         for _ in range(10_000):
             applied = durable.advance(run_id)
@@ -631,8 +633,8 @@ def drive(run_id: str) -> dict[str, Any]:
                 with counting(actions):
                     tasks.run_actions([dispatch_id])
     finally:
-        durable.advance = real_advance  # type: ignore[assignment]
-        durable.record_and_advance = real_recording  # type: ignore[assignment]
+        durable.advance = real_advance
+        durable.record_and_advance = real_recording
     return {
         "steps": steps,
         "actions": actions,
@@ -681,7 +683,7 @@ DECISION_GOAL = 1.5  # the last tenth of the decisions may cost at most this tim
 
 def approvals_doc(n: int) -> dict[str, Any]:
     """A foreach over `input.items`, all at once, whose body is one approval by finance."""
-    nodes = [
+    nodes: list[dict[str, Any]] = [
         {"id": "each", "type": "foreach", "items": "input.items", "as": "item",
          "concurrency": n},
         {"id": "ask", "type": "approval", "groups": ["finance"], "policy": "any",
@@ -816,8 +818,8 @@ def measure_workers(plan: Plan) -> dict[str, Any]:
     kept, caught_up = durable._STATES, durable.caught_up
     counted = {"caught": 0}
 
-    def counting(*args: Any) -> bool:
-        done = caught_up(*args)
+    def counting(run: Any, version: int, state: Any) -> bool:
+        done = caught_up(run, version, state)
         counted["caught"] += done
         return done
 
@@ -1326,7 +1328,8 @@ def chain_gaps(run_id: str) -> dict[str, list[float]]:
         .values_list("created_at", "published_at", "completed_at")
     )
 
-    def ms(a: dt.datetime, b: dt.datetime) -> float:
+    def ms(a: dt.datetime | None, b: dt.datetime | None) -> float:
+        assert a is not None and b is not None, "each hop was dispatched, published and done"
         return (b - a).total_seconds() * 1e3
 
     return {

@@ -98,7 +98,7 @@ def predict(points: Sequence[tuple[int, float]], n: int) -> float | None:
     slope = 1.0
     if len(points) >= 2:
         slope = max(1.0, growth(points[-2:]) or 1.0)
-    return last_t * (n / last_n) ** slope
+    return float(last_t * (n / last_n) ** slope)
 
 
 def growth(points: Sequence[tuple[int, float]]) -> float | None:

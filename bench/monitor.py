@@ -49,6 +49,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -179,14 +180,14 @@ def profiled(run: Callable[[], object]) -> dict[str, Any]:
     profile.enable()
     run()
     profile.disable()
-    stats = pstats.Stats(profile)
+    stats = vars(pstats.Stats(profile))  # typeshed leaves out `stats` and `total_tt`
     rows = []
-    for (filename, line, function), (_, _, own, cumulative, _) in stats.stats.items():  # type: ignore[attr-defined]
+    for (filename, line, function), (_, _, own, cumulative, _) in stats["stats"].items():
         where = filename.split("/site-packages/")[-1].removeprefix(str(ROOT) + "/")
         rows.append({"function": f"{where}:{line}({function})", "own_s": own,
                      "cumulative_s": cumulative, "ours": where.startswith(OURS)})  # fmt: skip
     ours = sorted((r for r in rows if r["ours"]), key=lambda r: r["cumulative_s"], reverse=True)
-    return {"profiled_ms": stats.total_tt * 1e3,  # type: ignore[attr-defined]
+    return {"profiled_ms": stats["total_tt"] * 1e3,
             "ours": ours[:12],
             "own": sorted(rows, key=lambda r: r["own_s"], reverse=True)[:10]}  # fmt: skip
 
@@ -344,21 +345,21 @@ def measure_walk(plan: Plan) -> dict[str, Any]:
 
     subjects: dict[str, Callable[[], object]] = {}
     repeats: dict[str, int] = {}
-    synthetic = []
+    synthetic: list[dict[str, Any]] = []
     for shape in ("chain", "fork"):
         for n in WALK_SIZES:
             graphs, rows, nodes = synthetic_case(shape, n)
             name = f"walk {shape} {n}"
-            subjects[name] = lambda g=graphs, r=rows: explain(g, r, RunStatus.RUNNING)
+            subjects[name] = partial(explain, graphs, rows, RunStatus.RUNNING)
             repeats[name] = plan.big_walk_repeats if n >= 100_000 else plan.walk_repeats
             synthetic.append({"shape": shape, "nodes": nodes, "subject": name})
-    runs = []
+    runs: list[dict[str, Any]] = []
     for label, run in stepped_cases():
         status = run.state.status
         assert status in (RunStatus.RUNNING, RunStatus.COMPLETED), (label, status)
         graphs, rows, trace = run.graphs, run.rows, run.trace
-        subjects[f"walk {label}"] = lambda g=graphs, r=rows, s=status: explain(g, r, s)
-        subjects[f"executions {label}"] = lambda t=trace, s=status: executions(t, s)
+        subjects[f"walk {label}"] = partial(explain, graphs, rows, status)
+        subjects[f"executions {label}"] = partial(executions, trace, status)
         repeats[f"walk {label}"] = repeats[f"executions {label}"] = plan.walk_repeats
         runs.append({"label": label, "status": status.value, "rows": len(rows),
                      "events": len(trace), "executions": len(executions(trace, status)),
@@ -457,7 +458,7 @@ def measure_tree(plan: Plan) -> dict[str, Any]:
         response = client.get(url)
         assert response.status_code == 200, (url, response.status_code)
 
-    times = interleaved({name: lambda u=url: get(u) for name, url in subjects.items()},
+    times = interleaved({name: partial(get, url) for name, url in subjects.items()},
                         dict.fromkeys(subjects, plan.tree_repeats))  # fmt: skip
     cases = []
     for name, url in subjects.items():
@@ -466,7 +467,7 @@ def measure_tree(plan: Plan) -> dict[str, Any]:
         endpoint, _, label = name.partition(" ")
         run_id = url.split("/")[3]
         target = EXECUTIONS_TARGET_MS if endpoint == "executions/" else WALK_TARGET_MS
-        case = {"endpoint": endpoint, "label": label, "target_ms": target,
+        case: dict[str, Any] = {"endpoint": endpoint, "label": label, "target_ms": target,
                 "rows": NodeState.objects.filter(run_id=run_id).count(),
                 "events": TraceEvent.objects.filter(run_id=run_id).count(),
                 "queries": len(queries), "bytes": len(response.content),
@@ -532,11 +533,11 @@ def watch_latencies(base: str, session: str, run_id: str, seconds: float) -> lis
 def demo_starts() -> list[Callable[[], str]]:
     from runs.services import latest_version
 
-    starts = []
+    starts: list[Callable[[], str]] = []
     for slug, input_value in DEMO_CASES:
         version = latest_version(slug)
         graphs = resolved(version.graph)
-        starts.append(lambda g=graphs, s=slug, i=input_value, v=version: start_run(g, s, i, v))
+        starts.append(partial(start_run, graphs, slug, input_value, version))
     return starts
 
 
@@ -798,7 +799,9 @@ def measure_hot_path(plan: Plan) -> dict[str, Any]:
     from engine.live import PUBLISHER
 
     starts = demo_starts()
-    ratios, cpu_ratios, rates = [], [], {"on": [], "off": []}
+    ratios: list[float] = []
+    cpu_ratios: list[float] = []
+    rates: dict[str, list[float]] = {"on": [], "off": []}
     for round_number in range(plan.hot_rounds + 1):
         order = ("off", "on") if round_number % 2 else ("on", "off")
         wall, cpu = {}, {}

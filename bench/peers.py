@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Annotated, Any, TypedDict
 
 from bench.shapes import FOREACH_CONCURRENCY, NESTED_WIDTH, Shape
-from bench.subjects import Counter, Prepared
+from bench.subjects import Counter, Prepared, Subject
 
 # --------------------------------------------------------------------------------- LangGraph
 
@@ -220,4 +220,4 @@ LANGGRAPH_SAVER = LangGraphSubject(
     "langgraph-saver", "LangGraph + InMemorySaver", checkpointer=True
 )
 SPIFF = SpiffSubject()
-PEER_SUBJECTS = (LANGGRAPH, LANGGRAPH_SAVER, SPIFF)
+PEER_SUBJECTS: tuple[Subject, ...] = (LANGGRAPH, LANGGRAPH_SAVER, SPIFF)

@@ -34,8 +34,15 @@ class Prepared:
 class Subject(Protocol):
     """An implementation that runs the benchmark shapes."""
 
-    key: str
-    label: str
+    @property
+    def key(self) -> str:
+        """The subject's name on the command line and in the results."""
+        ...
+
+    @property
+    def label(self) -> str:
+        """The subject's name in the report."""
+        ...
 
     def unsupported(self, shape: Shape, n: int) -> str | None:
         """Return why this size of the shape is not measured, or None to measure it."""
@@ -112,7 +119,9 @@ class BraidSubject:
         def work_done() -> int:
             if self.work is Work.NOOP:
                 return counter.calls
-            return len((last[0].result or {}).get("log") or [])
+            log = (last[0].result or {}).get("log") or []
+            assert isinstance(log, list), log
+            return len(log)
 
         return Prepared(run, work_done, case.work_nodes, remark=remark)
 

@@ -2,6 +2,7 @@
 approvals decided through the API, and node rows sampled for regressions."""
 
 import contextlib
+import datetime as dt
 import time
 import urllib.error
 import urllib.parse
@@ -136,7 +137,9 @@ class Traffic:
         if run_id not in self.numbers:
             from engine.models import Run
 
-            salt = Run.objects.values_list("input", flat=True).get(pk=run_id)["salt"]
+            given = Run.objects.values_list("input", flat=True).get(pk=run_id)
+            assert given is not None, run_id
+            salt = given["salt"]
             self.numbers[run_id] = int(salt.split(".")[1])
         return self.numbers[run_id]
 
@@ -219,7 +222,7 @@ def only_waiting_on_time() -> bool:
     from engine.models import Run, Timer
 
     unfinished = Run.objects.exclude(status__in=TERMINAL)
-    far = Timer.objects.filter(due_at__gt=timezone.now() + timezone.timedelta(seconds=600))
+    far = Timer.objects.filter(due_at__gt=timezone.now() + dt.timedelta(seconds=600))
     return (
         not unfinished.exclude(status="waiting").exists()
         and not unfinished.exclude(pk__in=far.values("run_id")).exists()

@@ -82,7 +82,8 @@ class Builder:
 
     def block(self, kind: str, exits: Exit, depth: int = 0) -> Exit:
         """Add one block of the kind after the exits; return its exits."""
-        return getattr(self, f"block_{kind}")(exits, depth)
+        added: Exit = getattr(self, f"block_{kind}")(exits, depth)
+        return added
 
     def block_task(self, exits: Exit, depth: int) -> Exit:
         return self.task(exits)

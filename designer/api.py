@@ -1,6 +1,9 @@
 """REST API for flows: /api/flows/ with validate, publish, versions, import and export."""
 
-from django.db.models import Max
+from typing import TYPE_CHECKING, Any
+
+from django.contrib.auth.models import User
+from django.db.models import Max, QuerySet
 from django.http import Http404
 from drf_spectacular.utils import (
     OpenApiParameter,
@@ -12,6 +15,7 @@ from jsonschema import Draft202012Validator
 from jsonschema import ValidationError as JsonSchemaError
 from rest_framework import serializers, status, viewsets
 from rest_framework.decorators import action
+from rest_framework.exceptions import NotAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
 
@@ -26,6 +30,13 @@ from web.schema import ERROR
 GRAPH_SHAPE = Draft202012Validator(GRAPH_SCHEMA)
 
 
+def caller(request: Request) -> User:
+    """Return the signed-in user making the request; the views here let no one else in."""
+    if not isinstance(request.user, User):
+        raise NotAuthenticated()
+    return request.user
+
+
 @extend_schema_field(GRAPH_SCHEMA)
 class GraphField(serializers.JSONField):
     """A braid.graph/1 document of the schema's shape; validate/publish check the rules.
@@ -34,7 +45,7 @@ class GraphField(serializers.JSONField):
     what the API returns always matches its own schema.
     """
 
-    def to_internal_value(self, data: object) -> object:
+    def to_internal_value(self, data: Any) -> dict[str, Any]:
         value = super().to_internal_value(data)
         if not isinstance(value, dict):
             raise serializers.ValidationError("a graph must be a JSON object")
@@ -61,12 +72,14 @@ class TextField(serializers.CharField):
         return str(super().to_internal_value(data))
 
 
-class FlowSerializer(serializers.ModelSerializer):
+class FlowSerializer(serializers.ModelSerializer[Flow]):
     """A flow with its draft; the slug is fixed at creation."""
 
     owner = serializers.CharField(source="owner.get_username", read_only=True)
     draft = GraphField()
-    latest_version = serializers.IntegerField(read_only=True, allow_null=True)
+    latest_version = serializers.IntegerField(
+        source="latest_number", read_only=True, allow_null=True
+    )
     name = TextField(max_length=200, required=False, allow_blank=True)
 
     class Meta:
@@ -77,7 +90,7 @@ class FlowSerializer(serializers.ModelSerializer):
         ]  # fmt: skip
         read_only_fields = ["revision", "created_at", "updated_at"]
         # A taken slug is the service's 409 (flow.slug_taken), not a field error.
-        extra_kwargs = {"slug": {"validators": []}}
+        extra_kwargs: dict[str, dict[str, Any]] = {"slug": {"validators": []}}
 
 
 class FlowUpdateSerializer(FlowSerializer):
@@ -102,10 +115,12 @@ class FlowUpdateSerializer(FlowSerializer):
         read_only_fields = ["slug", "revision", "created_at", "updated_at"]
 
 
-class FlowVersionSerializer(serializers.ModelSerializer):
+class FlowVersionSerializer(serializers.ModelSerializer[FlowVersion]):
     """One immutable published version."""
 
-    flow = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    flow: serializers.SlugRelatedField[Flow] = serializers.SlugRelatedField(
+        slug_field="slug", read_only=True
+    )
     published_by = serializers.CharField(source="published_by.get_username", read_only=True)
     graph = GraphField(read_only=True)
 
@@ -115,7 +130,7 @@ class FlowVersionSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
 
-class ImportSerializer(serializers.Serializer):
+class ImportSerializer(serializers.Serializer[Any]):
     """An exported document to import, with an optional slug and publish flag."""
 
     graph = GraphField()
@@ -172,25 +187,25 @@ def document_to_validate(request: Request, flow: Flow) -> object:
     return data
 
 
-class FlowViewSet(viewsets.ModelViewSet):
+class FlowViewSet(viewsets.ModelViewSet[Any]):  # Any: it pages versions too
     """Flows by slug: CRUD of the draft, validation, publishing and versions."""
 
     serializer_class = FlowSerializer
     permission_classes = [Allowed.to(Act.EDIT_FLOWS, read=Act.READ_FLOWS)]
     lookup_field = "slug"
 
-    def get_serializer_class(self):  # type: ignore[no-untyped-def]
+    def get_serializer_class(self) -> type[FlowSerializer]:
         if self.action in {"update", "partial_update"}:
             return FlowUpdateSerializer
         return FlowSerializer
 
-    def get_queryset(self):  # type: ignore[no-untyped-def]
-        return Flow.objects.select_related("owner").annotate(latest_version=Max("versions__number"))
+    def get_queryset(self) -> QuerySet[Flow]:
+        return Flow.objects.select_related("owner").annotate(latest_number=Max("versions__number"))
 
-    def perform_create(self, serializer: FlowSerializer) -> None:
+    def perform_create(self, serializer: serializers.BaseSerializer[Flow]) -> None:
         data = serializer.validated_data
         flow = services.create_flow(
-            self.request.user, data["slug"], data["draft"], data.get("name", "")
+            caller(self.request), data["slug"], data["draft"], data.get("name", "")
         )
         serializer.instance = self.get_queryset().get(pk=flow.pk)
 
@@ -201,12 +216,13 @@ class FlowViewSet(viewsets.ModelViewSet):
         except services.SlugTaken as error:
             return refusal(error, status.HTTP_409_CONFLICT)
 
-    def perform_update(self, serializer: FlowSerializer) -> None:
+    def perform_update(self, serializer: serializers.BaseSerializer[Flow]) -> None:
         data = serializer.validated_data
         flow = serializer.instance
+        assert flow is not None  # an update's serializer holds the flow it updates
         services.save_draft(
             flow, data.get("draft", flow.draft), data.get("name", ""),
-            base_revision=data.get("base_revision"), user=self.request.user,
+            base_revision=data.get("base_revision"), user=caller(self.request),
             keep_replaced=data.get("keep_replaced", False),
         )  # fmt: skip
 
@@ -260,7 +276,7 @@ class FlowViewSet(viewsets.ModelViewSet):
     def publish(self, request: Request, slug: str) -> Response:
         """Publish the draft as the next version (an unchanged draft returns the latest)."""
         try:
-            published = services.publish(self.get_object(), request.user)
+            published = services.publish(self.get_object(), caller(request))
         except services.PublishRefused as error:
             return refusal(error, status.HTTP_400_BAD_REQUEST)
         code = status.HTTP_201_CREATED if published.created else status.HTTP_200_OK
@@ -335,7 +351,7 @@ class FlowViewSet(viewsets.ModelViewSet):
         data = form.validated_data
         try:
             flow, _ = services.import_graph(
-                request.user, data["graph"], data.get("slug", ""),
+                caller(request), data["graph"], data.get("slug", ""),
                 publish_it=data["publish"], replace=data["replace"],
             )  # fmt: skip
         except services.SlugTaken as error:
@@ -346,15 +362,16 @@ class FlowViewSet(viewsets.ModelViewSet):
         return Response(body, status=status.HTTP_201_CREATED)
 
 
-class ActionParamSerializer(serializers.Serializer):
+class ActionParamSerializer(serializers.Serializer[Any]):
     """One parameter an action takes."""
 
     name = serializers.CharField()
     types = serializers.ListField(child=serializers.CharField(), help_text="Python type names")
-    required = serializers.BooleanField()
+    if not TYPE_CHECKING:  # DRF takes declared fields off the class; to mypy this one would
+        required = serializers.BooleanField()  # hide the field's own `required` flag
 
 
-class ActionSerializer(serializers.Serializer):
+class ActionSerializer(serializers.Serializer[Any]):
     """A registered action, as a task node's `action` names it."""
 
     name = serializers.CharField()

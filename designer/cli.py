@@ -1,6 +1,7 @@
 """`braid validate` and `braid import`: the flow commands of the command line."""
 
 import json
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TextIO
 
@@ -19,7 +20,7 @@ def read_document(path: str) -> object:
     return load_document(data)
 
 
-def print_lines(problems: list[dict[str, object]], out: TextIO) -> None:
+def print_lines(problems: Sequence[Mapping[str, object]], out: TextIO) -> None:
     """Print one JSON object per line."""
     for problem in problems:
         out.write(json.dumps(problem, ensure_ascii=False) + "\n")
@@ -32,10 +33,10 @@ def validate_file(path: str, out: TextIO, err: TextIO) -> int:
     except DocumentError as error:
         print_lines([error.to_json()], out)
         return 1
-    report = services.check_graph(document).to_json()
-    print_lines(report["warnings"], err)
-    print_lines(report["errors"], out)
-    return 0 if report["ok"] else 1
+    report = services.check_graph(document)
+    print_lines([problem.to_json() for problem in report.warnings], err)
+    print_lines([problem.to_json() for problem in report.errors], out)
+    return 0 if report.ok else 1
 
 
 def import_file(path: str, username: str, slug: str, publish: bool, out: TextIO) -> int:
@@ -50,7 +51,9 @@ def import_file(path: str, username: str, slug: str, publish: bool, out: TextIO)
         print_lines([error.to_json()], out)
         return 1
     except services.FlowError as error:
-        print_lines(error.report.to_json()["errors"] if error.report else [], out)
+        print_lines(
+            [problem.to_json() for problem in error.report.errors] if error.report else [], out
+        )
         out.write(f"{error.message}\n")
         return 1
     version = f", version {published.version.number}" if published else ", draft only"

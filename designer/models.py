@@ -68,7 +68,7 @@ class FlowVersion(models.Model):
         if self.pk is not None:
             raise ImmutableVersionError(f"{self} is published and cannot change")
         self.content_hash = content_hash(self.graph)
-        super().save(*args, **kwargs)  # type: ignore[arg-type]
+        super().save(*args, **kwargs)
 
 
 class DraftRevision(models.Model):

@@ -2,7 +2,7 @@
 
 from dataclasses import dataclass
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 from django.db.models import Max, ProtectedError
 from django.utils.text import slugify
@@ -71,7 +71,7 @@ def graph_name(document: object, fallback: str) -> str:
     return name.strip() if isinstance(name, str) and name.strip() else fallback
 
 
-def create_flow(owner: AbstractBaseUser, slug: str, draft: object, name: str = "") -> Flow:
+def create_flow(owner: User, slug: str, draft: object, name: str = "") -> Flow:
     """Create a flow with its first draft; the draft may still have errors."""
     try:
         with transaction.atomic():
@@ -89,7 +89,7 @@ def save_draft(
     name: str = "",
     *,
     base_revision: int | None = None,
-    user: AbstractBaseUser | None = None,
+    user: User | None = None,
     keep_replaced: bool = False,
 ) -> Flow:
     """Replace the flow's draft (and name, when given) and count a revision.
@@ -117,7 +117,7 @@ def save_draft(
 
 
 @transaction.atomic
-def publish(flow: Flow, user: AbstractBaseUser) -> Published:
+def publish(flow: Flow, user: User) -> Published:
     """Publish the draft as the next version; an unchanged draft returns the latest one."""
     report = check_graph(flow.draft)
     if not report.ok:
@@ -135,7 +135,7 @@ def publish(flow: Flow, user: AbstractBaseUser) -> Published:
 
 @transaction.atomic
 def import_graph(
-    owner: AbstractBaseUser,
+    owner: User,
     document: object,
     slug: str = "",
     publish_it: bool = False,

@@ -8,11 +8,14 @@ browser renders statuses and an item's, round's or branch's colors without infer
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from django.db.models import QuerySet
 from django.http import HttpResponse
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers, viewsets
 from rest_framework.decorators import action
+from rest_framework.permissions import BasePermission
 from rest_framework.request import Request
 from rest_framework.response import Response
 
@@ -26,7 +29,7 @@ from web.permissions import Act, Allowed
 from web.schema import RefusalSerializer
 
 
-class NodeRowSerializer(serializers.Serializer):
+class NodeRowSerializer(serializers.Serializer[Any]):
     """One node row (CONTRACT §3)."""
 
     status = serializers.ChoiceField(choices=["running", "waiting", "completed", "failed"])
@@ -35,7 +38,7 @@ class NodeRowSerializer(serializers.Serializer):
     attempt = serializers.IntegerField()
 
 
-class VoteSerializer(serializers.Serializer):
+class VoteSerializer(serializers.Serializer[Any]):
     """One person's decision at an approval."""
 
     user = serializers.CharField()
@@ -45,7 +48,7 @@ class VoteSerializer(serializers.Serializer):
     at = serializers.CharField()
 
 
-class TreeSerializer(serializers.Serializer):
+class TreeSerializer(serializers.Serializer[Any]):
     """A run's node rows and every node's color."""
 
     run = serializers.UUIDField()
@@ -63,7 +66,7 @@ class TreeSerializer(serializers.Serializer):
     )
 
 
-class TraceEventSerializer(serializers.Serializer):
+class TraceEventSerializer(serializers.Serializer[Any]):
     """One trace event."""
 
     seq = serializers.IntegerField()
@@ -74,7 +77,7 @@ class TraceEventSerializer(serializers.Serializer):
     detail = serializers.JSONField()
 
 
-class WriteSerializer(serializers.Serializer):
+class WriteSerializer(serializers.Serializer[Any]):
     """One state write that reached a node."""
 
     seq = serializers.IntegerField(help_text="the writer's completion, as a trace position")
@@ -89,7 +92,7 @@ class WriteSerializer(serializers.Serializer):
     )
 
 
-class WritesSerializer(serializers.Serializer):
+class WritesSerializer(serializers.Serializer[Any]):
     """The state writes of a node's lineage."""
 
     node = serializers.CharField()
@@ -97,27 +100,29 @@ class WritesSerializer(serializers.Serializer):
     writes = WriteSerializer(many=True)
 
 
-class ExecutionSerializer(serializers.Serializer):
+class ExecutionSerializer(serializers.Serializer[Any]):
     """One execution of a run: the root, an item, an iteration, a branch or a subflow call."""
 
     id = serializers.CharField()
-    parent = serializers.CharField(allow_null=True)
+    if not TYPE_CHECKING:  # DRF takes declared fields off the class; to mypy these would
+        parent = serializers.CharField(allow_null=True)  # hide the field's own attributes
     kind = serializers.ChoiceField(["root", "item", "iteration", "branch", "subflow"])
     owner = serializers.CharField(allow_blank=True)
-    label = serializers.CharField()
+    if not TYPE_CHECKING:
+        label = serializers.CharField()
     status = serializers.ChoiceField(["running", "waiting", "completed", "failed", "cancelled"])
     reason = serializers.CharField()
     first_at = serializers.CharField(allow_blank=True)
     last_at = serializers.CharField(allow_blank=True)
 
 
-class ExecutionsSerializer(serializers.Serializer):
+class ExecutionsSerializer(serializers.Serializer[Any]):
     run = serializers.UUIDField()
     status = serializers.CharField()
     executions = ExecutionSerializer(many=True)
 
 
-class ExecutionViewSerializer(serializers.Serializer):
+class ExecutionViewSerializer(serializers.Serializer[Any]):
     run = serializers.UUIDField()
     execution = serializers.CharField()
     status = serializers.CharField()
@@ -125,7 +130,7 @@ class ExecutionViewSerializer(serializers.Serializer):
     reasons = serializers.DictField(child=serializers.CharField())
 
 
-class RunMonitorViewSet(viewsets.GenericViewSet):
+class RunMonitorViewSet(viewsets.GenericViewSet[Any]):  # Any: it pages trace events too
     """What the monitor reads of a run, under /api/runs/<id>/: who may read the run may
     read these."""
 
@@ -139,12 +144,12 @@ class RunMonitorViewSet(viewsets.GenericViewSet):
         runs = Run.objects.defer("graphs", "snapshot", "input", "state", "redrive")
         return visible_runs(runs, self.request.user)
 
-    def get_permissions(self):  # type: ignore[no-untyped-def]
+    def get_permissions(self) -> list[BasePermission]:
         return [Allowed.to(Act.READ_RUNS)()]
 
     @extend_schema(responses=TreeSerializer)
     @action(detail=True, methods=["get"])
-    def tree(self, request: Request, pk: str) -> Response:
+    def tree(self, request: Request, pk: str) -> HttpResponse:
         """Return the run's node rows and every node's color, from one SELECT of its rows."""
         run = self.get_object()
         with reading.gc_paused():  # building and encoding 10,000 rows: see gc_paused
@@ -177,6 +182,7 @@ class RunMonitorViewSet(viewsets.GenericViewSet):
         run = self.get_object()
         events = TraceEvent.objects.filter(run=run).order_by("seq")
         page = self.paginate_queryset(events)
+        assert page is not None  # the API pages every list (REST_FRAMEWORK's settings)
         body = [{"seq": e.seq, "event": e.event, "execution_id": e.execution_id,
                  "node": e.node or None, "at": e.at, "detail": e.detail} for e in page]  # fmt: skip
         return self.get_paginated_response(body)

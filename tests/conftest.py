@@ -25,7 +25,8 @@ def database_vendor() -> str:
 def backings(item: pytest.Item) -> list[str]:
     """Return the real parts a test runs against: its database, Redis, Chromium."""
     names = [name for name in ("postgres", "redis", "browser") if item.get_closest_marker(name)]
-    uses_db = item.get_closest_marker("django_db") or DB_FIXTURES & set(item.fixturenames)
+    fixtures = item.fixturenames if isinstance(item, pytest.Function) else []
+    uses_db = item.get_closest_marker("django_db") or DB_FIXTURES & set(fixtures)
     if uses_db:
         names.append(f"database:{database_vendor()}")
     return names
@@ -59,7 +60,7 @@ _passed: Counter[str] = Counter()
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     """Count passed tests by the real part that backed them."""
     if report.when == "call" and report.passed:
-        _passed.update(value for key, value in report.user_properties if key == "backing")
+        _passed.update(str(value) for key, value in report.user_properties if key == "backing")
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:

@@ -16,6 +16,7 @@ import urllib.request
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
@@ -116,10 +117,10 @@ class Browserless:
 
     def post_json(
         self, path: str, body: object, headers: dict[str, str] | None = None
-    ) -> tuple[int, object]:
+    ) -> tuple[int, Any]:
         """POST JSON with the session's CSRF token (and `headers`); return the status and
-        decoded body."""
-        token = next((c.value for c in self.cookies if c.name == "csrftoken"), "")
+        decoded body (Any, as the test client's `.json()` gives it)."""
+        token = next((c.value or "" for c in self.cookies if c.name == "csrftoken"), "")
         request = urllib.request.Request(
             self.base_url + path, data=json.dumps(body).encode(), method="POST",
             headers={"Content-Type": "application/json", "X-CSRFToken": token,
@@ -131,8 +132,8 @@ class Browserless:
         except urllib.error.HTTPError as error:
             return error.code, json.loads(error.read() or b"null")
 
-    def get_json(self, path: str) -> tuple[int, object]:
-        """GET a path and decode its JSON body."""
+    def get_json(self, path: str) -> tuple[int, Any]:
+        """GET a path and decode its JSON body (Any, as the test client's `.json()` gives it)."""
         status, body = self.get(path)
         return status, json.loads(body)
 
@@ -173,14 +174,14 @@ def socket_headers(client: Browserless) -> dict[str, str]:
 def watch_run(
     client: Browserless, run_id: str, until: str, then: Callable[[], None] | None = None,
     seconds: float = 30,
-) -> list[dict]:  # type: ignore[type-arg]  # fmt: skip
+) -> list[dict[str, Any]]:  # fmt: skip
     """Connect to /ws/runs/<id>/ as the client's user and collect messages until the run's
     status is `until`; return them (the snapshot first). `then` runs, in a thread, once
     the snapshot has arrived."""
     from websockets.sync.client import connect
 
     url = client.base_url.replace("http://", "ws://") + f"/ws/runs/{run_id}/"
-    messages: list[dict] = []  # type: ignore[type-arg]
+    messages: list[dict[str, Any]] = []
     deadline = time.monotonic() + seconds
     with connect(url, additional_headers=socket_headers(client), open_timeout=10) as socket:
         while time.monotonic() < deadline:

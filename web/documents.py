@@ -10,8 +10,8 @@ import json
 import math
 import re
 import sys
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Iterator, Mapping
+from typing import IO, Any
 
 from rest_framework.exceptions import ParseError
 from rest_framework.parsers import JSONParser
@@ -152,7 +152,12 @@ def holds_nul(value: object) -> bool:
 class StrictJSONParser(JSONParser):
     """DRF's JSON parser with the same strictness as `braid validate`."""
 
-    def parse(self, stream, media_type=None, parser_context=None):  # type: ignore[no-untyped-def]
+    def parse(
+        self,
+        stream: IO[Any] | None,
+        media_type: str | None = None,
+        parser_context: Mapping[str, Any] | None = None,
+    ) -> Any:  # any JSON value, as load_document gives it (DRF types it as a dict)
         try:
             return load_document(stream.read() if stream is not None else b"")
         except DocumentError as error:

@@ -5,6 +5,7 @@ from pathlib import Path
 
 import pytest
 from playwright.sync_api import Browser, Page, sync_playwright
+from pytest_django import Settings
 
 from tests.processes import braid_serving
 from tests.servers import require_chromium
@@ -39,7 +40,7 @@ def page(browser: Browser) -> Iterator[Page]:
 
 
 @pytest.fixture(autouse=True)
-def fast_password_hashing(settings) -> None:  # type: ignore[no-untyped-def]
+def fast_password_hashing(settings: Settings) -> None:
     """Hash passwords with MD5 in tests: PBKDF2's deliberate cost is ~1 s a user here."""
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 

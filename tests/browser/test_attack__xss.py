@@ -21,7 +21,7 @@ import urllib.request
 from typing import Any
 
 import pytest
-from playwright.sync_api import Browser, BrowserContext, Page, expect
+from playwright.sync_api import Browser, BrowserContext, Dialog, Page, expect
 
 pytestmark = pytest.mark.browser
 
@@ -110,7 +110,12 @@ def logged_in(browser: Browser, base: str, user: str) -> tuple[BrowserContext, P
     context.add_init_script(WATCH)
     page = context.new_page()
     events: list[str] = []
-    page.on("dialog", lambda dialog: (events.append(f"dialog {dialog.message}"), dialog.dismiss()))
+
+    def dismiss(dialog: Dialog) -> None:
+        events.append(f"dialog {dialog.message}")
+        dialog.dismiss()
+
+    page.on("dialog", dismiss)
     page.on("pageerror", lambda error: events.append(f"error {error}"))
     page.goto(f"{base}/login/")
     page.get_by_label("User name").fill(user)

@@ -2,17 +2,20 @@
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any, Literal
 
 import pytest
 from django.contrib.auth.models import User
 from django.core.management import call_command
 from django.test import Client
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Browser, Locator, Page, expect
+from pytest_django.live_server_helper import LiveServer
 
 from designer import services
 from designer.models import DraftRevision, Flow
+from tests.browser.page_errors import errors_of, watch_errors
 from tests.browser.test_login__chromium import log_in
 
 pytestmark = pytest.mark.browser
@@ -31,7 +34,7 @@ def shoot(page: Page, name: str) -> None:
 
 def smallest_label_px(page: Page) -> float:
     """Return the smallest on-screen font size of the node labels at the current zoom."""
-    return page.evaluate(
+    found: float = page.evaluate(
         """() => {
           const viewport = document.querySelector('.react-flow__viewport');
           const zoom = new DOMMatrix(getComputedStyle(viewport).transform).a;
@@ -39,15 +42,14 @@ def smallest_label_px(page: Page) -> float:
           return Math.min(...labels.map(e => parseFloat(getComputedStyle(e).fontSize) * zoom));
         }"""
     )
+    return found
 
 
 @pytest.fixture
-def analyst_page(page: Page, live_server) -> Iterator[Page]:  # type: ignore[no-untyped-def]
+def analyst_page(page: Page, live_server: LiveServer) -> Iterator[Page]:
     call_command("braid", "demo")
-    errors: list[str] = []
-    page.on("pageerror", lambda error: errors.append(str(error)))
+    watch_errors(page)
     log_in(page, live_server.url, "analyst", "braid-analyst")
-    page.errors = errors  # type: ignore[attr-defined]
     yield page
     # Leave the editor before the database is flushed: an autosave or a validation still
     # in flight would otherwise hold a table lock during the flush.
@@ -56,8 +58,8 @@ def analyst_page(page: Page, live_server) -> Iterator[Page]:  # type: ignore[no-
 
 @pytest.mark.parametrize("slug", DEMO_SLUGS)
 def test_each_demo_flow_opens_in_the_editor_readable_and_valid(
-    analyst_page: Page, live_server, slug: str
-) -> None:  # type: ignore[no-untyped-def]
+    analyst_page: Page, live_server: LiveServer, slug: str
+) -> None:
     page = analyst_page
     page.goto(f"{live_server.url}/flows/{slug}/")
     flow = Flow.objects.get(slug=slug)
@@ -68,12 +70,12 @@ def test_each_demo_flow_opens_in_the_editor_readable_and_valid(
     )
     shoot(page, f"demo-{slug}")
     assert smallest_label_px(page) >= 12
-    assert page.errors == []  # type: ignore[attr-defined]
+    assert errors_of(page) == []
     assert json.loads(json.dumps(Flow.objects.get(slug=slug).draft)) == flow.draft
 
 
 EMPTY = {"format": "braid.graph/1", "name": "Invoice drawn", "nodes": [], "edges": []}
-EXPECTED = {
+EXPECTED: dict[str, Any] = {
     "format": "braid.graph/1",
     "name": "Invoice drawn",
     "nodes": [
@@ -98,25 +100,28 @@ EXPECTED = {
 }  # fmt: skip
 
 
-def without_layout(document: dict) -> dict:  # type: ignore[type-arg]
+def without_layout(document: dict[str, Any]) -> dict[str, Any]:
     return {key: value for key, value in document.items() if key != "layout"}
 
 
-def node(page: Page, node_id: str):  # type: ignore[no-untyped-def]
+def node(page: Page, node_id: str) -> Locator:
     return page.locator(f'.react-flow__node[data-id="{node_id}"]')
 
 
-def pick(page: Page, node_id: str, **click: object) -> None:
+type Modifier = Literal["Alt", "Control", "ControlOrMeta", "Meta", "Shift"]
+
+
+def pick(page: Page, node_id: str, modifiers: Sequence[Modifier] = ()) -> None:
     """Select a node: by mouse with a modifier, else by keyboard (focus pans it into view)."""
     node(page, node_id).focus()
-    if click:
-        node(page, node_id).click(**click)  # type: ignore[arg-type]
+    if modifiers:
+        node(page, node_id).click(modifiers=modifiers)
     else:
         page.keyboard.press("Enter")
     expect(node(page, node_id)).to_have_class(re.compile(r"\bselected\b"))
 
 
-def handle(page: Page, node_id: str, handle_id: str):  # type: ignore[no-untyped-def]
+def handle(page: Page, node_id: str, handle_id: str) -> Locator:
     return node(page, node_id).locator(f'.react-flow__handle[data-handleid="{handle_id}"]')
 
 
@@ -133,8 +138,9 @@ def set_field(page: Page, label: str, value: str) -> None:
     field.press("Enter")
 
 
-def drag_between(page: Page, source, target, release: bool = True) -> None:  # type: ignore[no-untyped-def]
+def drag_between(page: Page, source: Locator, target: Locator, release: bool = True) -> None:
     start, end = source.bounding_box(), target.bounding_box()
+    assert start is not None and end is not None, "both ends are on the page"
     page.mouse.move(start["x"] + start["width"] / 2, start["y"] + start["height"] / 2)
     page.mouse.down()
     page.mouse.move(end["x"] + end["width"] / 2, end["y"] + end["height"] / 2, steps=12)
@@ -146,11 +152,12 @@ def wait_saved(page: Page) -> None:
     expect(page.locator(".braid-save")).to_have_text("All changes saved", timeout=8000)
 
 
-def stored(slug: str) -> dict:  # type: ignore[type-arg]
-    return Flow.objects.get(slug=slug).draft
+def stored(slug: str) -> dict[str, Any]:
+    draft: dict[str, Any] = Flow.objects.get(slug=slug).draft
+    return draft
 
 
-def build_invoice_flow(page: Page, live_server) -> None:  # type: ignore[no-untyped-def]
+def build_invoice_flow(page: Page, live_server: LiveServer) -> None:
     """Draw start → fork(finance, legal) → two approvals → gather(finance, legal) → end."""
     canvas = page.locator(".braid-editor__canvas")
     page.locator('.braid-palette__item[data-node-type="start"]').drag_to(
@@ -178,8 +185,8 @@ def build_invoice_flow(page: Page, live_server) -> None:  # type: ignore[no-unty
 
 
 def test_an_analyst_draws_the_invoice_flow_validates_publishes_and_reopens_it(
-    analyst_page: Page, live_server
-) -> None:  # type: ignore[no-untyped-def]
+    analyst_page: Page, live_server: LiveServer
+) -> None:
     page = analyst_page
     page.set_viewport_size({"width": 1440, "height": 1000})
     services.create_flow(User.objects.get(username="analyst"), "invoice-drawn", EMPTY)
@@ -230,10 +237,10 @@ def test_an_analyst_draws_the_invoice_flow_validates_publishes_and_reopens_it(
     page.locator(".braid-problems__counts").click()  # not an input: shortcuts go to the canvas
     shoot(page, "invoice-published")
     assert smallest_label_px(page) >= 12
-    assert page.errors == []  # type: ignore[attr-defined]
+    assert errors_of(page) == []
 
 
-def test_undo_and_redo_restore_the_exact_graph(analyst_page: Page, live_server) -> None:  # type: ignore[no-untyped-def]
+def test_undo_and_redo_restore_the_exact_graph(analyst_page: Page, live_server: LiveServer) -> None:
     page = analyst_page
     page.goto(f"{live_server.url}/flows/invoice-sign-off/")
     wait_saved(page)
@@ -264,12 +271,12 @@ def test_undo_and_redo_restore_the_exact_graph(analyst_page: Page, live_server) 
     page.keyboard.press("Control+z")
     wait_saved(page)
     assert stored("invoice-sign-off") == undone
-    assert page.errors == []  # type: ignore[attr-defined]
+    assert errors_of(page) == []
 
 
 def test_a_label_with_markup_shows_as_text_and_runs_nothing(
-    analyst_page: Page, live_server
-) -> None:  # type: ignore[no-untyped-def]
+    analyst_page: Page, live_server: LiveServer
+) -> None:
     page = analyst_page
     page.goto(f"{live_server.url}/flows/invoice-sign-off/")
     hostile = '<img src=x onerror="window.__xss=1">'
@@ -287,12 +294,12 @@ def test_a_label_with_markup_shows_as_text_and_runs_nothing(
     assert page.locator(".react-flow img, .braid-editor img").count() == 0
     assert page.evaluate("window.__xss") is None
     shoot(page, "markup-label")
-    assert page.errors == []  # type: ignore[attr-defined]
+    assert errors_of(page) == []
 
 
 def test_the_flows_list_searches_creates_duplicates_imports_and_refuses_deleting_a_used_flow(
-    analyst_page: Page, live_server
-) -> None:  # type: ignore[no-untyped-def]
+    analyst_page: Page, live_server: LiveServer
+) -> None:
     page = analyst_page
     client = Client()
     client.force_login(User.objects.get(username="analyst"))
@@ -347,13 +354,13 @@ def test_the_flows_list_searches_creates_duplicates_imports_and_refuses_deleting
     page.get_by_role("button", name="Create and open").click()
     expect(page).to_have_url(f"{live_server.url}/flows/fresh-one/")
     expect(page.locator(".react-flow__node")).to_have_count(0)
-    assert page.errors == []  # type: ignore[attr-defined]
+    assert errors_of(page) == []
 
 
 @pytest.mark.parametrize("path", ["/flows/", "/flows/batch-line-approval/"])
 def test_at_390_px_wide_the_designer_pages_content_does_not_scroll_sideways(
-    analyst_page: Page, live_server, path: str
-) -> None:  # type: ignore[no-untyped-def]
+    analyst_page: Page, live_server: LiveServer, path: str
+) -> None:
     page = analyst_page
     page.set_viewport_size({"width": 390, "height": 844})
     page.goto(f"{live_server.url}{path}")
@@ -370,8 +377,8 @@ def test_at_390_px_wide_the_designer_pages_content_does_not_scroll_sideways(
 
 
 def test_two_tabs_never_silently_overwrite_each_other(
-    analyst_page: Page, browser, live_server
-) -> None:  # type: ignore[no-untyped-def]
+    analyst_page: Page, browser: Browser, live_server: LiveServer
+) -> None:
     first = analyst_page
     context = browser.new_context(viewport={"width": 1280, "height": 860})
     second = context.new_page()
@@ -416,12 +423,12 @@ def test_two_tabs_never_silently_overwrite_each_other(
     wait_saved(first)
     assert stored("invoice-sign-off")["nodes"][-1]["id"] == "done"
     context.close()
-    assert first.errors == []  # type: ignore[attr-defined]
+    assert errors_of(first) == []
 
 
 def test_a_version_opens_read_only_with_its_differences_and_restores(
-    analyst_page: Page, live_server
-) -> None:  # type: ignore[no-untyped-def]
+    analyst_page: Page, live_server: LiveServer
+) -> None:
     page = analyst_page
     page.goto(f"{live_server.url}/flows/invoice-sign-off/")
     pick(page, "leg")
@@ -442,12 +449,12 @@ def test_a_version_opens_read_only_with_its_differences_and_restores(
     wait_saved(page)
     version = Flow.objects.get(slug="invoice-sign-off").versions.get(number=1).graph
     assert json.dumps(without_layout(stored("invoice-sign-off"))) == json.dumps(version)
-    assert page.errors == []  # type: ignore[attr-defined]
+    assert errors_of(page) == []
 
 
 def test_a_cel_error_shows_beside_its_field_at_the_reported_position(
-    analyst_page: Page, live_server
-) -> None:  # type: ignore[no-untyped-def]
+    analyst_page: Page, live_server: LiveServer
+) -> None:
     page = analyst_page
     page.goto(f"{live_server.url}/flows/a-risk-score/")
     wait_saved(page)
@@ -469,12 +476,12 @@ def test_a_cel_error_shows_beside_its_field_at_the_reported_position(
     node(page, first_set).focus()
     page.keyboard.press("Control+z")
     expect(page.locator(".braid-problem--error")).to_have_count(0, timeout=8000)
-    assert page.errors == []  # type: ignore[attr-defined]
+    assert errors_of(page) == []
 
 
 def test_an_analyst_draws_a_foreach_with_a_return_and_an_or_slot_gather(
-    analyst_page: Page, live_server
-) -> None:  # type: ignore[no-untyped-def]
+    analyst_page: Page, live_server: LiveServer
+) -> None:
     page = analyst_page
     page.set_viewport_size({"width": 1440, "height": 1000})
     document = {**EMPTY, "name": "Loops and alternatives", "state": {"seen": {"reducer": "append"}}}
@@ -549,10 +556,10 @@ def test_an_analyst_draws_a_foreach_with_a_return_and_an_or_slot_gather(
         ],
         "state": {"seen": {"reducer": "append"}},
     }  # fmt: skip
-    assert page.errors == []  # type: ignore[attr-defined]
+    assert errors_of(page) == []
 
 
-def test_an_approver_sees_the_editor_read_only(page: Page, live_server) -> None:  # type: ignore[no-untyped-def]
+def test_an_approver_sees_the_editor_read_only(page: Page, live_server: LiveServer) -> None:
     call_command("braid", "demo")
     errors: list[str] = []
     page.on("pageerror", lambda error: errors.append(str(error)))
@@ -571,7 +578,9 @@ def test_an_approver_sees_the_editor_read_only(page: Page, live_server) -> None:
     assert errors == []
 
 
-def test_the_keyboard_reaches_nodes_and_the_shortcuts_list(analyst_page: Page, live_server) -> None:  # type: ignore[no-untyped-def]
+def test_the_keyboard_reaches_nodes_and_the_shortcuts_list(
+    analyst_page: Page, live_server: LiveServer
+) -> None:
     page = analyst_page
     page.goto(f"{live_server.url}/flows/a-risk-score/")
     wait_saved(page)
@@ -586,10 +595,12 @@ def test_the_keyboard_reaches_nodes_and_the_shortcuts_list(analyst_page: Page, l
     expect(dialog).to_contain_text("Quick-add a node")
     page.keyboard.press("Escape")
     expect(dialog).to_have_count(0)
-    assert page.errors == []  # type: ignore[attr-defined]
+    assert errors_of(page) == []
 
 
-def test_nodes_copied_in_one_flow_paste_into_another(analyst_page: Page, live_server) -> None:  # type: ignore[no-untyped-def]
+def test_nodes_copied_in_one_flow_paste_into_another(
+    analyst_page: Page, live_server: LiveServer
+) -> None:
     page = analyst_page
     page.goto(f"{live_server.url}/flows/invoice-sign-off/")
     pick(page, "fin")
@@ -612,4 +623,4 @@ def test_nodes_copied_in_one_flow_paste_into_another(analyst_page: Page, live_se
     page.keyboard.press("Escape")  # the pasted pair is selected; start afresh
     pick(page, "fin")
     expect(page.locator(".braid-inspector")).to_contain_text("Groups: legal")
-    assert page.errors == []  # type: ignore[attr-defined]
+    assert errors_of(page) == []

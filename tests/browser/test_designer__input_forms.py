@@ -4,9 +4,11 @@ version's diff, and a quick fix on a problem (issue 31). Screenshots at 1440 and
 import re
 
 import pytest
-from playwright.sync_api import Locator, Page, expect
+from playwright.sync_api import Locator, Page, ViewportSize, expect
+from pytest_django.live_server_helper import LiveServer
 
 from designer.models import Flow
+from tests.browser.page_errors import errors_of
 from tests.browser.test_designer__chromium import (  # noqa: F401
     analyst_page,
     node,
@@ -18,8 +20,8 @@ from tests.browser.test_designer__chromium import (  # noqa: F401
 
 pytestmark = pytest.mark.browser
 
-WIDE = {"width": 1440, "height": 900}
-PHONE = {"width": 390, "height": 844}
+WIDE: ViewportSize = {"width": 1440, "height": 900}
+PHONE: ViewportSize = {"width": 390, "height": 844}
 
 
 def no_sideways_scroll(page: Page) -> bool:
@@ -36,13 +38,13 @@ def shown_wide_then_on_a_phone(page: Page, shown: Locator, name: str) -> None:
     shoot(page, f"{name}-390")
 
 
-def flow_panel(page: Page):  # type: ignore[no-untyped-def]
+def flow_panel(page: Page) -> Locator:
     """Return the Flow panel (nothing selected): name, input fields, state."""
     page.keyboard.press("Escape")
     return page.locator(".braid-input-fields")
 
 
-def add_field(fields, name: str, kind: str) -> None:  # type: ignore[no-untyped-def]
+def add_field(fields: Locator, name: str, kind: str) -> None:
     """Add a top-level input field of that type."""
     fields.get_by_label("New input field", exact=True).fill(name)
     fields.get_by_label("Type of the new input field", exact=True).select_option(kind)
@@ -51,8 +53,8 @@ def add_field(fields, name: str, kind: str) -> None:  # type: ignore[no-untyped-
 
 def test_an_analyst_adds_input_fields_and_the_schema_keeps_what_it_does_not_show(
     analyst_page: Page,  # noqa: F811
-    live_server,
-) -> None:  # type: ignore[no-untyped-def]
+    live_server: LiveServer,
+) -> None:
     page = analyst_page
     page.set_viewport_size(WIDE)
     flow = Flow.objects.get(slug="vendor-payment")
@@ -100,13 +102,13 @@ def test_an_analyst_adds_input_fields_and_the_schema_keeps_what_it_does_not_show
     )
     fields.scroll_into_view_if_needed()
     shown_wide_then_on_a_phone(page, fields, "input-fields")
-    assert page.errors == []  # type: ignore[attr-defined]
+    assert errors_of(page) == []
 
 
 def test_a_test_run_takes_its_input_from_a_form_with_refusals_beside_the_fields(
     analyst_page: Page,  # noqa: F811
-    live_server,
-) -> None:  # type: ignore[no-untyped-def]
+    live_server: LiveServer,
+) -> None:
     page = analyst_page
     page.set_viewport_size(WIDE)
     page.goto(f"{live_server.url}/flows/batch-line-approval/")
@@ -144,13 +146,13 @@ def test_a_test_run_takes_its_input_from_a_form_with_refusals_beside_the_fields(
     expect(panel.get_by_role("group", name="lines row 1").get_by_label("id")).to_have_value("L9")
     expect(panel.get_by_role("group", name="lines row 2")).to_have_count(0)
     shown_wide_then_on_a_phone(page, panel, "test-run-form")
-    assert page.errors == []  # type: ignore[attr-defined]
+    assert errors_of(page) == []
 
 
 def test_a_versions_diff_shows_old_and_new_values(
     analyst_page: Page,  # noqa: F811
-    live_server,
-) -> None:  # type: ignore[no-untyped-def]
+    live_server: LiveServer,
+) -> None:
     page = analyst_page
     page.set_viewport_size(WIDE)
     flow = Flow.objects.get(slug="invoice-sign-off")
@@ -175,13 +177,13 @@ def test_a_versions_diff_shows_old_and_new_values(
         ]
     )
     shown_wide_then_on_a_phone(page, changes, "version-values")
-    assert page.errors == []  # type: ignore[attr-defined]
+    assert errors_of(page) == []
 
 
 def test_an_undeclared_write_is_fixed_by_one_click_and_the_problem_goes(
     analyst_page: Page,  # noqa: F811
-    live_server,
-) -> None:  # type: ignore[no-untyped-def]
+    live_server: LiveServer,
+) -> None:
     page = analyst_page
     page.set_viewport_size(WIDE)
     flow = Flow.objects.get(slug="invoice-sign-off")
@@ -204,13 +206,13 @@ def test_an_undeclared_write_is_fixed_by_one_click_and_the_problem_goes(
     )
     wait_saved(page)
     assert stored("invoice-sign-off")["state"]["checked"] == {"reducer": "overwrite"}
-    assert page.errors == []  # type: ignore[attr-defined]
+    assert errors_of(page) == []
 
 
 def test_an_object_input_is_a_group_of_fields_in_the_test_run(
     analyst_page: Page,  # noqa: F811
-    live_server,
-) -> None:  # type: ignore[no-untyped-def]
+    live_server: LiveServer,
+) -> None:
     page = analyst_page
     page.set_viewport_size(WIDE)
     page.goto(f"{live_server.url}/flows/invoice-sign-off/")
@@ -227,4 +229,4 @@ def test_an_object_input_is_a_group_of_fields_in_the_test_run(
     panel.get_by_role("button", name="Run", exact=True).click()
     expect(panel.get_by_role("status")).to_contain_text("waiting", timeout=20_000)
     shown_wide_then_on_a_phone(page, panel, "test-run-group")
-    assert page.errors == []  # type: ignore[attr-defined]
+    assert errors_of(page) == []

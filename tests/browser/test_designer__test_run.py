@@ -4,8 +4,10 @@ import re
 
 import pytest
 from playwright.sync_api import Page, expect
+from pytest_django.live_server_helper import LiveServer
 
 from engine.models import Run
+from tests.browser.page_errors import errors_of
 from tests.browser.test_designer__chromium import analyst_page, node, shoot  # noqa: F401
 
 pytestmark = pytest.mark.browser
@@ -13,8 +15,8 @@ pytestmark = pytest.mark.browser
 
 def test_a_test_run_colors_the_canvas_decides_and_stores_nothing(
     analyst_page: Page,  # noqa: F811
-    live_server,
-) -> None:  # type: ignore[no-untyped-def]
+    live_server: LiveServer,
+) -> None:
     page = analyst_page
     page.goto(f"{live_server.url}/flows/invoice-sign-off/")
     expect(node(page, "fin")).to_be_visible()
@@ -30,12 +32,8 @@ def test_a_test_run_colors_the_canvas_decides_and_stores_nothing(
     expect(node(page, "fin").locator(".braid-node")).to_have_class(
         re.compile("braid-color--waiting")
     )
-    assert (
-        node(page, "fin")
-        .locator(".braid-node")
-        .get_attribute("title")
-        .endswith("Waiting for a decision by finance")
-    )
+    title = node(page, "fin").locator(".braid-node").get_attribute("title")
+    assert title is not None and title.endswith("Waiting for a decision by finance")
     approvals = page.get_by_role("list", name="Approvals waiting")
     approvals.get_by_role("listitem").filter(has_text="fin").get_by_role(
         "button", name="Approve"
@@ -58,4 +56,4 @@ def test_a_test_run_colors_the_canvas_decides_and_stores_nothing(
     expect(reason).to_have_text("Not taken: fin chose approved")
     expect(reason.locator("code")).to_have_text(["fin", "approved"])
     assert Run.objects.count() == 0
-    assert page.errors == []  # type: ignore[attr-defined]
+    assert errors_of(page) == []

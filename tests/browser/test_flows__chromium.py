@@ -3,13 +3,14 @@
 import pytest
 from django.core.management import call_command
 from playwright.sync_api import Page, expect
+from pytest_django.live_server_helper import LiveServer
 
 from tests.browser.test_login__chromium import log_in
 
 pytestmark = pytest.mark.browser
 
 
-def test_the_invoice_flow_page_draws_every_node(page: Page, live_server) -> None:  # type: ignore[no-untyped-def]
+def test_the_invoice_flow_page_draws_every_node(page: Page, live_server: LiveServer) -> None:
     call_command("braid", "demo")
     errors: list[str] = []
     page.on("pageerror", lambda error: errors.append(str(error)))

@@ -2,6 +2,7 @@
 
 import pytest
 from playwright.sync_api import Page, expect
+from pytest_django.live_server_helper import LiveServer
 
 from braid.demo import create_demo_users
 
@@ -16,7 +17,9 @@ def log_in(page: Page, base_url: str, username: str, password: str) -> None:
     page.get_by_role("button", name="Log in").click()
 
 
-def test_a_demo_approver_logs_in_visits_each_section_and_logs_out(page: Page, live_server) -> None:  # type: ignore[no-untyped-def]
+def test_a_demo_approver_logs_in_visits_each_section_and_logs_out(
+    page: Page, live_server: LiveServer
+) -> None:
     create_demo_users()
     log_in(page, live_server.url, "finance", "braid-finance")
     expect(page).to_have_url(f"{live_server.url}/runs/")
@@ -33,8 +36,8 @@ def test_a_demo_approver_logs_in_visits_each_section_and_logs_out(page: Page, li
 
 
 def test_a_wrong_password_keeps_the_person_on_the_login_page_with_an_error(
-    page: Page, live_server
-) -> None:  # type: ignore[no-untyped-def]
+    page: Page, live_server: LiveServer
+) -> None:
     create_demo_users()
     log_in(page, live_server.url, "finance", "wrong")
     expect(page.get_by_role("alert")).to_have_text(

@@ -12,7 +12,7 @@ import uuid
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Page, Route, expect
+from playwright.sync_api import Page, Route, ViewportSize, expect
 
 from tests.browser.test_login__chromium import log_in
 from tests.django.test_durable__retry import FLOW as FAILING_ONCE
@@ -22,12 +22,12 @@ pytestmark = pytest.mark.browser
 
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "var" / "screenshots"
 LIVE = 3000  # ms: a change must reach the page without a reload within this
-DESKTOP = {"width": 1440, "height": 900}
-PHONE = {"width": 390, "height": 844}
+DESKTOP: ViewportSize = {"width": 1440, "height": 900}
+PHONE: ViewportSize = {"width": 390, "height": 844}
 INVOICE = {"invoice": {"id": "INV-31", "amount": 120, "vendor": "Vendor"}}
 STEPS = [f"step{i}" for i in range(1, 13)]
 # A long chain with the approval at its bottom: a view fitted on the top would miss it.
-HOLD = {
+HOLD: dict[str, object] = {
     "format": "braid.graph/1",
     "name": "Long chain, then hold",
     "state": {"log": {"reducer": "append"}},
@@ -80,11 +80,11 @@ def start(client: Browserless, flow: str, input_value: object = None) -> str:
     """Start a run through the API; return its id."""
     status, body = client.post_json("/api/runs/", {"flow": flow, "input": input_value or {}})
     assert status == 201, body
-    return str(body["id"])  # type: ignore[index]
+    return str(body["id"])
 
 
 def status_of(client: Browserless, run_id: str) -> str:
-    return str(client.get_json(f"/api/runs/{run_id}/")[1]["status"])  # type: ignore[index]
+    return str(client.get_json(f"/api/runs/{run_id}/")[1]["status"])
 
 
 def publish(client: Browserless, graph: dict[str, object], slug: str) -> None:
@@ -188,7 +188,7 @@ def test_cancel_asks_in_a_dialog_that_holds_the_focus_and_its_reason_reaches_the
         "Only a failed run can be retried; this one is cancelled."
     )
     _, trace = admin.get_json(f"/api/runs/{run_id}/trace/")
-    at = next(e["at"] for e in trace["results"] if e["event"] == "run.cancelled")  # type: ignore[index]
+    at = next(e["at"] for e in trace["results"] if e["event"] == "run.cancelled")
     expect(page.locator('.react-flow__node[data-id="fin"] .braid-node')).to_have_class(
         re.compile("braid-color--cancelled"), timeout=LIVE
     )
@@ -217,7 +217,7 @@ def test_cancel_asks_in_a_dialog_that_holds_the_focus_and_its_reason_reaches_the
 
 @pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["1440", "390"])
 def test_the_run_view_opens_on_the_waiting_step_with_canvas_text_at_12_px_or_more(
-    page: Page, braid_server: str, viewport: dict[str, int]
+    page: Page, braid_server: str, viewport: ViewportSize
 ) -> None:
     admin = admin_client(braid_server)
     slug = f"hold-{viewport['width']}"
@@ -309,9 +309,7 @@ def test_an_admin_cancels_selected_runs_in_bulk_and_reads_each_result(
         assert status_of(admin, run_id) == "cancelled"
     _, trace = admin.get_json(f"/api/runs/{runs[1]}/trace/")
     assert {"by": "admin", "reason": "month closed"} in [
-        e["detail"]
-        for e in trace["results"]
-        if e["event"] == "run.cancelled"  # type: ignore[index]
+        e["detail"] for e in trace["results"] if e["event"] == "run.cancelled"
     ]
     page.locator(f'tr[data-run="{runs[2]}"]').get_by_role("checkbox").check()
     expect(bar).to_contain_text("1 run selected")

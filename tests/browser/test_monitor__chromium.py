@@ -12,7 +12,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Locator, Page, Route, expect
+from pytest_django.live_server_helper import LiveServer
 
 from tests.browser.test_login__chromium import log_in
 from tests.processes import Browserless
@@ -30,12 +31,12 @@ def shoot(page: Page, name: str) -> None:
     page.screenshot(path=str(SCREENSHOTS / f"monitor-{name}.png"), full_page=True)
 
 
-def node(page: Page, node_id: str):  # type: ignore[no-untyped-def]
+def node(page: Page, node_id: str) -> Locator:
     """Return the drawn node of that id."""
     return page.locator(f'.react-flow__node[data-id="{node_id}"] .braid-node')
 
 
-def as_json(form):  # type: ignore[no-untyped-def]
+def as_json(form: Locator) -> Locator:
     """Return the start form's JSON editor, switching from the typed form where there is one."""
     toggle = form.get_by_role("button", name="Edit as JSON (advanced)")
     if toggle.count() > 0:
@@ -82,7 +83,7 @@ def test_an_admin_starts_a_race_and_watches_the_loser_cancelled_live(
     finance = Browserless(braid_server)
     finance.login("finance", "braid-finance")
     _, listing = finance.get_json("/api/approvals/")
-    request = next(r for r in listing["results"] if r["run"] == run_id)  # type: ignore[index]
+    request = next(r for r in listing["results"] if r["run"] == run_id)
     status, _ = finance.post_json(
         f"/api/approvals/{request['id']}/decide/", {"decision": "approve"}
     )
@@ -213,7 +214,7 @@ def test_a_start_tried_again_after_its_answer_was_lost_opens_the_run_it_started(
     as_json(form).fill('{"urgent": true}')
     keys: list[str | None] = []
 
-    def lose_the_answer(route) -> None:  # type: ignore[no-untyped-def]
+    def lose_the_answer(route: Route) -> None:
         keys.append(route.request.header_value("idempotency-key"))
         route.fetch()  # the server starts the run...
         route.abort()  # ...and the browser never hears of it
@@ -290,11 +291,11 @@ def test_the_runs_list_follows_new_runs_and_their_status_live(
         "/api/runs/", {"flow": "approval-or-timeout", "input": {"item": "desk", "hours": 1}}
     )
     assert status == 201
-    row = page.locator(f'tr[data-run="{run["id"]}"]')  # type: ignore[index]
+    row = page.locator(f'tr[data-run="{run["id"]}"]')
     expect(row).to_be_visible(timeout=LIVE)
     expect(row).to_contain_text("waiting", timeout=LIVE)
     expect(waiting).to_have_text(str(before + 1), timeout=LIVE)
-    status, _ = admin.post_json(f"/api/runs/{run['id']}/cancel/", {"reason": "test"})  # type: ignore[index]
+    status, _ = admin.post_json(f"/api/runs/{run['id']}/cancel/", {"reason": "test"})
     assert status == 202
     expect(row).to_contain_text("cancelled", timeout=LIVE)
     expect(waiting).to_have_text(str(before), timeout=LIVE)
@@ -355,7 +356,7 @@ def test_an_approver_decides_in_the_run_view_and_the_graph_follows(
     status, run = admin.post_json("/api/runs/", {"flow": "invoice-sign-off", "input": invoice})
     assert status == 201
     log_in(page, braid_server, "finance", "braid-finance")
-    page.goto(f"{braid_server}/runs/{run['id']}/")  # type: ignore[index]
+    page.goto(f"{braid_server}/runs/{run['id']}/")
     expect(node(page, "fin")).to_have_class(re.compile(r"braid-color--waiting"))
     page.locator('.react-flow__node[data-id="leg"]').click()
     inspector = page.get_by_role("region", name=re.compile("Node leg"))
@@ -380,7 +381,7 @@ def test_a_rejection_fails_the_run_and_cancels_the_sibling_on_screen(
     status, run = admin.post_json("/api/runs/", {"flow": "invoice-sign-off", "input": invoice})
     assert status == 201
     log_in(page, braid_server, "admin", "braid-admin")
-    page.goto(f"{braid_server}/runs/{run['id']}/")  # type: ignore[index]
+    page.goto(f"{braid_server}/runs/{run['id']}/")
     expect(node(page, "leg")).to_have_class(re.compile(r"braid-color--waiting"))
     page.locator('.react-flow__node[data-id="fin"]').click()
     inspector = page.get_by_role("region", name=re.compile("Node fin"))
@@ -390,7 +391,7 @@ def test_a_rejection_fails_the_run_and_cancels_the_sibling_on_screen(
     finance = Browserless(braid_server)
     finance.login("finance", "braid-finance")
     _, listing = finance.get_json("/api/approvals/")
-    request = next(r for r in listing["results"] if r["run"] == run["id"])  # type: ignore[index]
+    request = next(r for r in listing["results"] if r["run"] == run["id"])
     status, _ = finance.post_json(f"/api/approvals/{request['id']}/decide/", {"decision": "reject"})
     assert status == 202
 
@@ -419,14 +420,16 @@ def test_waiting_on_me_lists_the_runs_that_wait_for_my_groups(
     finance.login("finance", "braid-finance")
     _, quiet = finance.post_json("/api/runs/", {"flow": "b-and-d-or-e", "input": {}})
     log_in(page, braid_server, "finance", "braid-finance")
-    expect(page.locator(f'tr[data-run="{quiet["id"]}"]')).to_be_visible()  # type: ignore[index]
+    expect(page.locator(f'tr[data-run="{quiet["id"]}"]')).to_be_visible()
     page.get_by_label("Waiting on me").check()
-    expect(page.locator(f'tr[data-run="{asks["id"]}"]')).to_be_visible()  # type: ignore[index]
-    expect(page.locator(f'tr[data-run="{quiet["id"]}"]')).to_have_count(0)  # type: ignore[index]
+    expect(page.locator(f'tr[data-run="{asks["id"]}"]')).to_be_visible()
+    expect(page.locator(f'tr[data-run="{quiet["id"]}"]')).to_have_count(0)
     shoot(page, "runs-waiting-on-me-1280")
 
 
-def test_without_websockets_the_pages_fall_back_to_polling(page: Page, live_server) -> None:  # type: ignore[no-untyped-def]
+def test_without_websockets_the_pages_fall_back_to_polling(
+    page: Page, live_server: LiveServer
+) -> None:
     """Django's live_server speaks no websocket: the pages say so and still load over REST."""
     from django.core.management import call_command
 
@@ -486,7 +489,7 @@ def test_subflow_children_are_drawn_inside_their_node_nested_and_colored_live(
     assert status == 201, run
 
     log_in(page, braid_server, "admin", "braid-admin")
-    page.goto(f"{braid_server}/runs/{run['id']}/")  # type: ignore[index]
+    page.goto(f"{braid_server}/runs/{run['id']}/")
     expect(node(page, "wrap")).to_have_class(re.compile(r"braid-node--expanded"))
     expect(node(page, "wrap/assess")).to_have_class(re.compile(r"braid-node--expanded"))
     expect(node(page, "wrap/assess/score")).to_have_class(re.compile(r"braid-color--completed"))
@@ -539,7 +542,7 @@ def test_subflow_children_are_drawn_inside_their_node_nested_and_colored_live(
     finance = Browserless(braid_server)
     finance.login("finance", "braid-finance")
     _, listing = finance.get_json("/api/approvals/")
-    request = next(r for r in listing["results"] if r["run"] == run["id"])  # type: ignore[index]
+    request = next(r for r in listing["results"] if r["run"] == run["id"])
     status, _ = finance.post_json(
         f"/api/approvals/{request['id']}/decide/", {"decision": "approve"}
     )
@@ -570,7 +573,7 @@ def test_subflow_children_are_drawn_inside_their_node_nested_and_colored_live(
     assert errors == []
 
 
-def tree_row(page: Page, execution_id: str):  # type: ignore[no-untyped-def]
+def tree_row(page: Page, execution_id: str) -> Locator:
     """Return the execution tree's button for that execution."""
     tree = page.get_by_role("list", name="Execution tree")
     return tree.locator(f'button.tree-row[data-execution="{execution_id}"]')
@@ -665,7 +668,7 @@ def test_the_inspector_shows_who_approved_with_the_comment_and_when_live(
     invoice = {"invoice": {"id": "I-12", "amount": 300, "vendor": "ACME"}}
     status, run = admin.post_json("/api/runs/", {"flow": "invoice-sign-off", "input": invoice})
     assert status == 201
-    run_id = run["id"]  # type: ignore[index]
+    run_id = run["id"]
     log_in(page, braid_server, "admin", "braid-admin")
     page.goto(f"{braid_server}/runs/{run_id}/")
     expect(node(page, "fin")).to_have_class(re.compile(r"braid-color--waiting"))
@@ -677,7 +680,7 @@ def test_the_inspector_shows_who_approved_with_the_comment_and_when_live(
     finance = Browserless(braid_server)
     finance.login("finance", "braid-finance")
     _, listing = finance.get_json("/api/approvals/")
-    request = next(r for r in listing["results"] if r["run"] == run_id and r["node"] == "fin")  # type: ignore[index]
+    request = next(r for r in listing["results"] if r["run"] == run_id and r["node"] == "fin")
     status, _ = finance.post_json(
         f"/api/approvals/{request['id']}/decide/", {"decision": "approve", "comment": "fine"}
     )
@@ -691,7 +694,7 @@ def test_the_inspector_shows_who_approved_with_the_comment_and_when_live(
     expect(vote.locator(".vote__who")).to_have_text("finance (finance)")
     expect(vote.locator("blockquote")).to_have_text("fine")
     _, tree = admin.get_json(f"/api/runs/{run_id}/tree/")
-    [decided] = tree["decisions"]["fin"]  # type: ignore[index]
+    [decided] = tree["decisions"]["fin"]
     assert (decided["user"], decided["groups"], decided["comment"]) == (
         "finance",
         ["finance"],
@@ -706,7 +709,7 @@ def test_the_inspector_shows_who_approved_with_the_comment_and_when_live(
     )
 
     # The execution id is in the details, folded away until asked for.
-    execution_id = tree["nodes"]["fin"]["execution_id"]  # type: ignore[index]
+    execution_id = tree["nodes"]["fin"]["execution_id"]
     details = inspector.locator("details.row-details")
     expect(details.locator("code").first).not_to_be_visible()
     details.locator("summary").click()

@@ -83,4 +83,4 @@ def test_line_items_are_added_in_rows_and_reach_the_run(page: Page, braid_server
     admin.login("admin", "braid-admin")
     status, body = admin.get_json(f"/api/runs/{run}/")
     assert status == 200
-    assert body["input"] == {"lines": [{"id": "L1", "amount": 12}, {"id": "L2", "amount": 30000}]}  # type: ignore[index]
+    assert body["input"] == {"lines": [{"id": "L1", "amount": 12}, {"id": "L2", "amount": 30000}]}

@@ -17,8 +17,9 @@ from functools import cache
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import Browser, BrowserContext, Page, expect
 
+from tests.browser.page_errors import errors_of, watch_errors
 from tests.processes import Browserless
 
 pytestmark = pytest.mark.browser
@@ -92,7 +93,7 @@ def sweep(braid_server: str) -> Sweep:
     assert status == 201, waiting
     status, gathers = analyst.post_json("/api/runs/", {"flow": "staged-gathers", "input": {}})
     assert status == 201, gathers
-    return Sweep(waiting["id"], gathers["id"])  # type: ignore[index]
+    return Sweep(waiting["id"], gathers["id"])
 
 
 APPROVERS = ("finance", "legal")
@@ -118,16 +119,16 @@ def pages_of(sweep: Sweep, role: str = "admin") -> dict[str, str]:
 
 
 @pytest.fixture
-def new_page(browser: Browser) -> Iterator:  # type: ignore[type-arg]
-    """Return a function opening a fresh page (own cookies) at a width; close them after."""
-    contexts = []
+def new_page(browser: Browser) -> Iterator[Callable[[int], Page]]:
+    """Return a function opening a fresh page (own cookies) at a width, its script errors
+    watched; close them after."""
+    contexts: list[BrowserContext] = []
 
     def open_page(width: int) -> Page:
         context = browser.new_context(viewport={"width": width, "height": WIDTHS[width]})
         contexts.append(context)
         page = context.new_page()
-        page.errors = []  # type: ignore[attr-defined]
-        page.on("pageerror", lambda error: page.errors.append(str(error)))  # type: ignore[attr-defined]
+        watch_errors(page)
         return page
 
     yield open_page
@@ -176,7 +177,8 @@ def axe_violations(page: Page) -> list[dict[str, object]]:
     """Scan the page with axe-core; return its serious and critical violations."""
     if page.evaluate("typeof window.axe") == "undefined":
         page.evaluate(axe_source())
-    return page.evaluate(AXE_SCAN)  # type: ignore[no-any-return]
+    violations: list[dict[str, object]] = page.evaluate(AXE_SCAN)
+    return violations
 
 
 def small_texts(page: Page) -> list[dict[str, object]]:
@@ -189,10 +191,11 @@ def small_texts(page: Page) -> list[dict[str, object]]:
 
 def boxes(page: Page, selector: str) -> list[dict[str, float]]:
     """Return the on-screen boxes of the elements that match."""
-    return page.evaluate(
+    found: list[dict[str, float]] = page.evaluate(
         "(s) => [...document.querySelectorAll(s)].map((e) => e.getBoundingClientRect().toJSON())",
         selector,
     )
+    return found
 
 
 def overlap(a: dict[str, float], b: dict[str, float]) -> bool:
@@ -219,8 +222,13 @@ def overlap(a: dict[str, float], b: dict[str, float]) -> bool:
     ],
 )
 def test_no_text_on_the_canvas_is_under_12_px_at_the_fitted_zoom(
-    new_page, braid_server: str, sweep: Sweep, role: str, name: str, width: int
-) -> None:  # type: ignore[no-untyped-def]
+    new_page: Callable[[int], Page],
+    braid_server: str,
+    sweep: Sweep,
+    role: str,
+    name: str,
+    width: int,
+) -> None:
     page = new_page(width)
     log_in(page, braid_server, role)
     page.goto(braid_server + pages_of(sweep)[name])
@@ -230,13 +238,13 @@ def test_no_text_on_the_canvas_is_under_12_px_at_the_fitted_zoom(
         page.evaluate(ZOOM) >= 1
     )  # the fit stopped at the floor (12 px text at 12 px) and pans instead
     assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
-    assert page.errors == []  # type: ignore[attr-defined]
+    assert errors_of(page) == []
 
 
 @pytest.mark.parametrize(("role", "name"), [("analyst", "editor-gathers"), ("admin", "run")])
 def test_the_fit_button_zooms_a_zoomed_out_canvas_back_to_readable_text_and_no_further(
-    new_page, braid_server: str, sweep: Sweep, role: str, name: str
-) -> None:  # type: ignore[no-untyped-def]
+    new_page: Callable[[int], Page], braid_server: str, sweep: Sweep, role: str, name: str
+) -> None:
     page = new_page(390)
     log_in(page, braid_server, role)
     page.goto(braid_server + pages_of(sweep)[name])
@@ -257,8 +265,8 @@ def test_the_fit_button_zooms_a_zoomed_out_canvas_back_to_readable_text_and_no_f
 
 @pytest.mark.parametrize(("role", "name"), [("analyst", "editor"), ("admin", "run")])
 def test_the_zoom_and_fit_controls_draw_16_px_icons_in_32_px_buttons(
-    new_page, braid_server: str, sweep: Sweep, role: str, name: str
-) -> None:  # type: ignore[no-untyped-def]
+    new_page: Callable[[int], Page], braid_server: str, sweep: Sweep, role: str, name: str
+) -> None:
     page = new_page(1440)
     log_in(page, braid_server, role)
     page.goto(braid_server + pages_of(sweep)[name])
@@ -287,8 +295,8 @@ def test_the_zoom_and_fit_controls_draw_16_px_icons_in_32_px_buttons(
 
 
 def test_a_test_runs_badges_leave_each_gathers_slots_and_and_marker_in_view(
-    new_page, braid_server: str
-) -> None:  # type: ignore[no-untyped-def]
+    new_page: Callable[[int], Page], braid_server: str
+) -> None:
     page = new_page(1440)
     log_in(page, braid_server, "analyst")
     page.goto(f"{braid_server}/flows/staged-gathers/")
@@ -310,8 +318,9 @@ def test_a_test_runs_badges_leave_each_gathers_slots_and_and_marker_in_view(
     assert small_texts(page) == []
     # Drag the empty pane left of `a` to pan the gathers clear of the mini map, for the
     # screenshot (the fit shows the top of this tall graph).
-    canvas = page.locator(".braid-editor__canvas").bounding_box()
-    x, y = canvas["x"] + 100, canvas["y"] + 300  # inside the window, whose height is 900
+    pane = page.locator(".braid-editor__canvas").bounding_box()
+    assert pane is not None
+    x, y = pane["x"] + 100, pane["y"] + 300  # inside the window, whose height is 900
     page.mouse.move(x, y)
     page.mouse.down()
     page.mouse.move(x - 250, y - 300, steps=10)
@@ -321,12 +330,12 @@ def test_a_test_runs_badges_leave_each_gathers_slots_and_and_marker_in_view(
     [gather] = boxes(page, '.react-flow__node[data-id="ab"]')
     assert canvas["top"] < gather["top"] and gather["bottom"] < canvas["bottom"]
     shoot(page, "analyst-editor-test-run-1440")
-    assert page.errors == []  # type: ignore[attr-defined]
+    assert errors_of(page) == []
 
 
 def test_the_palette_draws_each_node_kind_as_an_svg_icon_not_a_font_glyph(
-    new_page, braid_server: str
-) -> None:  # type: ignore[no-untyped-def]
+    new_page: Callable[[int], Page], braid_server: str
+) -> None:
     page = new_page(1440)
     log_in(page, braid_server, "analyst")
     page.goto(f"{braid_server}/flows/staged-gathers/")
@@ -357,8 +366,8 @@ def visit(page: Page, base_url: str, path: str, shot: str) -> list[dict[str, obj
 
 @pytest.mark.parametrize("width", WIDTHS)
 def test_the_login_page_has_no_serious_accessibility_violation(
-    new_page, braid_server: str, width: int
-) -> None:  # type: ignore[no-untyped-def]
+    new_page: Callable[[int], Page], braid_server: str, width: int
+) -> None:
     page = new_page(width)
     failed: list[str] = []
     page.on("response", lambda r: failed.append(f"{r.status} {r.url}") if r.status >= 400 else None)
@@ -371,14 +380,14 @@ def test_the_login_page_has_no_serious_accessibility_violation(
     found["login-error"] = axe_violations(page)
     assert {name: found for name, found in found.items() if found} == {}
     assert [line for line in failed if "/login/" not in line] == []
-    assert page.errors == []  # type: ignore[attr-defined]
+    assert errors_of(page) == []
 
 
 @pytest.mark.parametrize("width", WIDTHS)
 @pytest.mark.parametrize("role", ROLES)
 def test_every_page_as_each_role_has_no_serious_accessibility_violation(
-    new_page, braid_server: str, sweep: Sweep, role: str, width: int
-) -> None:  # type: ignore[no-untyped-def]
+    new_page: Callable[[int], Page], braid_server: str, sweep: Sweep, role: str, width: int
+) -> None:
     page = new_page(width)
     failed: list[str] = []
     page.on("response", lambda r: failed.append(f"{r.status} {r.url}") if r.status >= 400 else None)
@@ -392,9 +401,9 @@ def test_every_page_as_each_role_has_no_serious_accessibility_violation(
     # The API docs are Swagger UI's own page (drf-spectacular-sidecar): screenshot and scan
     # them too, and hold its known faults to exactly these, so a new one shows.
     docs = visit(page, braid_server, "/api/docs/", f"{role}-api-docs-{width}")
-    assert sorted(violation["rule"] for violation in docs) == SWAGGER_UI_FAULTS
+    assert sorted(str(violation["rule"]) for violation in docs) == SWAGGER_UI_FAULTS
     assert failed == [f"404 {braid_server}/flows/no-such-flow/"]
-    assert page.errors == []  # type: ignore[attr-defined]
+    assert errors_of(page) == []
 
 
 def scan_after(page: Page, shot: str, act: Callable[[], None]) -> list[dict[str, object]]:
@@ -406,8 +415,8 @@ def scan_after(page: Page, shot: str, act: Callable[[], None]) -> list[dict[str,
 
 
 def test_open_panels_and_dialogs_have_no_serious_accessibility_violation(
-    new_page, braid_server: str, sweep: Sweep
-) -> None:  # type: ignore[no-untyped-def]
+    new_page: Callable[[int], Page], braid_server: str, sweep: Sweep
+) -> None:
     found: dict[str, list[dict[str, object]]] = {}
     analyst = new_page(1440)
     log_in(analyst, braid_server, "analyst")
@@ -453,4 +462,4 @@ def test_open_panels_and_dialogs_have_no_serious_accessibility_violation(
     )  # fmt: skip
     violations = {name: found for name, found in found.items() if found}
     assert violations == {}, json.dumps(violations, indent=1)
-    assert analyst.errors == admin.errors == finance.errors == []  # type: ignore[attr-defined]
+    assert errors_of(analyst) == errors_of(admin) == errors_of(finance) == []

@@ -27,7 +27,9 @@ AMOUNT = "`input.amount` is int (3)"
 BOTH = f'{AMOUNT}, `input.vendor` is string ("acme")'
 
 
-def line(node: dict[str, Any], state: dict[str, str] | None = None, out: str = "next") -> dict:
+def line(
+    node: dict[str, Any], state: dict[str, str] | None = None, out: str = "next"
+) -> dict[str, Any]:
     """start -> node -> end, leaving the node by `out` (and `rejected` for an approval)."""
     edges = [edge("start", node["id"]), edge(node["id"], "done", outcome=out)]
     if node["type"] == "approval":
@@ -65,7 +67,7 @@ def switch() -> dict[str, Any]:
 
 def foreach(items: str) -> dict[str, Any]:
     """A foreach over `items` with an empty body."""
-    nodes = [
+    nodes: list[dict[str, Any]] = [
         START,
         {"id": "each", "type": "foreach", "items": items, "as": "line", "concurrency": 1},
         {"id": "touch", "type": "set", "values": {"seen": "line"}},
@@ -82,7 +84,7 @@ def foreach(items: str) -> dict[str, Any]:
 
 def loop() -> dict[str, Any]:
     """A loop whose condition reads a string as a number."""
-    nodes = [
+    nodes: list[dict[str, Any]] = [
         START,
         {"id": "rounds", "type": "loop", "while": "state.n < input.vendor", "max_iterations": 3},
         {"id": "bump", "type": "set", "values": {"n": "state.n + 1"}},

@@ -10,7 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import random
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -41,6 +41,7 @@ from engine.core.scheduler import step
 from engine.core.state import RunState
 from engine.core.store import apply_parts
 from engine.core.validation import validate
+from engine.core.values import JSON
 
 ACTION_CATALOG = {
     "noop": frozenset({"next"}),
@@ -50,13 +51,15 @@ ACTION_CATALOG = {
 EPOCH = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
 
 
-def behave(action: RunAction) -> tuple[Any, str] | str:
+def behave(action: RunAction) -> tuple[JSON, str] | str:
     """Return (output, outcome) for a test action, or an error message to fail it with."""
     params = action.params if isinstance(action.params, dict) else {}
-    if action.action == "flaky" and action.attempt < params.get("succeed_on", 2):
+    succeed_on = params.get("succeed_on", 2)
+    assert isinstance(succeed_on, int), succeed_on
+    if action.action == "flaky" and action.attempt < succeed_on:
         return f"attempt {action.attempt} failed"
     if action.action == "route":
-        return params.get("value"), params["to"]
+        return params.get("value"), str(params["to"])
     return params.get("value"), "next"
 
 
@@ -75,7 +78,7 @@ class Driver:
     document: dict[str, Any]
     input: Any = None
     subflows: Mapping[str, dict[str, Any]] = field(default_factory=dict)
-    pick: Callable[[list[int]], int] | None = None
+    pick: Callable[[Sequence[int]], int] | None = None
     round_trip: bool = False
     seconds: float = 0.0
     rows: dict[str, NodeRow] = field(default_factory=dict)

@@ -22,13 +22,14 @@ from engine.core.parts import SnapshotDelta, restore, take_delta
 from engine.core.scheduler import step
 from engine.core.state import RunState
 from engine.core.store import ExecutionStore, UnknownRun
+from engine.core.values import JSON
 from tests.core.harness import graph_of
 
 StoreFactory = Callable[[], ExecutionStore]
 
 
 def row(
-    node: str, status: str, execution_id: str, attempt: int = 1, result: object = None
+    node: str, status: str, execution_id: str, attempt: int = 1, result: JSON = None
 ) -> WriteRow:
     """Build a row write."""
     return WriteRow(
@@ -37,7 +38,7 @@ def row(
         execution_id=execution_id,
         result=result,
         attempt=attempt,
-    )  # type: ignore[arg-type]
+    )
 
 
 def stored(store: ExecutionStore, run_id: str = "r") -> dict[str, tuple[str, str, int]]:
@@ -94,7 +95,10 @@ def check_equal_ids_never_regress_a_terminal_row_except_for_a_higher_attempt(
 ) -> None:
     store = make()
     store.create("r", "f", None, {})
-    commit = lambda *ws: store.commit("r", RunStatus.RUNNING, {}, list(ws), [], None)  # noqa: E731
+
+    def commit(*writes: WriteRow) -> None:
+        store.commit("r", RunStatus.RUNNING, {}, list(writes), [], None)
+
     commit(row("t", "running", "root:1"), row("t", "completed", "root:1"))
     commit(row("t", "running", "root:1"))  # a duplicate, late "running"
     assert stored(store) == {"t": ("completed", "root:1", 1)}
@@ -229,7 +233,7 @@ def check_a_whole_snapshot_replaces_the_parts(make: StoreFactory) -> None:
     head = {"format": "braid.parts/1", "run_id": "r", "status": "waiting", "ready": [],
             "working": 0, "next_frame": 1, "next_scope": 1, "now": "t", "result": None,
             "error": None, "started": True}  # fmt: skip
-    waits = {"wait:k1": 1, "wait:k2": 2}
+    waits: dict[str, JSON] = {"wait:k1": 1, "wait:k2": 2}
     store.commit("r", RunStatus.WAITING, SnapshotDelta(head, waits, [], True), [], [], None)
     dropped = SnapshotDelta({**head, "now": "t2"}, {"wait:k3": 3}, ["wait:k1"])
     store.commit("r", RunStatus.WAITING, dropped, [], [], None)

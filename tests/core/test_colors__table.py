@@ -17,7 +17,8 @@ TASK = {"type": "task", "action": "noop"}
 
 
 def demo(name: str) -> dict[str, Any]:
-    return json.loads((DEMO / f"{name}.json").read_text())
+    document: dict[str, Any] = json.loads((DEMO / f"{name}.json").read_text())
+    return document
 
 
 def verdicts(driver: Driver) -> dict[str, tuple[str, str]]:

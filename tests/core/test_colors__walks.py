@@ -22,7 +22,8 @@ DEMO = Path(__file__).resolve().parents[2] / "designer" / "demo_flows"
 
 
 def demo(name: str) -> dict[str, Any]:
-    return json.loads((DEMO / f"{name}.json").read_text())
+    document: dict[str, Any] = json.loads((DEMO / f"{name}.json").read_text())
+    return document
 
 
 LINES = [{"sku": f"s{i}", "amount": amount} for i, amount in enumerate([50, 1500, 20, 9000])]
@@ -111,7 +112,9 @@ def test_both_walks_agree_on_every_node_of_demo_runs(
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(generated_flows(), st.integers(0, 2**32 - 1))
-def test_both_walks_agree_on_every_node_of_generated_runs(document: dict, seed: int) -> None:  # type: ignore[type-arg]
+def test_both_walks_agree_on_every_node_of_generated_runs(
+    document: dict[str, Any], seed: int
+) -> None:
     rng = random.Random(seed)
     driver = Driver(document, {"items": [1, 2, 3]})
     assert_walks_agree(driver)

@@ -22,7 +22,8 @@ LINES = [{"id": "a", "amount": 5}, {"id": "b", "amount": 50000}, {"id": "c", "am
 
 
 def demo(name: str) -> dict[str, Any]:
-    return json.loads((DEMO / f"{name}.json").read_text())
+    document: dict[str, Any] = json.loads((DEMO / f"{name}.json").read_text())
+    return document
 
 
 def tree(driver: Driver) -> dict[str, tuple[str, str, str, str]]:

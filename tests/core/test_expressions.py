@@ -14,11 +14,13 @@ from engine.core.expression_errors import (
 )
 from engine.core.expressions import Bindings, NameUse, compile_cel, compile_template
 from engine.core.timestamps import format_timestamp
+from engine.core.values import JSON
 
-LINE = {"id": "L2", "amount": 20000}
+LINE: dict[str, JSON] = {"id": "L2", "amount": 20000}
+LINES: list[JSON] = [{"id": "L1", "amount": 50}, LINE]
 BINDINGS = Bindings(
     state={"total": 3, "status": "pending", "name": "Ann", "log": ["a"]},
-    input={"lines": [{"id": "L1", "amount": 50}, LINE], "when": "2030-01-02T03:04:05Z"},
+    input={"lines": LINES, "when": "2030-01-02T03:04:05Z"},
     variables={"line": LINE},
 )
 
@@ -127,7 +129,7 @@ def test_evaluate_bool_rejects_a_non_boolean() -> None:
 
 
 def test_evaluate_list_returns_foreach_items() -> None:
-    assert compile_cel("input.lines").evaluate_list(BINDINGS) == BINDINGS.input["lines"]  # type: ignore[index,call-overload]
+    assert compile_cel("input.lines").evaluate_list(BINDINGS) == LINES
     with pytest.raises(ExpressionEvaluationError, match="expected a list, got str"):
         compile_cel("state.name").evaluate_list(BINDINGS)
 

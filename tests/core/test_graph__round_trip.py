@@ -139,8 +139,8 @@ def test_the_graph_does_not_share_json_with_its_input_or_its_output() -> None:
     document["nodes"][1]["params"] = {"url": "https://x.test", "headers": {"a": ["1"]}}
     graph = Graph.from_json(document)
     document["nodes"][1]["params"]["headers"]["a"].append("2")
-    output = graph.to_json()
-    output["nodes"][1]["params"]["headers"]["a"].append("3")  # type: ignore[call-overload,index,union-attr]
+    output: dict[str, Any] = graph.to_json()
+    output["nodes"][1]["params"]["headers"]["a"].append("3")
     task = graph.node("t")
     assert isinstance(task, TaskNode)
     assert task.params == {"url": "https://x.test", "headers": {"a": ["1"]}}
@@ -456,7 +456,8 @@ def valid_documents(draw: st.DrawFn) -> Doc:
     document["nodes"], document["edges"] = b.nodes, b.edges
     if b.maybe():
         document["layout"] = {n["id"]: {"x": i * 10, "y": 0.5} for i, n in enumerate(b.nodes)}
-    return json.loads(json.dumps(document))  # a fresh, plain JSON document
+    fresh: dict[str, Any] = json.loads(json.dumps(document))  # a fresh, plain JSON document
+    return fresh
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -9,11 +9,12 @@ import pytest
 from engine.core.graph import Graph
 from engine.core.inputs import InputRejected, check_input, schema_problems
 from engine.core.validation import validate
+from engine.core.values import JSON
 from tests.core.harness import Driver, edge, flow
 
 DEMO = Path(__file__).resolve().parents[2] / "designer" / "demo_flows"
 START, END = {"id": "start", "type": "start"}, {"id": "done", "type": "end"}
-INVOICE_SCHEMA = {
+INVOICE_SCHEMA: JSON = {
     "type": "object",
     "properties": {
         "invoice": {
@@ -111,7 +112,7 @@ def test_a_matching_input_and_a_flow_without_schema_pass() -> None:
 
 
 def test_a_field_outside_a_closed_object_is_named() -> None:
-    schema = {"type": "object", "properties": {"a": {}}, "additionalProperties": False}
+    schema: JSON = {"type": "object", "properties": {"a": {}}, "additionalProperties": False}
     with pytest.raises(InputRejected) as raised:
         check_input(schema, {"a": 1, "b": 2, "c": 3})
     assert raised.value.fields == {

@@ -3,6 +3,7 @@
 import pytest
 
 from engine.core.reducers import REDUCERS, MergeConflict, WriteRejected
+from engine.core.values import JSON
 
 
 def test_every_contract_reducer_is_registered_with_its_initial_value() -> None:
@@ -25,12 +26,15 @@ def test_every_contract_reducer_is_registered_with_its_initial_value() -> None:
         ("union", [1, "x"], ["x", 2, 1.0], [1, "x", 2]),
     ],
 )
-def test_one_write_applies_in_a_lineage(name: str, current, value, expected) -> None:  # type: ignore[no-untyped-def]
+def test_one_write_applies_in_a_lineage(
+    name: str, current: JSON, value: JSON, expected: JSON
+) -> None:
     assert REDUCERS[name].apply(current, value) == expected
 
 
 def test_append_replays_contributions_in_the_given_order() -> None:
-    assert REDUCERS["append"].merge(["base"], [[["b1"], ["b2"]], [], [["a"]]]) == [
+    contributions: list[list[JSON]] = [[["b1"], ["b2"]], [], [["a"]]]
+    assert REDUCERS["append"].merge(["base"], contributions) == [
         "base", "b1", "b2", "a",
     ]  # fmt: skip
 
@@ -68,12 +72,14 @@ def test_sum_min_max_and_union_combine_concurrent_writes() -> None:
         ("merge", [1]),
     ],
 )
-def test_a_value_of_the_wrong_kind_is_rejected_with_the_reducer_named(name: str, value) -> None:  # type: ignore[no-untyped-def]
+def test_a_value_of_the_wrong_kind_is_rejected_with_the_reducer_named(
+    name: str, value: JSON
+) -> None:
     with pytest.raises(WriteRejected, match=name):
         REDUCERS[name].apply(REDUCERS[name].initial() if name != "max" else 1, value)
 
 
 def test_merging_ten_thousand_contributions_keeps_every_item_in_order() -> None:
-    contributions = [[[i]] for i in range(10_000)]
+    contributions: list[list[JSON]] = [[[i]] for i in range(10_000)]
     assert REDUCERS["append"].merge([], contributions) == list(range(10_000))
     assert REDUCERS["union"].merge([], contributions) == list(range(10_000))

@@ -1,11 +1,12 @@
 """Failure cleanup: siblings cancelled, late commits refused, tokens gone, the run failed."""
 
 import json
+from typing import Any
 
 import pytest
 
 from engine.core import expression_limits
-from engine.core.actions import ActionRegistry
+from engine.core.actions import ActionFunction, ActionRegistry
 from engine.core.events import ActionCompleted, ActionFailed, RunAction
 from engine.core.runtime import perform
 from tests.core.harness import Driver, append, edge, flow
@@ -73,7 +74,7 @@ def test_a_failed_branch_fails_the_run_and_refuses_the_siblings_late_commit() ->
     assert cancelled == ["slow"]
 
 
-def items_flow(policy: str) -> dict:  # type: ignore[type-arg]
+def items_flow(policy: str) -> dict[str, Any]:
     """A foreach whose odd items fail."""
     return flow(
         [
@@ -254,8 +255,13 @@ def test_an_action_output_nested_deeper_than_the_limit_fails_the_action() -> Non
     assert isinstance(events[1], ActionCompleted)
 
 
+def returning(output: Any) -> ActionFunction:
+    """Return an action giving `output`, whatever it is (JSON or not)."""
+    return lambda params, context: output
+
+
 def test_an_action_output_json_cannot_hold_fails_the_action_saying_where() -> None:
-    outputs = {
+    outputs: dict[str, Any] = {  # values JSON cannot hold, on purpose
         "nan": {"rate": [1.0, float("nan")]},
         "infinite": float("-inf"),
         "tuple": {"pair": (1, 2)},
@@ -264,7 +270,7 @@ def test_an_action_output_json_cannot_hold_fails_the_action_saying_where() -> No
     }
     registry = ActionRegistry()
     for name, output in outputs.items():
-        registry.register(name)(lambda params, context, output=output: output)
+        registry.register(name)(returning(output))
     events = {
         name: perform(registry, RunAction(key="k", action=name, params={}, node="n",
                                           execution_id="root:1", attempt=1), "run", lambda: "t")

@@ -1,6 +1,7 @@
 """Fork and gather: staged, repeated, alternative and crossed gathers (the fork/gather ADR)."""
 
 import random
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -11,7 +12,7 @@ from tests.core.harness import Driver, append, edge, flow
 START, END = {"id": "start", "type": "start"}, {"id": "done", "type": "end"}
 
 
-def task(node_id: str, value: str) -> dict:  # type: ignore[type-arg]
+def task(node_id: str, value: str) -> dict[str, Any]:
     """A noop task whose output is appended to `log` (so completion order can vary)."""
     return {
         "id": node_id,
@@ -239,7 +240,7 @@ def test_a_second_token_for_one_slot_fails_the_activation() -> None:
     assert driver.finished is not None and driver.finished.error == driver.state.error
 
 
-def conflicting(first: str, second: str) -> dict:  # type: ignore[type-arg]
+def conflicting(first: str, second: str) -> dict[str, Any]:
     """Two branches overwriting one field, then a gather."""
     return flow(
         [

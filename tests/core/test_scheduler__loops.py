@@ -10,7 +10,7 @@ START, END = {"id": "start", "type": "start"}, {"id": "done", "type": "end"}
 
 def loop_flow(condition: str, limit: int, *, exhausted: bool) -> dict[str, Any]:
     """start -> loop (body: bump n) -> done; optionally exhausted -> mark -> done."""
-    nodes = [
+    nodes: list[dict[str, Any]] = [
         START,
         {"id": "rounds", "type": "loop", "while": condition, "max_iterations": limit},
         {"id": "bump", "type": "set", "values": {"n": "state.n + 1"}},

@@ -77,7 +77,12 @@ def step_node(node_id: str, kind: str, branch: int) -> dict[str, Any]:
     return {"id": node_id, "type": "if", "condition": f"size(state.log) % 2 == {branch % 2}"}
 
 
-def wrap_in_foreach(nodes: list, edges: list, state: dict, concurrency: int) -> dict[str, Any]:  # type: ignore[type-arg]
+def wrap_in_foreach(
+    nodes: list[dict[str, Any]],
+    edges: list[dict[str, Any]],
+    state: dict[str, Any],
+    concurrency: int,
+) -> dict[str, Any]:
     """Run the generated fork once per input item."""
     nodes.insert(
         1,

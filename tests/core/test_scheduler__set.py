@@ -12,7 +12,7 @@ START, END = {"id": "start", "type": "start"}, {"id": "done", "type": "end"}
 
 def set_flow(values: dict[str, str], state: dict[str, str]) -> dict[str, Any]:
     """start -> one set node -> end."""
-    nodes = [START, {"id": "bump", "type": "set", "values": values}, END]
+    nodes: list[dict[str, Any]] = [START, {"id": "bump", "type": "set", "values": values}, END]
     return flow(nodes, [edge("start", "bump"), edge("bump", "done")], state)
 
 

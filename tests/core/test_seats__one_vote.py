@@ -1,5 +1,7 @@
 """One vote per person: under `all` a vote covers one group, however many its voter holds."""
 
+from typing import Any
+
 import pytest
 
 from engine.core import graph as g
@@ -11,7 +13,7 @@ BOTH = ("finance", "legal")
 START, END = {"id": "start", "type": "start"}, {"id": "done", "type": "end"}
 
 
-def two_group_flow() -> dict:  # type: ignore[type-arg]
+def two_group_flow() -> dict[str, Any]:
     """Return a flow with one approval by finance and legal under `all`."""
     return flow(
         [

@@ -7,11 +7,13 @@ import pytest
 from engine.core.events import RunStatus
 from engine.core.parts import FORMAT, SnapshotDelta
 from engine.core.store import InMemoryStore
-from tests.core.store_contract import CONTRACT
+from tests.core.store_contract import CONTRACT, StoreFactory
 
 
 @pytest.mark.parametrize("check", CONTRACT, ids=lambda check: check.__name__)
-def test_the_in_memory_store_keeps_the_store_contract(check: Callable) -> None:  # type: ignore[type-arg]
+def test_the_in_memory_store_keeps_the_store_contract(
+    check: Callable[[StoreFactory], None],
+) -> None:
     check(InMemoryStore)
 
 

@@ -443,7 +443,7 @@ def random_tree_into_one_gather(random: Any) -> Doc:
     nodes: list[dict[str, Any]] = []
     edges: list[dict[str, Any]] = []
     leaves: list[tuple[str, dict[str, Any]]] = []  # (source, the edge's fields)
-    frontier = [("start", {})]
+    frontier: list[tuple[str, dict[str, Any]]] = [("start", {})]
     while frontier and len(nodes) < 14:
         source, fields = frontier.pop(random.randrange(len(frontier)))
         kind = random.choice(["if", "fork", "step", "leaf", "leaf"])

@@ -9,27 +9,29 @@ from channels.layers import InMemoryChannelLayer, get_channel_layer
 from django.contrib.auth.models import User
 from django.core.management import call_command
 from django.test import Client
+from pytest_django import Settings
 
 from braid.demo import create_demo_users
 from engine.live import PUBLISHER
+from tests.django.fixture_types import ClientFor, DemoUsers
 
 
 @pytest.fixture
-def demo_users(db: None) -> dict[str, User]:
+def demo_users(db: None) -> DemoUsers:
     """Create the demo groups and users; return them by user name."""
     create_demo_users()
     return {user.username: user for user in User.objects.all()}
 
 
 @pytest.fixture
-def demo(demo_users: dict[str, User]) -> dict[str, User]:
+def demo(demo_users: DemoUsers) -> DemoUsers:
     """Demo users and published demo flows."""
     call_command("braid", "demo", stdout=io.StringIO())
     return demo_users
 
 
 @pytest.fixture
-def client_for(demo_users: dict[str, User]):  # type: ignore[no-untyped-def]
+def client_for(demo_users: DemoUsers) -> ClientFor:
     """Return a function giving a client logged in as one demo user."""
 
     def login(username: str) -> Client:
@@ -41,7 +43,7 @@ def client_for(demo_users: dict[str, User]):  # type: ignore[no-untyped-def]
 
 
 @pytest.fixture(autouse=True)
-def fast_password_hashing(settings) -> None:  # type: ignore[no-untyped-def]
+def fast_password_hashing(settings: Settings) -> None:
     """Hash passwords with MD5 in tests: PBKDF2's deliberate cost is ~1 s a user here."""
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 

@@ -33,6 +33,11 @@ def drain(run: Run, repeat_deliveries: int = 1, max_rounds: int = 500) -> Run:
     return run
 
 
+def row_of(dispatch: Dispatch) -> durable.DispatchRow:
+    """Return an outbox row as a worker holds it (the runtime's plain tuple, not the model)."""
+    return durable.DispatchRow(dispatch.pk, dispatch.run_id, dispatch.key, dispatch.command)
+
+
 def fire_next_timer(run: Run, repeat_deliveries: int) -> bool:
     """Make the earliest timer due now and fire it; return whether there was one."""
     run.refresh_from_db()
@@ -66,7 +71,7 @@ class Processes(collections.OrderedDict[str, tuple[int, RunState]]):
         self.current = self.caches[0]
         self.turns = 0
 
-    def pop(self, key: str, *default: Any) -> Any:  # type: ignore[override]
+    def pop(self, key: str, *default: Any) -> Any:
         """Take a run's state out of the next process's cache: drawn at random, or in turn."""
         if self.rng is None:
             self.current = self.caches[self.turns % len(self.caches)]

@@ -9,6 +9,7 @@ from django.test import Client
 from designer.models import Flow, FlowVersion
 from engine.models import Run
 from runs import services
+from tests.django.fixture_types import ClientFor, DemoUsers
 
 pytestmark = pytest.mark.django_db
 
@@ -45,14 +46,16 @@ def stored() -> tuple[int, int, int]:
         ("oops", "use field:value with a state field name, e.g. state=decision:approved"),
     ],
 )
-def test_a_state_filter_on_anything_but_a_declared_field_is_a_400(  # type: ignore[no-untyped-def]
-    demo, client_for, condition, message
+def test_a_state_filter_on_anything_but_a_declared_field_is_a_400(
+    demo: DemoUsers, client_for: ClientFor, condition: str, message: str
 ) -> None:
     response = client_for("admin").get("/api/runs/", {"state": condition})
     assert (response.status_code, response.json()) == (400, {"state": message})
 
 
-def test_a_state_filter_names_the_flow_that_lacks_the_field(demo, client_for) -> None:  # type: ignore[no-untyped-def]
+def test_a_state_filter_names_the_flow_that_lacks_the_field(
+    demo: DemoUsers, client_for: ClientFor
+) -> None:
     response = client_for("admin").get("/api/runs/", {"state": "count:3", "flow": "b-and-d-or-e"})
     assert (response.status_code, response.json()) == (
         400,
@@ -60,7 +63,9 @@ def test_a_state_filter_names_the_flow_that_lacks_the_field(demo, client_for) ->
     )
 
 
-def test_a_state_filter_compares_json_values_for_equality_only(demo, client_for) -> None:  # type: ignore[no-untyped-def]
+def test_a_state_filter_compares_json_values_for_equality_only(
+    demo: DemoUsers, client_for: ClientFor
+) -> None:
     admin = client_for("admin")
     for condition in ("count:3", 'count:"3"', "count:[3]"):
         response = admin.get("/api/runs/", {"state": condition})
@@ -81,19 +86,21 @@ def test_a_state_filter_compares_json_values_for_equality_only(demo, client_for)
         ({"created_before": "yesterday"}, "created_before", "not an ISO 8601 time: 'yesterday'"),
     ],
 )  # fmt: skip
-def test_malformed_paging_and_dates_are_a_400_naming_the_field(  # type: ignore[no-untyped-def]
-    demo, client_for, query, field, message
+def test_malformed_paging_and_dates_are_a_400_naming_the_field(
+    demo: DemoUsers, client_for: ClientFor, query: dict[str, str], field: str, message: str
 ) -> None:
     response = client_for("admin").get("/api/runs/", query)
     assert (response.status_code, response.json()) == (400, {field: message})
 
 
-def test_a_plain_date_filters_from_midnight_utc(demo, client_for) -> None:  # type: ignore[no-untyped-def]
+def test_a_plain_date_filters_from_midnight_utc(demo: DemoUsers, client_for: ClientFor) -> None:
     response = client_for("admin").get("/api/runs/", {"created_after": "2000-01-01"})
     assert (response.status_code, response.json()["count"]) == (200, 0)
 
 
-def test_a_thirty_megabyte_body_is_a_json_413_and_nothing_is_stored(demo, client_for) -> None:  # type: ignore[no-untyped-def]
+def test_a_thirty_megabyte_body_is_a_json_413_and_nothing_is_stored(
+    demo: DemoUsers, client_for: ClientFor
+) -> None:
     before = stored()
     body = json.dumps({"slug": "huge", "draft": {"pad": "x" * (30 * 1024 * 1024)}})
     response = client_for("analyst").post("/api/flows/", body, content_type="application/json")
@@ -105,8 +112,11 @@ def test_a_thirty_megabyte_body_is_a_json_413_and_nothing_is_stored(demo, client
     assert stored() == before
 
 
-def test_an_unexpected_error_in_a_view_is_a_json_500_with_a_request_id(  # type: ignore[no-untyped-def]
-    demo, client_for, monkeypatch, caplog
+def test_an_unexpected_error_in_a_view_is_a_json_500_with_a_request_id(
+    demo: DemoUsers,
+    client_for: ClientFor,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     def broken(*args: object, **kwargs: object) -> None:
         raise RuntimeError("secret internals")
@@ -134,7 +144,7 @@ def test_an_unexpected_error_in_a_view_is_a_json_500_with_a_request_id(  # type:
     assert stored() == before
 
 
-def test_an_unknown_api_url_is_a_json_404(client_for, demo) -> None:  # type: ignore[no-untyped-def]
+def test_an_unknown_api_url_is_a_json_404(client_for: ClientFor, demo: DemoUsers) -> None:
     response = client_for("admin").get("/api/nothing-here/")
     assert (response.status_code, response.json()) == (
         404,
@@ -151,8 +161,8 @@ def test_an_anonymous_api_call_is_a_json_403_with_a_code() -> None:
     }
 
 
-def test_a_thirty_thousand_term_expression_is_refused_everywhere_with_a_report(  # type: ignore[no-untyped-def]
-    demo, client_for
+def test_a_thirty_thousand_term_expression_is_refused_everywhere_with_a_report(
+    demo: DemoUsers, client_for: ClientFor
 ) -> None:
     analyst = client_for("analyst")
     before = stored()
@@ -179,7 +189,9 @@ def test_a_thirty_thousand_term_expression_is_refused_everywhere_with_a_report( 
     assert FlowVersion.objects.filter(flow__slug="long").count() == 0
 
 
-def test_a_nul_character_in_json_is_a_400_on_every_database(demo, client_for) -> None:  # type: ignore[no-untyped-def]
+def test_a_nul_character_in_json_is_a_400_on_every_database(
+    demo: DemoUsers, client_for: ClientFor
+) -> None:
     before = stored()
     draft = '{"format": "braid.graph/1", "name": "a\\u0000b", "nodes": [], "edges": []}'
     body = '{"slug": "nul", "draft": ' + draft + "}"

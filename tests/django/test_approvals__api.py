@@ -5,11 +5,13 @@ from typing import Any
 
 import pytest
 from django.test import Client
+from pytest_django import DjangoAssertNumQueries
 
 from approvals.models import ApprovalRequest
 from engine.models import Run, TraceEvent
 from runs import services
 from tests.django.durable_driver import drain
+from tests.django.fixture_types import ClientFor, DemoUsers
 
 INVOICE = {"invoice": {"id": "I-3", "amount": 300, "vendor": "Acme"}}
 LINES = {
@@ -58,8 +60,8 @@ def closed(run: Run) -> dict[str, tuple[str, str]]:
 
 @pytest.mark.django_db
 def test_each_approver_lists_the_open_requests_of_their_groups_newest_first(
-    demo, client_for
-) -> None:  # type: ignore[no-untyped-def]
+    demo: DemoUsers, client_for: ClientFor
+) -> None:
     analyst = client_for("analyst")
     invoice = start(analyst, "invoice-sign-off", INVOICE)
     start(analyst, "batch-line-approval", LINES)
@@ -114,8 +116,8 @@ def test_each_approver_lists_the_open_requests_of_their_groups_newest_first(
 
 @pytest.mark.django_db
 def test_the_inbox_takes_the_same_six_queries_whatever_its_length(
-    demo, client_for, django_assert_num_queries
-) -> None:  # type: ignore[no-untyped-def]
+    demo: DemoUsers, client_for: ClientFor, django_assert_num_queries: DjangoAssertNumQueries
+) -> None:
     analyst, finance = client_for("analyst"), client_for("finance")
     start(analyst, "batch-line-approval", LINES)
     finance.get("/api/approvals/")  # warm the session
@@ -130,8 +132,8 @@ def test_the_inbox_takes_the_same_six_queries_whatever_its_length(
 
 @pytest.mark.django_db
 def test_decisions_through_the_api_complete_the_invoice_and_close_both_requests(
-    demo, client_for
-) -> None:  # type: ignore[no-untyped-def]
+    demo: DemoUsers, client_for: ClientFor
+) -> None:
     finance, legal = client_for("finance"), client_for("legal")
     run = start(client_for("analyst"), "invoice-sign-off", INVOICE)
     response = decide(finance, request_id(run, "fin"), "approve", "within budget")
@@ -167,8 +169,8 @@ def test_decisions_through_the_api_complete_the_invoice_and_close_both_requests(
 
 @pytest.mark.django_db
 def test_one_decision_per_line_item_approves_one_line_and_rejects_the_other(
-    demo, client_for
-) -> None:  # type: ignore[no-untyped-def]
+    demo: DemoUsers, client_for: ClientFor
+) -> None:
     finance = client_for("finance")
     run = start(client_for("analyst"), "batch-line-approval", LINES)
     assert (
@@ -190,8 +192,8 @@ def test_one_decision_per_line_item_approves_one_line_and_rejects_the_other(
 
 @pytest.mark.django_db
 def test_outsiders_second_decisions_closed_requests_and_bad_bodies_are_refused(
-    demo, client_for
-) -> None:  # type: ignore[no-untyped-def]
+    demo: DemoUsers, client_for: ClientFor
+) -> None:
     finance = client_for("finance")
     run = start(client_for("analyst"), "invoice-sign-off", INVOICE)
     fin = request_id(run, "fin")
@@ -237,7 +239,9 @@ def test_outsiders_second_decisions_closed_requests_and_bad_bodies_are_refused(
 
 
 @pytest.mark.django_db
-def test_a_cancelled_run_closes_its_requests_and_they_leave_every_inbox(demo, client_for) -> None:  # type: ignore[no-untyped-def]
+def test_a_cancelled_run_closes_its_requests_and_they_leave_every_inbox(
+    demo: DemoUsers, client_for: ClientFor
+) -> None:
     run = start(client_for("analyst"), "invoice-sign-off", INVOICE)
     cancel = post(client_for("admin"), f"/api/runs/{run.pk}/cancel/", {"reason": "duplicate"})
     assert cancel.status_code == 202
@@ -254,8 +258,8 @@ def test_a_cancelled_run_closes_its_requests_and_they_leave_every_inbox(demo, cl
 
 @pytest.mark.django_db
 def test_a_request_of_an_in_process_run_is_listed_but_decided_only_with_braid_decide(
-    demo, client_for
-) -> None:  # type: ignore[no-untyped-def]
+    demo: DemoUsers, client_for: ClientFor
+) -> None:
     version = services.latest_version("invoice-sign-off")
     state = services.start_run(version.graph, "invoice-sign-off v1", INVOICE, version)
     finance = client_for("finance")
@@ -273,7 +277,9 @@ def test_a_request_of_an_in_process_run_is_listed_but_decided_only_with_braid_de
 
 
 @pytest.mark.django_db
-def test_the_openapi_schema_describes_the_approvals_endpoints(demo, client_for) -> None:  # type: ignore[no-untyped-def]
+def test_the_openapi_schema_describes_the_approvals_endpoints(
+    demo: DemoUsers, client_for: ClientFor
+) -> None:
     response = client_for("finance").get("/api/schema/", HTTP_ACCEPT="application/json")
     paths = json.loads(response.content)["paths"]
     decide_op = paths["/api/approvals/{id}/decide/"]["post"]
@@ -292,7 +298,9 @@ def test_the_openapi_schema_describes_the_approvals_endpoints(demo, client_for) 
 
 
 @pytest.mark.django_db
-def test_a_filter_holding_a_nul_is_refused_with_400_naming_it(demo, client_for) -> None:  # type: ignore[no-untyped-def]
+def test_a_filter_holding_a_nul_is_refused_with_400_naming_it(
+    demo: DemoUsers, client_for: ClientFor
+) -> None:
     answer = client_for("finance").get("/api/approvals/", {"q": "\x00", "group": "fin\x00"})
     nul = "a NUL character (\\u0000) cannot be searched for"
     assert (answer.status_code, answer.json()) == (

@@ -1,6 +1,7 @@
 """The approval audit: what is recorded, that the app cannot change it, and the hash chain."""
 
 import io
+from uuid import UUID
 
 import pytest
 from django.core.management import call_command
@@ -10,11 +11,12 @@ from approvals import audit
 from approvals.models import ApprovalEvent, AuditImmutable
 from tests.django.approval_helpers import INVOICE, decide, post, request_id, start
 from tests.django.durable_driver import drain
+from tests.django.fixture_types import ClientFor, DemoUsers
 
 pytestmark = pytest.mark.django_db
 
 
-def kinds(run_id: object) -> list[tuple[str, str, str]]:
+def kinds(run_id: UUID | str) -> list[tuple[str, str, str]]:
     """Return the run's audit entries as (kind, node, actor), in chain order."""
     return [(e.kind, e.node, e.actor) for e in ApprovalEvent.objects.filter(run_id=run_id)]
 
@@ -30,8 +32,8 @@ def verify_output() -> tuple[int, str]:
 
 
 def test_requests_views_decisions_closing_and_cancelling_are_audited_in_order(
-    demo, client_for
-) -> None:  # type: ignore[no-untyped-def]
+    demo: DemoUsers, client_for: ClientFor
+) -> None:
     finance, legal = client_for("finance"), client_for("legal")
     run = start(client_for("analyst"), "invoice-sign-off", INVOICE)
     fin = request_id(run, "fin")
@@ -64,7 +66,9 @@ def test_requests_views_decisions_closing_and_cancelling_are_audited_in_order(
     assert verify_output() == (0, "audit chain verified: 6 entries\n")
 
 
-def test_the_application_can_neither_update_nor_delete_an_entry(demo, client_for) -> None:  # type: ignore[no-untyped-def]
+def test_the_application_can_neither_update_nor_delete_an_entry(
+    demo: DemoUsers, client_for: ClientFor
+) -> None:
     start(client_for("analyst"), "invoice-sign-off", INVOICE)
     entry = ApprovalEvent.objects.first()
     assert entry is not None
@@ -81,7 +85,9 @@ def test_the_application_can_neither_update_nor_delete_an_entry(demo, client_for
     assert audit.verify().ok
 
 
-def test_editing_one_stored_entry_by_sql_breaks_the_chain_at_that_entry(demo, client_for) -> None:  # type: ignore[no-untyped-def]
+def test_editing_one_stored_entry_by_sql_breaks_the_chain_at_that_entry(
+    demo: DemoUsers, client_for: ClientFor
+) -> None:
     analyst = client_for("analyst")
     for _ in range(3):
         run = start(analyst, "invoice-sign-off", INVOICE)
@@ -101,7 +107,7 @@ def test_editing_one_stored_entry_by_sql_breaks_the_chain_at_that_entry(demo, cl
     )
 
 
-def test_removing_the_last_entry_by_sql_is_noticed(demo, client_for) -> None:  # type: ignore[no-untyped-def]
+def test_removing_the_last_entry_by_sql_is_noticed(demo: DemoUsers, client_for: ClientFor) -> None:
     start(client_for("analyst"), "invoice-sign-off", INVOICE)
     last = ApprovalEvent.objects.order_by("seq").last()
     assert last is not None
@@ -111,7 +117,9 @@ def test_removing_the_last_entry_by_sql_is_noticed(demo, client_for) -> None:  #
     assert (verdict.ok, verdict.entries, verdict.broken_seq) == (False, 1, 2)
 
 
-def test_an_overdue_request_is_audited_as_expired_once(demo, client_for) -> None:  # type: ignore[no-untyped-def]
+def test_an_overdue_request_is_audited_as_expired_once(
+    demo: DemoUsers, client_for: ClientFor
+) -> None:
     import datetime as dt
 
     from django.utils import timezone

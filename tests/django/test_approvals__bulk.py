@@ -5,6 +5,7 @@ import pytest
 from approvals.models import ApprovalEvent, ApprovalRequest
 from tests.django.approval_helpers import INVOICE, decide, post, request_id, start
 from tests.django.durable_driver import drain
+from tests.django.fixture_types import ClientFor, DemoUsers
 
 pytestmark = pytest.mark.django_db
 LINES = {
@@ -13,8 +14,8 @@ LINES = {
 
 
 def test_a_bulk_decision_records_each_request_on_its_own_and_reports_each_result(
-    demo, client_for
-) -> None:  # type: ignore[no-untyped-def]
+    demo: DemoUsers, client_for: ClientFor
+) -> None:
     finance = client_for("finance")
     batch = start(client_for("analyst"), "batch-line-approval", LINES)
     invoice = start(client_for("analyst"), "invoice-sign-off", INVOICE)
@@ -73,13 +74,17 @@ def test_a_bulk_decision_records_each_request_on_its_own_and_reports_each_result
         {"ids": list(range(1, 502)), "decision": "approve"},
     ],
 )
-def test_a_malformed_bulk_body_is_a_400_naming_the_field(demo, client_for, body) -> None:  # type: ignore[no-untyped-def]
+def test_a_malformed_bulk_body_is_a_400_naming_the_field(
+    demo: DemoUsers, client_for: ClientFor, body: dict[str, object]
+) -> None:
     answer = post(client_for("finance"), "/api/approvals/decide/", body)
     assert answer.status_code == 400
     assert set(answer.json()) & {"ids", "decision"}
 
 
-def test_the_archive_lists_closed_requests_with_who_decided_what_and_when(demo, client_for) -> None:  # type: ignore[no-untyped-def]
+def test_the_archive_lists_closed_requests_with_who_decided_what_and_when(
+    demo: DemoUsers, client_for: ClientFor
+) -> None:
     finance, legal = client_for("finance"), client_for("legal")
     run = start(client_for("analyst"), "invoice-sign-off", INVOICE)
     assert decide(finance, request_id(run, "fin"), "approve", "in budget").status_code == 202
@@ -103,7 +108,7 @@ def test_the_archive_lists_closed_requests_with_who_decided_what_and_when(demo, 
     assert finance.get("/api/approvals/?status=done").status_code == 400
 
 
-def test_the_count_is_what_the_caller_may_decide(demo, client_for) -> None:  # type: ignore[no-untyped-def]
+def test_the_count_is_what_the_caller_may_decide(demo: DemoUsers, client_for: ClientFor) -> None:
     start(client_for("analyst"), "batch-line-approval", LINES)
     start(client_for("finance"), "invoice-sign-off", INVOICE)  # finance's own run: SoD
     counts = {
@@ -113,7 +118,7 @@ def test_the_count_is_what_the_caller_may_decide(demo, client_for) -> None:  # t
     assert counts == {"finance": 2, "legal": 1, "analyst": 0, "admin": 0}
 
 
-def test_search_and_filters_narrow_the_inbox(demo, client_for) -> None:  # type: ignore[no-untyped-def]
+def test_search_and_filters_narrow_the_inbox(demo: DemoUsers, client_for: ClientFor) -> None:
     finance = client_for("finance")
     start(client_for("analyst"), "batch-line-approval", LINES)
     start(client_for("analyst"), "invoice-sign-off", INVOICE)
@@ -128,8 +133,8 @@ def test_search_and_filters_narrow_the_inbox(demo, client_for) -> None:  # type:
 
 
 def test_a_request_leaves_the_inbox_of_whoever_decided_it_while_others_still_owe_theirs(
-    demo, client_for
-) -> None:  # type: ignore[no-untyped-def]
+    demo: DemoUsers, client_for: ClientFor
+) -> None:
     from tests.django.approval_helpers import approval_graph, publish
 
     graph = approval_graph(policy="all")

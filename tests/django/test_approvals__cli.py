@@ -4,10 +4,12 @@ import json
 
 import pytest
 from django.test import Client
+from pytest_django import Settings
 
 from approvals.models import ApprovalRequest
 from engine.models import PendingEvent, Run
 from tests.django.durable_driver import drain
+from tests.django.fixture_types import ClientFor, DemoUsers
 from tests.django.test_approvals__api import LINES
 from tests.django.test_runs__cli import braid, run_json
 
@@ -33,8 +35,8 @@ def outcomes(run_id: str) -> dict[str, tuple[str, str]]:
 
 @pytest.mark.django_db
 def test_braid_decide_drives_a_durable_run_here_when_no_worker_runs_beside_it(
-    demo, client_for
-) -> None:  # type: ignore[no-untyped-def]
+    demo: DemoUsers, client_for: ClientFor
+) -> None:
     run_id = start_durable(client_for("analyst"), "invoice-sign-off", INVOICE)
     assert braid("decide", run_id, "fin", "--user", "legal", "approve") == (
         1,
@@ -74,8 +76,8 @@ def test_braid_decide_drives_a_durable_run_here_when_no_worker_runs_beside_it(
 
 @pytest.mark.django_db
 def test_braid_decide_needs_an_execution_when_several_items_wait_at_one_node(
-    demo, client_for
-) -> None:  # type: ignore[no-untyped-def]
+    demo: DemoUsers, client_for: ClientFor
+) -> None:
     run_id = start_durable(client_for("analyst"), "batch-line-approval", LINES)
     assert braid("decide", run_id, "review", "--user", "finance", "approve") == (
         1,
@@ -103,8 +105,8 @@ def test_braid_decide_needs_an_execution_when_several_items_wait_at_one_node(
 
 @pytest.mark.django_db
 def test_with_workers_braid_decide_records_once_and_waits_for_them(
-    demo, client_for, settings
-) -> None:  # type: ignore[no-untyped-def]
+    demo: DemoUsers, client_for: ClientFor, settings: Settings
+) -> None:
     settings.BRAID_EMBEDDED_WORKER, settings.BRAID_DECIDE_WAIT_S = False, 0.2
     run_id = start_durable(client_for("analyst"), "invoice-sign-off", INVOICE)
     status, output = braid("decide", run_id, "leg", "--user", "legal", "approve")

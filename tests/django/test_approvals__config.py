@@ -7,6 +7,7 @@ from django.utils import timezone
 
 from approvals.models import ApprovalRequest
 from tests.django.approval_helpers import approval_graph, post, publish, request_id, start
+from tests.django.fixture_types import ClientFor, DemoUsers
 
 pytestmark = pytest.mark.django_db
 
@@ -18,7 +19,9 @@ CONFIG = {
 }
 
 
-def test_title_instructions_and_shown_values_come_from_the_run_as_text(demo, client_for) -> None:  # type: ignore[no-untyped-def]
+def test_title_instructions_and_shown_values_come_from_the_run_as_text(
+    demo: DemoUsers, client_for: ClientFor
+) -> None:
     publish(client_for("analyst"), "configured", approval_graph(**CONFIG))
     inputs = {"amount": 1200, "vendor": "Acme <Ltd>", "ref": "PO-7", "lines": [1, 2, 3]}
     run = start(client_for("analyst"), "configured", inputs)
@@ -42,8 +45,8 @@ def test_title_instructions_and_shown_values_come_from_the_run_as_text(demo, cli
 
 
 def test_a_request_past_its_due_time_is_overdue_in_the_list_filters_and_count(
-    demo, client_for
-) -> None:  # type: ignore[no-untyped-def]
+    demo: DemoUsers, client_for: ClientFor
+) -> None:
     analyst, finance = client_for("analyst"), client_for("finance")
     publish(analyst, "configured", approval_graph(**CONFIG))
     late = start(analyst, "configured", {"amount": 1, "vendor": "Late", "ref": "", "lines": []})
@@ -74,8 +77,8 @@ def test_a_request_past_its_due_time_is_overdue_in_the_list_filters_and_count(
     ],
 )
 def test_bad_approval_config_is_refused_with_the_field_at_fault(
-    demo, client_for, config, problem
-) -> None:  # type: ignore[no-untyped-def]
+    demo: DemoUsers, client_for: ClientFor, config: dict[str, object], problem: tuple[str, str]
+) -> None:
     analyst = client_for("analyst")
     assert (
         post(analyst, "/api/flows/", {"slug": "bad", "draft": approval_graph(**config)}).status_code

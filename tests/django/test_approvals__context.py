@@ -6,10 +6,12 @@ read-only, with the reason."""
 from typing import Any
 
 import pytest
+from pytest_django import DjangoAssertNumQueries
 
 from approvals.context import compact_input, compact_text
 from approvals.models import ApprovalRequest
 from tests.django.approval_helpers import INVOICE, approval_graph, publish, request_id, start
+from tests.django.fixture_types import ClientFor, DemoUsers
 
 pytestmark = pytest.mark.django_db
 
@@ -18,7 +20,8 @@ def inbox(client: Any) -> list[dict[str, Any]]:
     """Return the caller's open requests from the API."""
     response = client.get("/api/approvals/")
     assert response.status_code == 200, response.content
-    return response.json()["results"]
+    results: list[dict[str, Any]] = response.json()["results"]
+    return results
 
 
 def test_a_long_string_is_cut_to_eighty_characters_with_an_ellipsis() -> None:
@@ -56,8 +59,8 @@ def test_a_non_object_input_is_one_field_and_no_input_is_none() -> None:
 
 
 def test_without_show_a_request_says_who_started_it_when_the_flow_version_and_input(
-    demo, client_for
-) -> None:  # type: ignore[no-untyped-def]
+    demo: DemoUsers, client_for: ClientFor
+) -> None:
     lines = [{"sku": f"S-{n}", "qty": n} for n in range(1, 8)]
     publish(client_for("analyst"), "no-show", approval_graph())
     run = start(client_for("analyst"), "no-show", {"amount": 300, **INVOICE, "lines": lines})
@@ -82,7 +85,9 @@ def test_without_show_a_request_says_who_started_it_when_the_flow_version_and_in
     }  # fmt: skip
 
 
-def test_with_show_the_chosen_fields_replace_the_input_and_the_rest_stays(demo, client_for) -> None:  # type: ignore[no-untyped-def]
+def test_with_show_the_chosen_fields_replace_the_input_and_the_rest_stays(
+    demo: DemoUsers, client_for: ClientFor
+) -> None:
     publish(client_for("analyst"), "shows-total", approval_graph(show=["state.total"]))
     run = start(client_for("analyst"), "shows-total", {"amount": 42, "note": "n"})
     [listed] = inbox(client_for("finance"))
@@ -93,7 +98,9 @@ def test_with_show_the_chosen_fields_replace_the_input_and_the_rest_stays(demo, 
     assert listed["id"] == request_id(run, "ask")
 
 
-def test_a_starter_sees_their_own_runs_request_read_only_with_the_reason(demo, client_for) -> None:  # type: ignore[no-untyped-def]
+def test_a_starter_sees_their_own_runs_request_read_only_with_the_reason(
+    demo: DemoUsers, client_for: ClientFor
+) -> None:
     finance = client_for("finance")
     run = start(finance, "invoice-sign-off", INVOICE)
     pk = request_id(run, "fin")
@@ -110,8 +117,8 @@ def test_a_starter_sees_their_own_runs_request_read_only_with_the_reason(demo, c
 
 
 def test_the_reason_names_the_starters_own_seat_on_a_request_of_two_groups(
-    demo, client_for
-) -> None:  # type: ignore[no-untyped-def]
+    demo: DemoUsers, client_for: ClientFor
+) -> None:
     graph = approval_graph(policy="all")
     graph["nodes"][2]["groups"] = ["finance", "legal"]
     publish(client_for("analyst"), "two-seats", graph)
@@ -124,20 +131,22 @@ def test_the_reason_names_the_starters_own_seat_on_a_request_of_two_groups(
 
 
 def test_a_starter_outside_the_groups_does_not_get_the_request_in_their_inbox(
-    demo, client_for
-) -> None:  # type: ignore[no-untyped-def]
+    demo: DemoUsers, client_for: ClientFor
+) -> None:
     start(client_for("analyst"), "invoice-sign-off", INVOICE)
     assert inbox(client_for("analyst")) == []
 
 
-def test_a_node_that_allows_the_starter_lists_it_as_decidable(demo, client_for) -> None:  # type: ignore[no-untyped-def]
+def test_a_node_that_allows_the_starter_lists_it_as_decidable(
+    demo: DemoUsers, client_for: ClientFor
+) -> None:
     publish(client_for("analyst"), "self-ok", approval_graph(allow_starter=True))
     start(client_for("finance"), "self-ok", {"amount": 3})
     [listed] = inbox(client_for("finance"))
     assert (listed["may_decide"], listed["why_not"]) == (True, None)
 
 
-def test_an_admin_sees_why_they_may_not_decide(demo, client_for) -> None:  # type: ignore[no-untyped-def]
+def test_an_admin_sees_why_they_may_not_decide(demo: DemoUsers, client_for: ClientFor) -> None:
     start(client_for("analyst"), "invoice-sign-off", INVOICE)
     listed = {r["node"]: r for r in inbox(client_for("admin"))}
     assert listed["fin"]["why_not"] == {
@@ -147,8 +156,8 @@ def test_an_admin_sees_why_they_may_not_decide(demo, client_for) -> None:  # typ
 
 
 def test_an_admin_who_started_the_run_outside_its_groups_reads_the_admins_reason(
-    demo, client_for
-) -> None:  # type: ignore[no-untyped-def]
+    demo: DemoUsers, client_for: ClientFor
+) -> None:
     start(client_for("admin"), "invoice-sign-off", INVOICE)
     listed = {r["node"]: r for r in inbox(client_for("admin"))}
     assert listed["fin"]["why_not"] == {
@@ -158,8 +167,8 @@ def test_an_admin_who_started_the_run_outside_its_groups_reads_the_admins_reason
 
 
 def test_the_inbox_lists_with_as_many_queries_for_four_requests_as_for_one(
-    demo, client_for, django_assert_num_queries
-) -> None:  # type: ignore[no-untyped-def]
+    demo: DemoUsers, client_for: ClientFor, django_assert_num_queries: DjangoAssertNumQueries
+) -> None:
     finance = client_for("finance")
     start(finance, "invoice-sign-off", INVOICE)
     inbox(finance)

@@ -14,12 +14,13 @@ from tests.django.approval_helpers import (
     start,
 )
 from tests.django.durable_driver import drain
+from tests.django.fixture_types import ClientFor, DemoUsers
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def controller(demo) -> Client:  # type: ignore[no-untyped-def]
+def controller(demo: DemoUsers) -> Client:
     """A second member of finance, logged in."""
     user = User.objects.create_user("controller", password="braid-controller-pw")
     user.groups.add(Group.objects.get(name="finance"))
@@ -35,12 +36,13 @@ def inbox_nodes(client: Client) -> list[str]:
 
 def count(client: Client) -> int:
     """Return the caller's navigation count."""
-    return client.get("/api/approvals/count/").json()["open"]
+    open_count: int = client.get("/api/approvals/count/").json()["open"]
+    return open_count
 
 
 def test_a_delegated_request_moves_to_the_delegate_and_the_delegator_loses_it(
-    demo, client_for, controller
-) -> None:  # type: ignore[no-untyped-def]
+    demo: DemoUsers, client_for: ClientFor, controller: Client
+) -> None:
     finance = client_for("finance")
     run = start(client_for("analyst"), "invoice-sign-off", INVOICE)
     fin = request_id(run, "fin")
@@ -86,8 +88,8 @@ def test_a_delegated_request_moves_to_the_delegate_and_the_delegator_loses_it(
     ],
 )
 def test_a_request_is_delegated_only_to_another_active_member_of_its_groups(
-    demo, client_for, to, code, detail
-) -> None:  # type: ignore[no-untyped-def]
+    demo: DemoUsers, client_for: ClientFor, to: str, code: str, detail: str
+) -> None:
     run = start(client_for("analyst"), "invoice-sign-off", INVOICE)
     before = footprint(run)
     refused = post(
@@ -101,8 +103,8 @@ def test_a_request_is_delegated_only_to_another_active_member_of_its_groups(
 
 
 def test_the_starter_can_neither_delegate_nor_receive_their_runs_request(
-    demo, client_for, controller
-) -> None:  # type: ignore[no-untyped-def]
+    demo: DemoUsers, client_for: ClientFor, controller: Client
+) -> None:
     run = start(controller, "invoice-sign-off", INVOICE)
     fin = request_id(run, "fin")
     refused = post(client_for("finance"), f"/api/approvals/{fin}/delegate/", {"to": "controller"})
@@ -114,8 +116,8 @@ def test_the_starter_can_neither_delegate_nor_receive_their_runs_request(
 
 
 def test_an_admin_reassigns_a_request_to_anyone_who_then_alone_decides_it(
-    demo, client_for, controller
-) -> None:  # type: ignore[no-untyped-def]
+    demo: DemoUsers, client_for: ClientFor, controller: Client
+) -> None:
     finance, legal, admin = client_for("finance"), client_for("legal"), client_for("admin")
     run = start(client_for("analyst"), "invoice-sign-off", INVOICE)
     fin = request_id(run, "fin")
@@ -143,7 +145,9 @@ def test_an_admin_reassigns_a_request_to_anyone_who_then_alone_decides_it(
     )
 
 
-def test_a_closed_request_cannot_be_delegated_or_reassigned(demo, client_for) -> None:  # type: ignore[no-untyped-def]
+def test_a_closed_request_cannot_be_delegated_or_reassigned(
+    demo: DemoUsers, client_for: ClientFor
+) -> None:
     run = start(client_for("analyst"), "invoice-sign-off", INVOICE)
     fin = request_id(run, "fin")
     assert decide(client_for("finance"), fin, "approve").status_code == 202

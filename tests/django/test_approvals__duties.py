@@ -18,11 +18,14 @@ from tests.django.approval_helpers import (
     start,
 )
 from tests.django.durable_driver import drain
+from tests.django.fixture_types import ClientFor, DemoUsers
 
 pytestmark = pytest.mark.django_db
 
 
-def test_the_starter_of_an_invoice_run_may_not_approve_its_finance_step(demo, client_for) -> None:  # type: ignore[no-untyped-def]
+def test_the_starter_of_an_invoice_run_may_not_approve_its_finance_step(
+    demo: DemoUsers, client_for: ClientFor
+) -> None:
     finance = client_for("finance")
     run = start(finance, "invoice-sign-off", INVOICE)
     before = footprint(run)
@@ -40,8 +43,8 @@ def test_the_starter_of_an_invoice_run_may_not_approve_its_finance_step(demo, cl
 
 
 def test_a_node_that_allows_the_starter_takes_their_decision_and_the_audit_says_so(
-    demo, client_for
-) -> None:  # type: ignore[no-untyped-def]
+    demo: DemoUsers, client_for: ClientFor
+) -> None:
     publish(client_for("analyst"), "self-ok", approval_graph(allow_starter=True))
     finance = client_for("finance")
     run = start(finance, "self-ok", {"amount": 5})
@@ -52,7 +55,7 @@ def test_a_node_that_allows_the_starter_takes_their_decision_and_the_audit_says_
     assert [v.detail["user"] for v in votes] == ["finance"]
 
 
-def test_braid_decide_refuses_the_starter_of_an_in_process_run(demo) -> None:  # type: ignore[no-untyped-def]
+def test_braid_decide_refuses_the_starter_of_an_in_process_run(demo: DemoUsers) -> None:
     version = services.latest_version("invoice-sign-off")
     starter = demo["finance"]
     state = services.start_run(version.graph, "invoice", INVOICE, version, started_by=starter)
@@ -65,7 +68,7 @@ def test_braid_decide_refuses_the_starter_of_an_in_process_run(demo) -> None:  #
     assert not TraceEvent.objects.filter(run_id=state.run_id, event="approval.vote").exists()
 
 
-def test_allow_starter_must_be_a_boolean(demo, client_for) -> None:  # type: ignore[no-untyped-def]
+def test_allow_starter_must_be_a_boolean(demo: DemoUsers, client_for: ClientFor) -> None:
     from tests.django.approval_helpers import post
 
     made = post(

@@ -4,17 +4,20 @@ and reassignment email the new decider; people can turn it off; a failing mail s
 loses nothing."""
 
 import logging
-from typing import Any
+from collections.abc import Callable
+from typing import Protocol
 
 import pytest
 from django.contrib.auth.models import Group, User
 from django.core import mail
 from django.test import Client
+from pytest_django import DjangoCaptureOnCommitCallbacks, Settings
 
 from approvals import hooks, notify
 from approvals.models import ApprovalRequest, Notice, NotificationSettings
 from tests.django.approval_helpers import approval_graph, post, publish, request_id, start
 from tests.django.durable_driver import drain
+from tests.django.fixture_types import ClientFor, DemoUsers
 
 pytestmark = pytest.mark.django_db
 
@@ -27,11 +30,17 @@ def member(name: str, *groups: str, email: str = "") -> User:
     return user
 
 
+class AfterCommit(Protocol):
+    """Runs work, then what it left for after commit; returns what the work returned."""
+
+    def __call__[T](self, work: Callable[[], T]) -> T: ...
+
+
 @pytest.fixture
-def committed(django_capture_on_commit_callbacks):  # type: ignore[no-untyped-def]
+def committed(django_capture_on_commit_callbacks: DjangoCaptureOnCommitCallbacks) -> AfterCommit:
     """Run what would run after commit (the test's transaction never commits)."""
 
-    def run(work: Any) -> Any:
+    def run[T](work: Callable[[], T]) -> T:
         with django_capture_on_commit_callbacks(execute=True):
             return work()
 
@@ -39,7 +48,7 @@ def committed(django_capture_on_commit_callbacks):  # type: ignore[no-untyped-de
 
 
 @pytest.fixture
-def flow(demo, client_for) -> str:  # type: ignore[no-untyped-def]
+def flow(demo: DemoUsers, client_for: ClientFor) -> str:
     """A published flow whose one approval waits on finance (`any`), showing nothing."""
     member("controller", "finance")
     publish(client_for("analyst"), "one-ask", approval_graph(title="Pay ${string(state.total)}"))
@@ -52,8 +61,8 @@ def sent_to() -> list[list[str]]:
 
 
 def test_a_new_request_emails_each_member_of_its_group_once_with_a_link_and_its_context(
-    flow, client_for, committed, settings
-) -> None:  # type: ignore[no-untyped-def]
+    flow: str, client_for: ClientFor, committed: AfterCommit, settings: Settings
+) -> None:
     settings.BRAID_BASE_URL = "https://braid.example.org/"
     run = committed(lambda: start(client_for("analyst"), flow, {"amount": 120, "ref": "x" * 90}))
     pk = request_id(run, "ask")
@@ -72,14 +81,14 @@ def test_a_new_request_emails_each_member_of_its_group_once_with_a_link_and_its_
     assert Notice.objects.filter(request_id=pk, sent_at__isnull=False).count() == 2
 
 
-def test_nothing_is_sent_before_the_transaction_commits(flow, client_for) -> None:  # type: ignore[no-untyped-def]
+def test_nothing_is_sent_before_the_transaction_commits(flow: str, client_for: ClientFor) -> None:
     start(client_for("analyst"), flow, {"amount": 1})
     assert mail.outbox == []
 
 
 def test_a_second_or_late_delivery_of_the_same_request_sends_nothing(
-    flow, client_for, committed
-) -> None:  # type: ignore[no-untyped-def]
+    flow: str, client_for: ClientFor, committed: AfterCommit
+) -> None:
     run = committed(lambda: start(client_for("analyst"), flow, {"amount": 1}))
     pk = request_id(run, "ask")
     notify.requested([pk])
@@ -88,19 +97,25 @@ def test_a_second_or_late_delivery_of_the_same_request_sends_nothing(
     assert Notice.objects.filter(request_id=pk).count() == 2
 
 
-def test_driving_the_run_again_sends_nothing_more(flow, client_for, committed) -> None:  # type: ignore[no-untyped-def]
+def test_driving_the_run_again_sends_nothing_more(
+    flow: str, client_for: ClientFor, committed: AfterCommit
+) -> None:
     run = committed(lambda: start(client_for("analyst"), flow, {"amount": 1}))
     committed(lambda: drain(run))
     committed(lambda: hooks.opened(list(ApprovalRequest.objects.filter(run=run))))
     assert len(mail.outbox) == 2
 
 
-def test_the_starter_is_not_told_about_their_own_runs_request(flow, client_for, committed) -> None:  # type: ignore[no-untyped-def]
+def test_the_starter_is_not_told_about_their_own_runs_request(
+    flow: str, client_for: ClientFor, committed: AfterCommit
+) -> None:
     committed(lambda: start(client_for("finance"), flow, {"amount": 1}))
     assert sent_to() == [["controller@braid.example"]]
 
 
-def test_a_person_who_turned_emails_off_gets_none(flow, client_for, committed) -> None:  # type: ignore[no-untyped-def]
+def test_a_person_who_turned_emails_off_gets_none(
+    flow: str, client_for: ClientFor, committed: AfterCommit
+) -> None:
     finance = client_for("finance")
     answer = finance.put("/api/me/notifications/", {"email_requests": False},
                          content_type="application/json")  # fmt: skip
@@ -109,13 +124,17 @@ def test_a_person_who_turned_emails_off_gets_none(flow, client_for, committed) -
     assert sent_to() == [["controller@braid.example"]]
 
 
-def test_a_person_without_an_address_is_skipped(flow, client_for, committed) -> None:  # type: ignore[no-untyped-def]
+def test_a_person_without_an_address_is_skipped(
+    flow: str, client_for: ClientFor, committed: AfterCommit
+) -> None:
     User.objects.filter(username="controller").update(email="")
     committed(lambda: start(client_for("analyst"), flow, {"amount": 1}))
     assert sent_to() == [["finance@braid.example"]]
 
 
-def test_a_delegation_emails_the_delegate_with_who_delegated(flow, client_for, committed) -> None:  # type: ignore[no-untyped-def]
+def test_a_delegation_emails_the_delegate_with_who_delegated(
+    flow: str, client_for: ClientFor, committed: AfterCommit
+) -> None:
     run = committed(lambda: start(client_for("analyst"), flow, {"amount": 5}))
     pk = request_id(run, "ask")
     mail.outbox.clear()
@@ -127,7 +146,9 @@ def test_a_delegation_emails_the_delegate_with_who_delegated(flow, client_for, c
     assert "finance delegated their part of this request to you." in message.body
 
 
-def test_a_reassignment_emails_the_assignee(flow, client_for, committed) -> None:  # type: ignore[no-untyped-def]
+def test_a_reassignment_emails_the_assignee(
+    flow: str, client_for: ClientFor, committed: AfterCommit
+) -> None:
     member("deputy", "legal")
     run = committed(lambda: start(client_for("analyst"), flow, {"amount": 5}))
     pk = request_id(run, "ask")
@@ -140,7 +161,9 @@ def test_a_reassignment_emails_the_assignee(flow, client_for, committed) -> None
     assert "An admin (admin) reassigned this request to you: you alone decide it." in message.body
 
 
-def test_a_refused_delegation_emails_nobody(flow, client_for, committed) -> None:  # type: ignore[no-untyped-def]
+def test_a_refused_delegation_emails_nobody(
+    flow: str, client_for: ClientFor, committed: AfterCommit
+) -> None:
     run = committed(lambda: start(client_for("analyst"), flow, {"amount": 5}))
     mail.outbox.clear()
     pk = request_id(run, "ask")
@@ -151,8 +174,12 @@ def test_a_refused_delegation_emails_nobody(flow, client_for, committed) -> None
 
 
 def test_a_failing_mail_server_loses_nothing_and_is_logged(
-    flow, client_for, committed, settings, caplog
-) -> None:  # type: ignore[no-untyped-def]
+    flow: str,
+    client_for: ClientFor,
+    committed: AfterCommit,
+    settings: Settings,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     settings.MAILERS = {
         "default": {
             "BACKEND": "django.core.mail.backends.smtp.EmailBackend",
@@ -170,8 +197,8 @@ def test_a_failing_mail_server_loses_nothing_and_is_logged(
 
 
 def test_a_step_opening_two_requests_for_one_person_sends_one_digest(
-    demo, client_for, committed
-) -> None:  # type: ignore[no-untyped-def]
+    demo: DemoUsers, client_for: ClientFor, committed: AfterCommit
+) -> None:
     ask = {"type": "approval", "groups": ["legal"], "policy": "any"}
     graph = {
         "format": "braid.graph/1", "name": "Two asks", "state": {},
@@ -202,7 +229,7 @@ def test_a_step_opening_two_requests_for_one_person_sends_one_digest(
 # ------------------------------------------------------------------ the setting
 
 
-def test_the_setting_is_on_until_turned_off(demo, client_for) -> None:  # type: ignore[no-untyped-def]
+def test_the_setting_is_on_until_turned_off(demo: DemoUsers, client_for: ClientFor) -> None:
     legal = client_for("legal")
     assert legal.get("/api/me/notifications/").json() == {"email_requests": True}
     legal.put("/api/me/notifications/", {"email_requests": False}, content_type="application/json")
@@ -220,7 +247,9 @@ def test_the_setting_is_on_until_turned_off(demo, client_for) -> None:  # type: 
         ([True], {"body": 'a JSON object such as {"email_requests": false}'}),
     ],
 )
-def test_a_bad_setting_is_a_400_naming_the_field(demo, client_for, body, fields) -> None:  # type: ignore[no-untyped-def]
+def test_a_bad_setting_is_a_400_naming_the_field(
+    demo: DemoUsers, client_for: ClientFor, body: object, fields: dict[str, str]
+) -> None:
     legal = client_for("legal")
     answer = legal.put("/api/me/notifications/", body, content_type="application/json")
     assert answer.status_code == 400
@@ -228,11 +257,11 @@ def test_a_bad_setting_is_a_400_naming_the_field(demo, client_for, body, fields)
     assert NotificationSettings.objects.count() == 0
 
 
-def test_an_anonymous_caller_cannot_read_the_setting(db) -> None:  # type: ignore[no-untyped-def]
+def test_an_anonymous_caller_cannot_read_the_setting(db: None) -> None:
     assert Client().get("/api/me/notifications/").status_code == 403
 
 
-def test_the_settings_page_turns_emails_off_and_on(demo, client_for) -> None:  # type: ignore[no-untyped-def]
+def test_the_settings_page_turns_emails_off_and_on(demo: DemoUsers, client_for: ClientFor) -> None:
     legal = client_for("legal")
     page = legal.get("/inbox/notifications/").content.decode()
     assert 'name="email_requests" checked' in page

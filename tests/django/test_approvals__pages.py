@@ -6,6 +6,7 @@ import re
 import pytest
 
 from tests.django.approval_helpers import INVOICE, start
+from tests.django.fixture_types import ClientFor, DemoUsers
 
 pytestmark = pytest.mark.django_db
 
@@ -17,7 +18,9 @@ def badge(html: str) -> str:
     return found[0]
 
 
-def test_every_page_shows_the_callers_open_count_in_the_navigation_bar(demo, client_for) -> None:  # type: ignore[no-untyped-def]
+def test_every_page_shows_the_callers_open_count_in_the_navigation_bar(
+    demo: DemoUsers, client_for: ClientFor
+) -> None:
     start(client_for("analyst"), "invoice-sign-off", INVOICE)
     finance = client_for("finance")
     for page in ("/flows/", "/runs/", "/inbox/"):
@@ -32,7 +35,9 @@ def test_every_page_shows_the_callers_open_count_in_the_navigation_bar(demo, cli
     )
 
 
-def test_the_inbox_page_passes_its_settings_as_json_and_loads_its_entry(demo, client_for) -> None:  # type: ignore[no-untyped-def]
+def test_the_inbox_page_passes_its_settings_as_json_and_loads_its_entry(
+    demo: DemoUsers, client_for: ClientFor
+) -> None:
     response = client_for("finance").get("/inbox/")
     html = response.content.decode()
     config = re.search(r'<script id="inbox-config" type="application/json">(.*?)</script>', html)

@@ -7,12 +7,14 @@ import json
 import random
 import threading
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
 from django.contrib.auth.models import Group, User
 from django.core.management import call_command
-from django.db import connection
+from django.db import connection, connections
+from django.db.backends.sqlite3.base import DatabaseWrapper as SQLiteWrapper
 from django.test import Client
 
 from approvals import audit
@@ -30,18 +32,20 @@ from tests.django.approval_helpers import (
     start,
 )
 from tests.django.durable_driver import drain
+from tests.django.fixture_types import ClientFor, DemoUsers
 
 
-def demo_flow(name: str) -> dict:  # type: ignore[type-arg]
+def demo_flow(name: str) -> dict[str, Any]:
     """Return a demo flow's document."""
-    return json.loads((DEMO_DIR / f"{name}.json").read_text())
+    document: dict[str, Any] = json.loads((DEMO_DIR / f"{name}.json").read_text())
+    return document
 
 
 @pytest.mark.django_db
 @pytest.mark.parametrize("order", [("fin", "leg"), ("leg", "fin")])
 def test_parallel_approvals_in_fork_branches_complete_in_either_order(
-    demo, client_for, order
-) -> None:  # type: ignore[no-untyped-def]
+    demo: DemoUsers, client_for: ClientFor, order: tuple[str, str]
+) -> None:
     run = start(client_for("analyst"), "invoice-sign-off", INVOICE)
     deciders = {"fin": client_for("finance"), "leg": client_for("legal")}
     for node in order:
@@ -53,8 +57,8 @@ def test_parallel_approvals_in_fork_branches_complete_in_either_order(
 
 @pytest.mark.django_db
 def test_a_batch_of_50_lines_pauses_the_12_over_the_limit_and_completes_in_any_order(
-    demo, client_for
-) -> None:  # type: ignore[no-untyped-def]
+    demo: DemoUsers, client_for: ClientFor
+) -> None:
     graph = demo_flow("batch-line-approval")
     graph["nodes"][1]["concurrency"] = 50
     analyst, finance = client_for("analyst"), client_for("finance")
@@ -90,8 +94,8 @@ def test_a_batch_of_50_lines_pauses_the_12_over_the_limit_and_completes_in_any_o
 
 @pytest.mark.django_db
 def test_an_approval_raced_by_a_one_second_wait_is_cancelled_when_the_timer_wins(
-    demo, client_for
-) -> None:  # type: ignore[no-untyped-def]
+    demo: DemoUsers, client_for: ClientFor
+) -> None:
     graph = copy.deepcopy(demo_flow("approval-or-timeout"))
     timer = next(n for n in graph["nodes"] if n["id"] == "timer")
     timer["seconds"] = 1
@@ -111,7 +115,7 @@ def test_an_approval_raced_by_a_one_second_wait_is_cancelled_when_the_timer_wins
 
 
 @pytest.fixture
-def invoice_run(demo, client_for) -> Run:  # type: ignore[no-untyped-def]
+def invoice_run(demo: DemoUsers, client_for: ClientFor) -> Run:
     """An invoice run started by the analyst, waiting on finance and legal."""
     return start(client_for("analyst"), "invoice-sign-off", INVOICE)
 
@@ -131,8 +135,8 @@ def invoice_run(demo, client_for) -> Run:  # type: ignore[no-untyped-def]
     ],
 )
 def test_each_refused_decision_has_its_status_and_changes_no_row(
-    demo, client_for, case, status, code
-) -> None:  # type: ignore[no-untyped-def]
+    demo: DemoUsers, client_for: ClientFor, case: str, status: int, code: str
+) -> None:
     finance = client_for("finance")
     starter = "finance" if case == "starter" else "analyst"
     run = start(client_for(starter), "invoice-sign-off", INVOICE)
@@ -172,7 +176,9 @@ def test_each_refused_decision_has_its_status_and_changes_no_row(
 
 
 @pytest.mark.django_db
-def test_fifty_decisions_in_turn_on_one_any_request_have_one_winner(demo, client_for) -> None:  # type: ignore[no-untyped-def]
+def test_fifty_decisions_in_turn_on_one_any_request_have_one_winner(
+    demo: DemoUsers, client_for: ClientFor
+) -> None:
     finance_group = Group.objects.get(name="finance")
     clients = []
     for i in range(50):
@@ -199,9 +205,10 @@ def test_fifty_decisions_in_turn_on_one_any_request_have_one_winner(demo, client
 
 @pytest.mark.django_db(transaction=True)
 def test_fifty_concurrent_decisions_on_one_any_request_have_exactly_one_winner(
-    demo, client_for
-) -> None:  # type: ignore[no-untyped-def]
-    if connection.vendor == "sqlite" and connection.is_in_memory_db():
+    demo: DemoUsers, client_for: ClientFor
+) -> None:
+    database = connections["default"]  # the wrapper itself: `connection` is only its proxy
+    if isinstance(database, SQLiteWrapper) and database.is_in_memory_db():
         pytest.skip("50 threads need a database file or PostgreSQL, not in-memory SQLite")
     finance_group = Group.objects.get(name="finance")
     users = []
@@ -241,8 +248,8 @@ def test_fifty_concurrent_decisions_on_one_any_request_have_exactly_one_winner(
 
 @pytest.mark.django_db
 def test_a_quorum_of_two_closes_on_the_second_approval_and_refuses_the_third(
-    demo, client_for
-) -> None:  # type: ignore[no-untyped-def]
+    demo: DemoUsers, client_for: ClientFor
+) -> None:
     from tests.django.approval_helpers import approval_graph
 
     finance_group = Group.objects.get(name="finance")
@@ -274,7 +281,9 @@ def test_a_quorum_of_two_closes_on_the_second_approval_and_refuses_the_third(
 
 
 @pytest.mark.django_db
-def test_a_quorum_cannot_be_reassigned_to_one_person(demo, client_for) -> None:  # type: ignore[no-untyped-def]
+def test_a_quorum_cannot_be_reassigned_to_one_person(
+    demo: DemoUsers, client_for: ClientFor
+) -> None:
     from tests.django.approval_helpers import approval_graph
 
     publish(client_for("analyst"), "two-needed", approval_graph(policy={"quorum": 2}))
@@ -304,7 +313,9 @@ def quick_deadline_file(tmp_path: Any, seconds: float) -> str:
 
 
 @pytest.mark.django_db
-def test_braid_run_waits_out_a_one_second_wait_racing_an_approval(demo, tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_braid_run_waits_out_a_one_second_wait_racing_an_approval(
+    demo: DemoUsers, tmp_path: Path
+) -> None:
     out = io.StringIO()
     started = time.monotonic()
     call_command("braid", "run", quick_deadline_file(tmp_path, 1), "--input",
@@ -323,7 +334,9 @@ def test_braid_run_waits_out_a_one_second_wait_racing_an_approval(demo, tmp_path
 
 
 @pytest.mark.django_db
-def test_braid_run_leaves_a_longer_wait_racing_an_approval_to_the_approver(demo, tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_braid_run_leaves_a_longer_wait_racing_an_approval_to_the_approver(
+    demo: DemoUsers, tmp_path: Path
+) -> None:
     out = io.StringIO()
     call_command("braid", "run", quick_deadline_file(tmp_path, 30), "--max-wait", "0.5",
                  "--input", '{"item": "desk", "hours": 0}', "--json", stdout=out)  # fmt: skip

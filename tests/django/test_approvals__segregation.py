@@ -12,6 +12,7 @@ from django.test import Client
 
 from approvals import services
 from approvals.models import ApprovalEvent, ApprovalRequest
+from engine.models import Run
 from runs import services as run_services
 from tests.django.approval_helpers import (
     approval_graph,
@@ -23,6 +24,7 @@ from tests.django.approval_helpers import (
     start,
 )
 from tests.django.durable_driver import drain
+from tests.django.fixture_types import ClientFor, DemoUsers
 
 pytestmark = pytest.mark.django_db
 
@@ -43,7 +45,7 @@ def client_of(user: User) -> Client:
 
 
 @pytest.fixture
-def people(demo) -> dict[str, User]:  # type: ignore[no-untyped-def]
+def people(demo: DemoUsers) -> dict[str, User]:
     """The demo users, two more of finance, one more of legal, and one of both."""
     return {
         **demo,
@@ -62,7 +64,7 @@ def both_groups_graph() -> dict[str, Any]:
 
 
 @pytest.fixture
-def both(people, client_for) -> Any:  # type: ignore[no-untyped-def]
+def both(people: dict[str, User], client_for: ClientFor) -> Run:
     """A durable run started by the analyst, waiting on one request of finance and legal."""
     publish(client_for("analyst"), "both-groups", both_groups_graph())
     return start(client_for("analyst"), "both-groups", {"amount": 7})
@@ -88,8 +90,8 @@ def seats(pk: int) -> tuple[Any, ...]:
 
 @pytest.mark.parametrize("second", ["finance", "legal"])
 def test_a_member_of_both_groups_approving_alone_does_not_close_an_all_request(
-    people, both, client_for, second
-) -> None:  # type: ignore[no-untyped-def]
+    people: dict[str, User], both: Run, client_for: ClientFor, second: str
+) -> None:
     pk, dual = request_id(both, "ask"), client_of(people["dual"])
     assert decide(dual, pk, "approve").status_code == 202
     run = drain(both)
@@ -102,8 +104,8 @@ def test_a_member_of_both_groups_approving_alone_does_not_close_an_all_request(
 
 
 def test_braid_decide_counts_a_dual_members_one_vote_once_on_an_in_process_run(
-    people,
-) -> None:  # type: ignore[no-untyped-def]
+    people: dict[str, User],
+) -> None:
     state = run_services.start_run(both_groups_graph(), "both", {"amount": 7},
                                       started_by=people["analyst"])  # fmt: skip
     out = io.StringIO()
@@ -122,8 +124,8 @@ def test_braid_decide_counts_a_dual_members_one_vote_once_on_an_in_process_run(
 
 
 def test_a_legal_member_cannot_hand_their_seat_to_a_finance_member(
-    people, both, client_for
-) -> None:  # type: ignore[no-untyped-def]
+    people: dict[str, User], both: Run, client_for: ClientFor
+) -> None:
     pk, legal = request_id(both, "ask"), client_for("legal")
     before = footprint(both), seats(pk)
     refused = post(legal, f"/api/approvals/{pk}/delegate/", {"to": "finance"})
@@ -145,8 +147,8 @@ def test_a_legal_member_cannot_hand_their_seat_to_a_finance_member(
 
 
 def test_delegating_back_to_the_delegator_is_refused_and_the_delegate_keeps_the_part(
-    people, both, client_for
-) -> None:  # type: ignore[no-untyped-def]
+    people: dict[str, User], both: Run, client_for: ClientFor
+) -> None:
     pk, controller = request_id(both, "ask"), client_of(people["controller"])
     assert post(client_for("finance"), f"/api/approvals/{pk}/delegate/",
                 {"to": "controller"}).status_code == 200  # fmt: skip
@@ -165,7 +167,9 @@ def test_delegating_back_to_the_delegator_is_refused_and_the_delegate_keeps_the_
     assert decide(controller, pk, "approve").status_code == 202
 
 
-def test_a_longer_chain_never_returns_to_its_first_delegator(people, both) -> None:  # type: ignore[no-untyped-def]
+def test_a_longer_chain_never_returns_to_its_first_delegator(
+    people: dict[str, User], both: Run
+) -> None:
     pk = request_id(both, "ask")
     assert hand_over(pk, people["finance"], "controller") is None
     assert hand_over(pk, people["controller"], "auditor") is None
@@ -185,8 +189,8 @@ def test_a_longer_chain_never_returns_to_its_first_delegator(people, both) -> No
 
 
 def test_each_delegate_rule_refuses_with_its_code_and_changes_nothing(
-    people, both, client_for
-) -> None:  # type: ignore[no-untyped-def]
+    people: dict[str, User], both: Run, client_for: ClientFor
+) -> None:
     pk = request_id(both, "ask")
     member("retired", "finance", active=False)
     assert decide(client_of(people["auditor"]), pk, "approve").status_code == 202
@@ -220,7 +224,9 @@ def test_each_delegate_rule_refuses_with_its_code_and_changes_nothing(
     assert seats(pk) == before
 
 
-def test_a_part_already_held_cannot_be_given_a_second_time(people, both) -> None:  # type: ignore[no-untyped-def]
+def test_a_part_already_held_cannot_be_given_a_second_time(
+    people: dict[str, User], both: Run
+) -> None:
     pk = request_id(both, "ask")
     assert hand_over(pk, people["finance"], "controller") is None
     refused = hand_over(pk, people["auditor"], "controller")
@@ -231,7 +237,9 @@ def test_a_part_already_held_cannot_be_given_a_second_time(people, both) -> None
     )
 
 
-def test_a_member_of_both_groups_cannot_receive_a_part_of_either(people, both) -> None:  # type: ignore[no-untyped-def]
+def test_a_member_of_both_groups_cannot_receive_a_part_of_either(
+    people: dict[str, User], both: Run
+) -> None:
     pk = request_id(both, "ask")
     refused = hand_over(pk, people["finance"], "dual")
     assert refused is not None
@@ -246,7 +254,7 @@ def test_a_member_of_both_groups_cannot_receive_a_part_of_either(people, both) -
 
 
 @pytest.fixture
-def board_vote(demo, client_for) -> tuple[Any, dict[str, User]]:  # type: ignore[no-untyped-def]
+def board_vote(demo: DemoUsers, client_for: ClientFor) -> tuple[Run, dict[str, User]]:
     """A run waiting on a quorum of two of the board, which has exactly two members."""
     board = {name: member(name, "board") for name in ("ann", "bob")}
     graph = approval_graph(policy={"quorum": 2})
@@ -255,7 +263,9 @@ def board_vote(demo, client_for) -> tuple[Any, dict[str, User]]:  # type: ignore
     return start(client_for("analyst"), "board-vote", {"amount": 1}), board
 
 
-def test_a_delegation_that_leaves_too_few_people_for_the_quorum_is_refused(board_vote) -> None:  # type: ignore[no-untyped-def]
+def test_a_delegation_that_leaves_too_few_people_for_the_quorum_is_refused(
+    board_vote: tuple[Any, dict[str, User]],
+) -> None:
     run, board = board_vote
     pk = request_id(run, "ask")
     before = footprint(run), seats(pk)
@@ -273,7 +283,9 @@ def test_a_delegation_that_leaves_too_few_people_for_the_quorum_is_refused(board
     assert hand_over(pk, board["ann"], "bob") is None  # cy and bob still make two
 
 
-def test_a_deactivated_delegate_gives_the_part_back_to_its_delegator(people, both) -> None:  # type: ignore[no-untyped-def]
+def test_a_deactivated_delegate_gives_the_part_back_to_its_delegator(
+    people: dict[str, User], both: Run
+) -> None:
     pk = request_id(both, "ask")
     assert hand_over(pk, people["finance"], "controller") is None
     assert hand_over(pk, people["controller"], "auditor") is None
@@ -302,7 +314,9 @@ def test_a_deactivated_delegate_gives_the_part_back_to_its_delegator(people, bot
 # ------------------------------------------------------------------ reassignment
 
 
-def test_a_request_that_needs_two_people_is_not_reassigned_to_one(people, both, client_for) -> None:  # type: ignore[no-untyped-def]
+def test_a_request_that_needs_two_people_is_not_reassigned_to_one(
+    people: dict[str, User], both: Run, client_for: ClientFor
+) -> None:
     pk, admin = request_id(both, "ask"), client_for("admin")
     before = footprint(both), seats(pk)
     refused = post(admin, f"/api/approvals/{pk}/reassign/", {"to": "dual"})
@@ -324,7 +338,9 @@ def test_a_request_that_needs_two_people_is_not_reassigned_to_one(people, both, 
     assert drain(both).state["decision"] == "approved"
 
 
-def test_an_assignee_cannot_pass_a_reassigned_request_on(people, both, client_for) -> None:  # type: ignore[no-untyped-def]
+def test_an_assignee_cannot_pass_a_reassigned_request_on(
+    people: dict[str, User], both: Run, client_for: ClientFor
+) -> None:
     pk = request_id(both, "ask")
     assert decide(client_for("legal"), pk, "approve").status_code == 202
     assert post(client_for("admin"), f"/api/approvals/{pk}/reassign/",
@@ -344,7 +360,9 @@ def test_an_assignee_cannot_pass_a_reassigned_request_on(people, both, client_fo
 # ------------------------------------------------------------------ both runtimes
 
 
-def test_an_in_process_decision_counts_for_the_one_vote_rule_of_delegation(people) -> None:  # type: ignore[no-untyped-def]
+def test_an_in_process_decision_counts_for_the_one_vote_rule_of_delegation(
+    people: dict[str, User],
+) -> None:
     state = run_services.start_run(both_groups_graph(), "both", {"amount": 7},
                                       started_by=people["analyst"])  # fmt: skip
     call_command("braid", "decide", state.run_id, "ask", "approve", user="controller",

@@ -20,6 +20,7 @@ from drf_spectacular.generators import SchemaGenerator
 from approvals.models import ApprovalRequest
 from designer.models import Flow
 from engine.models import Run
+from tests.django.fixture_types import DemoUsers
 from tests.django.test_permissions__sweep import GRAPH, start_invoice_run
 
 pytestmark = pytest.mark.django_db
@@ -63,7 +64,7 @@ def test_the_schema_lists_eighteen_state_changing_operations() -> None:
 
 
 @pytest.fixture
-def targets(demo) -> dict[str, str]:  # type: ignore[no-untyped-def]
+def targets(demo: DemoUsers) -> dict[str, str]:
     """A draft flow, a waiting run and its finance request; return what fills each path."""
     finance2 = User.objects.create_user("finance2", password="braid-finance2")
     finance2.groups.add(Group.objects.get(name="finance"))
@@ -95,8 +96,8 @@ def session(user: User, enforce: bool = True) -> tuple[Client, str]:
 
 @pytest.mark.parametrize("operation", OPERATIONS)
 def test_a_state_changing_call_without_the_token_is_refused_and_changes_nothing(
-    operation: str, targets: dict[str, str], demo
-) -> None:  # type: ignore[no-untyped-def]
+    operation: str, targets: dict[str, str], demo: DemoUsers
+) -> None:
     role, method, path, data = request_for(operation, targets)
     client, _ = session(User.objects.get(username=role))
     before = counts()
@@ -111,8 +112,8 @@ def test_a_state_changing_call_without_the_token_is_refused_and_changes_nothing(
 
 @pytest.mark.parametrize("operation", OPERATIONS)
 def test_a_state_changing_call_with_the_token_reaches_its_view(
-    operation: str, targets: dict[str, str], demo
-) -> None:  # type: ignore[no-untyped-def]
+    operation: str, targets: dict[str, str], demo: DemoUsers
+) -> None:
     role, method, path, data = request_for(operation, targets)
     client, token = session(User.objects.get(username=role))
     response = client.generic(method, path, data, "application/json", HTTP_X_CSRFTOKEN=token)
@@ -123,7 +124,9 @@ def test_a_state_changing_call_with_the_token_reaches_its_view(
         assert response.status_code < 500 and response.content != json.dumps(REFUSED).encode()
 
 
-def test_basic_auth_needs_no_token_because_a_browser_never_sends_it_on_its_own(demo) -> None:  # type: ignore[no-untyped-def]
+def test_basic_auth_needs_no_token_because_a_browser_never_sends_it_on_its_own(
+    demo: DemoUsers,
+) -> None:
     client = Client(enforce_csrf_checks=True)
     token = base64.b64encode(b"analyst:braid-analyst").decode()
     response = client.post(
@@ -135,7 +138,7 @@ def test_basic_auth_needs_no_token_because_a_browser_never_sends_it_on_its_own(d
     assert response.status_code == 200
 
 
-def test_login_and_logout_refuse_a_post_without_the_token(demo) -> None:  # type: ignore[no-untyped-def]
+def test_login_and_logout_refuse_a_post_without_the_token(demo: DemoUsers) -> None:
     client = Client(enforce_csrf_checks=True)
     login = client.post("/login/", {"username": "analyst", "password": "braid-analyst"})
     assert login.status_code == 403
@@ -154,7 +157,7 @@ def test_login_and_logout_refuse_a_post_without_the_token(demo) -> None:  # type
     assert client.get("/api/flows/").status_code == 403
 
 
-def test_the_login_page_never_redirects_to_another_site(demo) -> None:  # type: ignore[no-untyped-def]
+def test_the_login_page_never_redirects_to_another_site(demo: DemoUsers) -> None:
     client = Client()
     for target in (
         "https://evil.example/",

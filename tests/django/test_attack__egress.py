@@ -26,6 +26,7 @@ from engine.actions import http_request
 from engine.core.actions import ActionContext, ActionError
 from engine.models import Run
 from tests.django.durable_driver import drain
+from tests.django.fixture_types import ClientFor, DemoUsers
 
 CONTEXT = ActionContext("run", "call", "root:1", 1, "run/call/root:1/1")
 METHODS = "GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS"
@@ -201,8 +202,8 @@ def durable_run(client: Any, graph: dict[str, Any], given: dict[str, Any]) -> Ru
 
 @pytest.mark.django_db
 def test_with_the_default_settings_a_flow_cannot_reach_a_server_on_127_0_0_1(
-    port, hits, demo_users, client_for
-) -> None:  # type: ignore[no-untyped-def]
+    port: int, hits: Counter[str], demo_users: DemoUsers, client_for: ClientFor
+) -> None:
     assert settings.BRAID_HTTP_ALLOWLIST == []
     refused = f"127.0.0.1:{port} is not on BRAID_HTTP_ALLOWLIST"
     graph = fetch_graph(url="${input.url}")
@@ -224,7 +225,9 @@ def test_with_the_default_settings_a_flow_cannot_reach_a_server_on_127_0_0_1(
     assert hits == Counter()
 
 
-def test_a_server_listed_with_its_port_is_reached_and_one_listed_without_is_not(port, hits) -> None:  # type: ignore[no-untyped-def]
+def test_a_server_listed_with_its_port_is_reached_and_one_listed_without_is_not(
+    port: int, hits: Counter[str]
+) -> None:
     with override_settings(BRAID_HTTP_ALLOWLIST=[f"127.0.0.1:{port}"]):
         assert call(f"http://127.0.0.1:{port}/json") == {"host": f"127.0.0.1:{port}"}
     with override_settings(BRAID_HTTP_ALLOWLIST=["127.0.0.1", "localhost", "127.0.0.0/8"]):
@@ -235,8 +238,8 @@ def test_a_server_listed_with_its_port_is_reached_and_one_listed_without_is_not(
 
 
 def test_a_server_on_ipv6_loopback_is_reached_only_when_listed_in_brackets_with_its_port(
-    servers, hits
-) -> None:  # type: ignore[no-untyped-def]
+    servers: tuple[int, int], hits: Counter[str]
+) -> None:
     _, port6 = servers
     url = f"http://[::1]:{port6}/json"
     assert refusal(url) == f"[::1]:{port6} is not on BRAID_HTTP_ALLOWLIST"
@@ -261,9 +264,14 @@ def test_entries_with_and_without_ports_parse_to_their_hosts_and_ports() -> None
         ("127.0.0.1/32", [8000]),
         ("::1/128", [80, 443]),
     ]
-    ip = egress.address_of
-    assert [allowlist.lists(ip("10.9.8.7"), port) for port in (443, 80)] == [True, False]  # type: ignore[arg-type]
-    assert [allowlist.lists(ip("::1"), port) for port in (8080, 80, 443, 9000)] == [  # type: ignore[arg-type]
+
+    def ip(text: str) -> egress.Address:
+        address = egress.address_of(text)
+        assert address is not None, text
+        return address
+
+    assert [allowlist.lists(ip("10.9.8.7"), port) for port in (443, 80)] == [True, False]
+    assert [allowlist.lists(ip("::1"), port) for port in (8080, 80, 443, 9000)] == [
         True, True, True, False,
     ]  # fmt: skip
 
@@ -353,8 +361,8 @@ def test_an_ipv6_answer_that_embeds_an_internal_ipv4_address_is_internal(
 
 @pytest.mark.django_db
 def test_a_literal_mset_method_is_refused_by_validation_with_its_code_and_node(
-    listener, demo_users, client_for
-) -> None:  # type: ignore[no-untyped-def]
+    listener: Listener, demo_users: DemoUsers, client_for: ClientFor
+) -> None:
     graph = fetch_graph(url=f"http://127.0.0.1:{listener.port}/", method="MSET key value")
     with override_settings(BRAID_HTTP_ALLOWLIST=[f"127.0.0.1:{listener.port}"]):
         analyst = client_for("analyst")
@@ -382,8 +390,8 @@ def test_a_literal_mset_method_is_refused_by_validation_with_its_code_and_node(
 
 @pytest.mark.django_db
 def test_a_computed_mset_method_is_refused_at_send_time_before_a_byte_is_sent(
-    listener, demo_users, client_for
-) -> None:  # type: ignore[no-untyped-def]
+    listener: Listener, demo_users: DemoUsers, client_for: ClientFor
+) -> None:
     graph = fetch_graph(url="${input.url}", method="${input.method}")
     given = {"url": f"http://127.0.0.1:{listener.port}/", "method": "MSET key value"}
     expected = (
@@ -461,7 +469,9 @@ def test_a_body_over_the_request_cap_is_refused_before_connecting(listener: List
     assert listener.received == []
 
 
-def test_a_reply_over_the_response_cap_fails_with_the_setting_named(port, hits) -> None:  # type: ignore[no-untyped-def]
+def test_a_reply_over_the_response_cap_fails_with_the_setting_named(
+    port: int, hits: Counter[str]
+) -> None:
     listed = [f"127.0.0.1:{port}"]
     with override_settings(BRAID_HTTP_ALLOWLIST=listed, BRAID_HTTP_MAX_RESPONSE_BYTES=10):
         assert refusal(f"http://127.0.0.1:{port}/json") == (
@@ -471,7 +481,9 @@ def test_a_reply_over_the_response_cap_fails_with_the_setting_named(port, hits) 
 
 
 @pytest.mark.parametrize("path", ["/drip-body", "/drip-head", "/hop?n=5"])
-def test_a_slow_server_is_cut_off_at_the_total_time_cap(port, hits, path: str) -> None:  # type: ignore[no-untyped-def]
+def test_a_slow_server_is_cut_off_at_the_total_time_cap(
+    port: int, hits: Counter[str], path: str
+) -> None:
     listed = [f"127.0.0.1:{port}"]
     with override_settings(BRAID_HTTP_ALLOWLIST=listed, BRAID_HTTP_TIMEOUT_S=1):
         began = time.monotonic()
@@ -486,8 +498,8 @@ def test_a_slow_server_is_cut_off_at_the_total_time_cap(port, hits, path: str) -
 
 
 def test_a_shorter_timeout_param_cuts_sooner_and_a_longer_one_does_not_extend_the_cap(
-    port, hits
-) -> None:  # type: ignore[no-untyped-def]
+    port: int, hits: Counter[str]
+) -> None:
     listed = [f"127.0.0.1:{port}"]
     with override_settings(BRAID_HTTP_ALLOWLIST=listed, BRAID_HTTP_TIMEOUT_S=1):
         began = time.monotonic()

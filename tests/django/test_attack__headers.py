@@ -8,10 +8,12 @@ inline script.
 
 import json
 import re
+from pathlib import Path
 
 import pytest
 from django.test import Client
 
+from tests.django.fixture_types import ClientFor, DemoUsers
 from tests.django.test_permissions__sweep import start_invoice_run
 from tests.processes import base_env, manage
 
@@ -31,7 +33,9 @@ def directives(policy: str) -> dict[str, list[str]]:
     return {part[0]: part[1:] for part in parts}
 
 
-def test_every_answer_denies_framing_and_inline_script(demo, client_for) -> None:  # type: ignore[no-untyped-def]
+def test_every_answer_denies_framing_and_inline_script(
+    demo: DemoUsers, client_for: ClientFor
+) -> None:
     admin = client_for("admin")
     run = start_invoice_run(client_for("analyst"))
     found = {}
@@ -52,12 +56,12 @@ def test_every_answer_denies_framing_and_inline_script(demo, client_for) -> None
             response["X-Content-Type-Options"],
             response["Referrer-Policy"],
         )
-    expected = ("DENY", ["'none'"], ["'self'"], ["'none'"], ["'self'"], [], "nosniff",
-                "same-origin")  # fmt: skip
+    expected: tuple[object, ...] = ("DENY", ["'none'"], ["'self'"], ["'none'"], ["'self'"], [],
+                                    "nosniff", "same-origin")  # fmt: skip
     assert {path: got for path, got in found.items() if got != expected} == {}
 
 
-def test_the_apis_own_413_carries_the_headers_too(demo, client_for) -> None:  # type: ignore[no-untyped-def]
+def test_the_apis_own_413_carries_the_headers_too(demo: DemoUsers, client_for: ClientFor) -> None:
     big = json.dumps({"slug": "x", "draft": {"pad": "x" * (9 * 1024 * 1024)}})
     response = client_for("analyst").post("/api/flows/", big, "application/json")
     assert response.status_code == 413
@@ -65,7 +69,9 @@ def test_the_apis_own_413_carries_the_headers_too(demo, client_for) -> None:  # 
     assert directives(response["Content-Security-Policy"])["frame-ancestors"] == ["'none'"]
 
 
-def test_a_json_island_cannot_end_its_script_element(demo, client_for) -> None:  # type: ignore[no-untyped-def]
+def test_a_json_island_cannot_end_its_script_element(
+    demo: DemoUsers, client_for: ClientFor
+) -> None:
     analyst = client_for("analyst")
     name = "</script><script>window.__xss=1</script>"
     graph = {"format": "braid.graph/1", "name": name,
@@ -83,7 +89,7 @@ def test_a_json_island_cannot_end_its_script_element(demo, client_for) -> None: 
         assert "&lt;/script&gt;&lt;script&gt;window.__xss=1&lt;/script&gt;" in html
 
 
-def test_production_cookies_are_secure_http_only_and_same_site(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_production_cookies_are_secure_http_only_and_same_site(tmp_path: Path) -> None:
     env = base_env(
         DJANGO_DEBUG="0",
         DJANGO_HTTPS="",  # unset: follows DEBUG, as in a deployment
@@ -120,7 +126,7 @@ def test_production_cookies_are_secure_http_only_and_same_site(tmp_path) -> None
     }
 
 
-def test_the_session_cookie_is_http_only_even_on_plain_http(demo) -> None:  # type: ignore[no-untyped-def]
+def test_the_session_cookie_is_http_only_even_on_plain_http(demo: DemoUsers) -> None:
     client = Client()
     token = client.get("/login/").cookies["csrftoken"].value
     form = {"username": "analyst", "password": "braid-analyst", "csrfmiddlewaretoken": token}

@@ -13,6 +13,7 @@ from approvals.models import ApprovalRequest
 from designer.models import Flow
 from engine.models import Run
 from tests.django.durable_driver import drain
+from tests.django.fixture_types import ClientFor, DemoUsers
 from tests.django.test_attack__csrf import OPERATIONS, counts, request_for, targets  # noqa: F401
 
 pytestmark = pytest.mark.django_db
@@ -56,8 +57,8 @@ REPORTS = {"POST /api/flows/import/check/"}
 def test_every_write_endpoint_answers_a_malformed_body_with_a_json_error(
     name: str,
     targets: dict[str, str],  # noqa: F811
-    client_for,
-) -> None:  # type: ignore[no-untyped-def]
+    client_for: ClientFor,
+) -> None:
     body, status, code = PAYLOADS[name]
     got, expected = {}, {}
     for operation in OPERATIONS:
@@ -75,7 +76,7 @@ def test_every_write_endpoint_answers_a_malformed_body_with_a_json_error(
     assert {op: answer for op, answer in got.items() if answer != expected[op]} == {}
 
 
-def test_the_parse_error_names_the_problem(targets, client_for) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
+def test_the_parse_error_names_the_problem(targets: dict[str, str], client_for: ClientFor) -> None:  # noqa: F811
     analyst = client_for("analyst")
     bodies = [
         PAYLOADS["deeply nested arrays"][0],
@@ -101,7 +102,10 @@ def test_the_parse_error_names_the_problem(targets, client_for) -> None:  # type
     ]
 
 
-def test_a_form_encoded_or_multipart_body_is_a_415(targets, client_for) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
+def test_a_form_encoded_or_multipart_body_is_a_415(
+    targets: dict[str, str],  # noqa: F811
+    client_for: ClientFor,
+) -> None:
     analyst = client_for("analyst")
     form = analyst.post("/api/flows/", {"slug": "x", "draft": "{}"})
     urlencoded = analyst.post("/api/flows/", "slug=x", "application/x-www-form-urlencoded")
@@ -109,7 +113,7 @@ def test_a_form_encoded_or_multipart_body_is_a_415(targets, client_for) -> None:
     assert form.json()["code"] == "unsupported_media_type"
 
 
-def test_a_malformed_body_stores_nothing(targets, client_for) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
+def test_a_malformed_body_stores_nothing(targets: dict[str, str], client_for: ClientFor) -> None:  # noqa: F811
     before = counts()
     analyst = client_for("analyst")
     for body, _, _ in PAYLOADS.values():
@@ -138,7 +142,9 @@ FOREACH = {
 }
 
 
-def test_a_huge_foreach_list_as_run_input_fails_the_run_with_the_limit(demo, client_for) -> None:  # type: ignore[no-untyped-def]
+def test_a_huge_foreach_list_as_run_input_fails_the_run_with_the_limit(
+    demo: DemoUsers, client_for: ClientFor
+) -> None:
     analyst = client_for("analyst")
     imported = analyst.post(
         "/api/flows/import/",
@@ -158,7 +164,11 @@ def test_a_huge_foreach_list_as_run_input_fails_the_run_with_the_limit(demo, cli
     assert (tree["nodes"]["each"]["status"], tree["colors"]["keep"]) == ("failed", "skipped")
 
 
-def test_fields_a_caller_may_not_set_are_ignored(targets, client_for, demo) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
+def test_fields_a_caller_may_not_set_are_ignored(
+    targets: dict[str, str],  # noqa: F811
+    client_for: ClientFor,
+    demo: DemoUsers,
+) -> None:
     analyst = client_for("analyst")
     forged = {"owner": demo["admin"].pk, "revision": 999, "slug": "renamed"}
     patched = analyst.patch("/api/flows/csrf-draft/", forged, content_type="application/json")
@@ -171,6 +181,7 @@ def test_fields_a_caller_may_not_set_are_ignored(targets, client_for, demo) -> N
         content_type="application/json",
     )  # fmt: skip
     run = Run.objects.get(pk=started.json()["id"])
+    assert run.started_by is not None
     assert (run.status, run.started_by.username, run.label, run.state) == (
         "running", "analyst", "staged-gathers v1", {}
     )  # fmt: skip
@@ -186,8 +197,8 @@ def test_fields_a_caller_may_not_set_are_ignored(targets, client_for, demo) -> N
     ]
 
 
-def test_a_run_input_nested_to_the_limit_runs_and_one_level_more_is_refused(  # type: ignore[no-untyped-def]
-    demo, client_for
+def test_a_run_input_nested_to_the_limit_runs_and_one_level_more_is_refused(
+    demo: DemoUsers, client_for: ClientFor
 ) -> None:
     nodes = [
         {"id": "start", "type": "start"},
@@ -229,8 +240,8 @@ GROW = {
 }
 
 
-def test_a_state_value_grown_deeper_than_the_limit_fails_the_run_not_the_server(  # type: ignore[no-untyped-def]
-    demo, client_for
+def test_a_state_value_grown_deeper_than_the_limit_fails_the_run_not_the_server(
+    demo: DemoUsers, client_for: ClientFor
 ) -> None:
     analyst = client_for("analyst")
     made = analyst.post(

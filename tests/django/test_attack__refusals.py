@@ -20,6 +20,7 @@ from approvals.models import ApprovalRequest
 from engine.models import Run
 from tests.django.approval_helpers import INVOICE, decide, post, request_id, start
 from tests.django.durable_driver import drain
+from tests.django.fixture_types import ClientFor, DemoUsers
 
 pytestmark = pytest.mark.django_db
 
@@ -68,15 +69,17 @@ def ids_refusal(message: str) -> tuple[int, dict[str, Any]]:
         ([1, 1], (400, {"ids": ["ids repeat"]})),
     ],
 )  # fmt: skip
-def test_a_bulk_decision_naming_an_id_no_database_holds_is_a_400(  # type: ignore[no-untyped-def]
-    demo, client_for, ids, expected
+def test_a_bulk_decision_naming_an_id_no_database_holds_is_a_400(
+    demo: DemoUsers, client_for: ClientFor, ids: list[object], expected: tuple[int, dict[str, Any]]
 ) -> None:
     answer = post(client_for("finance"), "/api/approvals/decide/",
                   {"ids": ids, "decision": "approve"})  # fmt: skip
     assert (answer.status_code, answer.json()) == expected
 
 
-def test_the_largest_id_a_database_holds_is_simply_not_found(demo, client_for) -> None:  # type: ignore[no-untyped-def]
+def test_the_largest_id_a_database_holds_is_simply_not_found(
+    demo: DemoUsers, client_for: ClientFor
+) -> None:
     largest = 2**63 - 1
     answer = post(client_for("finance"), "/api/approvals/decide/",
                   {"ids": [largest], "decision": "approve"})  # fmt: skip
@@ -107,8 +110,8 @@ def filled(path: str, values: dict[str, str]) -> str:
 VALID_PATH = {"slug": "invoice-sign-off", "number": "1", "id": "{id}"}
 
 
-def test_every_path_parameter_refuses_hostile_values_with_a_json_404(  # type: ignore[no-untyped-def]
-    demo, client_for
+def test_every_path_parameter_refuses_hostile_values_with_a_json_404(
+    demo: DemoUsers, client_for: ClientFor
 ) -> None:
     admin = client_for("admin")
     got, swept = {}, 0
@@ -126,7 +129,7 @@ def test_every_path_parameter_refuses_hostile_values_with_a_json_404(  # type: i
     assert {key: value for key, value in got.items() if value != (404, "not_found")} == {}
 
 
-def test_a_nul_in_the_path_of_any_api_url_is_a_404_on_every_database(client_for) -> None:  # type: ignore[no-untyped-def]
+def test_a_nul_in_the_path_of_any_api_url_is_a_404_on_every_database(client_for: ClientFor) -> None:
     for url in ("/api/flows/a\x00b/", "/api/runs/\x00/", "/api/flows/x/versions/1\x00/"):
         answer = client_for("admin").get(url)
         assert (answer.status_code, answer.json()) == (
@@ -142,8 +145,8 @@ INTEGER_QUERY = {
 }
 
 
-def test_every_integer_query_parameter_refuses_hostile_values_naming_it(  # type: ignore[no-untyped-def]
-    demo, client_for
+def test_every_integer_query_parameter_refuses_hostile_values_naming_it(
+    demo: DemoUsers, client_for: ClientFor
 ) -> None:
     admin = client_for("admin")
     run = start(client_for("analyst"), "invoice-sign-off", INVOICE)
@@ -162,8 +165,8 @@ def test_every_integer_query_parameter_refuses_hostile_values_naming_it(  # type
     assert got == expected
 
 
-def test_a_nul_in_any_query_parameter_is_a_400_naming_it_on_every_database(  # type: ignore[no-untyped-def]
-    demo, client_for
+def test_a_nul_in_any_query_parameter_is_a_400_naming_it_on_every_database(
+    demo: DemoUsers, client_for: ClientFor
 ) -> None:
     admin = client_for("admin")
     run = start(client_for("analyst"), "invoice-sign-off", INVOICE)
@@ -196,8 +199,8 @@ def test_a_nul_in_any_query_parameter_is_a_400_naming_it_on_every_database(  # t
         ({"flow": "invoice-sign-off", "version": 1.5}, "version", "A valid integer is required."),
     ],
 )  # fmt: skip
-def test_a_run_start_naming_a_version_no_flow_can_have_is_a_400(  # type: ignore[no-untyped-def]
-    demo, client_for, body, field, message
+def test_a_run_start_naming_a_version_no_flow_can_have_is_a_400(
+    demo: DemoUsers, client_for: ClientFor, body: dict[str, object], field: str, message: str
 ) -> None:
     before = Run.objects.count()
     answer = post(client_for("finance"), "/api/runs/", body)
@@ -205,7 +208,9 @@ def test_a_run_start_naming_a_version_no_flow_can_have_is_a_400(  # type: ignore
     assert Run.objects.count() == before
 
 
-def test_a_draft_saved_over_a_revision_no_flow_can_have_is_a_400(demo, client_for) -> None:  # type: ignore[no-untyped-def]
+def test_a_draft_saved_over_a_revision_no_flow_can_have_is_a_400(
+    demo: DemoUsers, client_for: ClientFor
+) -> None:
     answer = client_for("analyst").patch(
         "/api/flows/invoice-sign-off/",
         json.dumps({"name": "x", "base_revision": int(TWENTY_TWO)}),
@@ -220,7 +225,7 @@ def test_a_draft_saved_over_a_revision_no_flow_can_have_is_a_400(demo, client_fo
 # ---------------------------------------------------------------------------- no leaks
 
 
-def requests_in_every_state(client_for) -> dict[str, int]:  # type: ignore[no-untyped-def]
+def requests_in_every_state(client_for: ClientFor) -> dict[str, int]:
     """Return legal's requests in each state a decision can find them, by state, and an id
     that does not exist."""
     analyst, legal = client_for("analyst"), client_for("legal")
@@ -249,8 +254,8 @@ PER_REQUEST = [
 
 
 @pytest.mark.parametrize("outsider", ["finance", "analyst"])
-def test_anothers_request_answers_every_per_request_call_as_one_that_never_existed(  # type: ignore[no-untyped-def]
-    demo, client_for, outsider
+def test_anothers_request_answers_every_per_request_call_as_one_that_never_existed(
+    demo: DemoUsers, client_for: ClientFor, outsider: str
 ) -> None:
     ids = requests_in_every_state(client_for)
     client = client_for(outsider)
@@ -263,8 +268,8 @@ def test_anothers_request_answers_every_per_request_call_as_one_that_never_exist
     assert list(got.values()) == [(404, NOT_FOUND)] * 16
 
 
-def test_reassigning_is_refused_by_role_alike_for_every_request_and_none(  # type: ignore[no-untyped-def]
-    demo, client_for
+def test_reassigning_is_refused_by_role_alike_for_every_request_and_none(
+    demo: DemoUsers, client_for: ClientFor
 ) -> None:
     ids = requests_in_every_state(client_for)
     finance = client_for("finance")
@@ -279,8 +284,8 @@ def test_reassigning_is_refused_by_role_alike_for_every_request_and_none(  # typ
     )
 
 
-def test_a_bulk_decision_reports_anothers_requests_as_not_found_whatever_their_state(  # type: ignore[no-untyped-def]
-    demo, client_for
+def test_a_bulk_decision_reports_anothers_requests_as_not_found_whatever_their_state(
+    demo: DemoUsers, client_for: ClientFor
 ) -> None:
     ids = requests_in_every_state(client_for)
     answer = post(client_for("finance"), "/api/approvals/decide/",
@@ -293,8 +298,8 @@ def test_a_bulk_decision_reports_anothers_requests_as_not_found_whatever_their_s
     }  # fmt: skip
 
 
-def test_those_who_see_a_request_but_may_not_decide_it_still_hear_why(  # type: ignore[no-untyped-def]
-    demo, client_for
+def test_those_who_see_a_request_but_may_not_decide_it_still_hear_why(
+    demo: DemoUsers, client_for: ClientFor
 ) -> None:
     run = start(client_for("analyst"), "invoice-sign-off", INVOICE)
     leg = request_id(run, "leg")
@@ -369,8 +374,8 @@ def test_the_schema_says_no_text_the_api_takes_holds_a_nul() -> None:
         ("/api/approvals/{fin}/delegate/", {"to": "finance", "comment": "\x00"}, "comment"),
     ],
 )  # fmt: skip
-def test_a_nul_in_a_text_field_the_schema_marks_is_a_400(  # type: ignore[no-untyped-def]
-    demo, client_for, url, body, field
+def test_a_nul_in_a_text_field_the_schema_marks_is_a_400(
+    demo: DemoUsers, client_for: ClientFor, url: str, body: dict[str, object], field: str
 ) -> None:
     run = start(client_for("analyst"), "invoice-sign-off", INVOICE)
     answer = post(client_for("finance"), url.format(fin=request_id(run, "fin")), body)
@@ -394,8 +399,8 @@ def basic_client(username: str, password: str) -> Client:
     ("username", "password"),
     [("admin\x00", "braid-admin"), ("a\x00", "x"), (LONG_NAME, "x"), ("admin", "x" * 5000)],
 )
-def test_basic_auth_with_a_name_no_user_can_have_is_refused_as_wrong_credentials(  # type: ignore[no-untyped-def]
-    demo, username, password
+def test_basic_auth_with_a_name_no_user_can_have_is_refused_as_wrong_credentials(
+    demo: DemoUsers, username: str, password: str
 ) -> None:
     answer = basic_client(username, password).get("/api/runs/")
     assert (answer.status_code, answer.json()) == (
@@ -404,8 +409,8 @@ def test_basic_auth_with_a_name_no_user_can_have_is_refused_as_wrong_credentials
 
 
 @pytest.mark.parametrize("login", ["/login/", "/admin/login/"])
-def test_a_login_form_with_a_five_thousand_character_name_is_a_failed_login(  # type: ignore[no-untyped-def]
-    demo, login
+def test_a_login_form_with_a_five_thousand_character_name_is_a_failed_login(
+    demo: DemoUsers, login: str
 ) -> None:
     client = Client(raise_request_exception=False)
     answer = client.post(login, {"username": LONG_NAME, "password": "x"})

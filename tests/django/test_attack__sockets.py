@@ -20,6 +20,7 @@ from django.test import Client
 from braid.asgi import application
 from engine import live
 from tests.django.durable_driver import drain
+from tests.django.fixture_types import ClientFor, DemoUsers
 from tests.django.test_monitor__sockets import ORIGIN, start
 from web import sockets as web_sockets
 
@@ -62,8 +63,8 @@ async def open_socket(path: str, client: Client | None, origin: bytes = ORIGIN[1
 
 
 def test_every_socket_answers_every_malformed_frame_with_an_error_and_stays_open(
-    demo, client_for
-) -> None:  # type: ignore[no-untyped-def]
+    demo: DemoUsers, client_for: ClientFor
+) -> None:
     run = start("b-and-d-or-e", {"urgent": True}, demo["admin"])
     admin = client_for("admin")
 
@@ -91,7 +92,7 @@ def test_every_socket_answers_every_malformed_frame_with_an_error_and_stays_open
         assert answers[path] == [*expected, ("resync", first_type, len(FRAMES) + 1)], path
 
 
-def test_the_error_says_what_a_client_may_send(demo, client_for) -> None:  # type: ignore[no-untyped-def]
+def test_the_error_says_what_a_client_may_send(demo: DemoUsers, client_for: ClientFor) -> None:
     async def scenario() -> list[dict[str, Any]]:
         socket, connected, _ = await open_socket("/ws/inbox/", client_for("finance"))
         assert connected
@@ -113,7 +114,9 @@ def test_the_error_says_what_a_client_may_send(demo, client_for) -> None:  # typ
     ]
 
 
-def test_every_socket_refuses_no_session_and_a_foreign_origin(demo, client_for) -> None:  # type: ignore[no-untyped-def]
+def test_every_socket_refuses_no_session_and_a_foreign_origin(
+    demo: DemoUsers, client_for: ClientFor
+) -> None:
     run = start("b-and-d-or-e", {"urgent": True}, demo["analyst"])
 
     async def outcome(path: str, client: Client | None, origin: bytes) -> Any:
@@ -141,8 +144,8 @@ def test_every_socket_refuses_no_session_and_a_foreign_origin(demo, client_for) 
 
 
 def test_another_users_run_is_refused_to_its_socket_but_not_to_its_approvers(
-    demo, client_for
-) -> None:  # type: ignore[no-untyped-def]
+    demo: DemoUsers, client_for: ClientFor
+) -> None:
     run = start("invoice-sign-off", {"invoice": {"id": "I", "amount": 9, "vendor": "V"}},
                 demo["analyst"])  # fmt: skip
     drain(run)
@@ -173,15 +176,16 @@ def test_another_users_run_is_refused_to_its_socket_but_not_to_its_approvers(
 
 
 def test_logging_out_closes_every_socket_of_that_session_within_five_seconds(
-    demo, client_for
-) -> None:  # type: ignore[no-untyped-def]
+    demo: DemoUsers, client_for: ClientFor
+) -> None:
     run = start("b-and-d-or-e", {"urgent": True}, demo["admin"])
     leaving = Client()
     leaving.force_login(demo["admin"])
     staying = client_for("admin")  # the same user in another browser: unaffected
 
     async def scenario() -> tuple[list[Any], float, list[Any]]:
-        mine, theirs = [], []
+        mine: list[Any] = []
+        theirs: list[Any] = []
         for path in socket_paths(str(run.pk)):
             for client, sockets in ((leaving, mine), (staying, theirs)):
                 socket, connected, _ = await open_socket(path, client)
@@ -207,8 +211,8 @@ def test_logging_out_closes_every_socket_of_that_session_within_five_seconds(
 
 
 def test_after_logout_the_old_cookie_opens_no_socket_and_no_origin_opens_none(
-    demo, client_for
-) -> None:  # type: ignore[no-untyped-def]
+    demo: DemoUsers, client_for: ClientFor
+) -> None:
     leaving = client_for("finance")
     old = cookie(leaving)
     leaving.post("/logout/")
@@ -225,8 +229,8 @@ def test_after_logout_the_old_cookie_opens_no_socket_and_no_origin_opens_none(
     assert asyncio.run(scenario()) == [4401, 1000, 4401, 1000]
 
 
-def test_deactivating_deleting_or_new_password_closes_all_the_users_sockets(  # type: ignore[no-untyped-def]
-    demo, client_for
+def test_deactivating_deleting_or_new_password_closes_all_the_users_sockets(
+    demo: DemoUsers, client_for: ClientFor
 ) -> None:
     doomed = User.objects.create_user("temp", password="braid-temp-pw")
     gone = User.objects.create_user("gone", password="braid-gone-pw")
@@ -262,7 +266,9 @@ def test_deactivating_deleting_or_new_password_closes_all_the_users_sockets(  # 
     assert elapsed < 5
 
 
-def test_saving_a_user_without_a_new_password_closes_nothing(demo, client_for) -> None:  # type: ignore[no-untyped-def]
+def test_saving_a_user_without_a_new_password_closes_nothing(
+    demo: DemoUsers, client_for: ClientFor
+) -> None:
     finance = client_for("finance")
 
     async def scenario() -> Any:
@@ -282,7 +288,7 @@ def test_saving_a_user_without_a_new_password_closes_nothing(demo, client_for) -
     assert asyncio.run(scenario()) == "count"
 
 
-def test_a_new_users_first_password_closes_nobodys_socket(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_a_new_users_first_password_closes_nobodys_socket(monkeypatch: pytest.MonkeyPatch) -> None:
     # get_or_create then set_password (as `braid demo` does) replaces an empty password:
     # it logged nobody in, so it is not a password change. A user id is reused after a
     # test's flush, and such a close reached a later test's socket of the same id.
@@ -304,8 +310,8 @@ UNROUTED = ["/ws/nothing/", "/ws/runs/a/b/", "/ws/inbox/extra/", "/ws/", "/", "/
 NO_SUCH_RUN = ["/ws/runs/not-a-uuid/", "/ws/runs/\x00/", f"/ws/runs/{'9' * 22}/"]
 
 
-def test_a_handshake_to_any_other_path_is_refused_with_4404_and_logs_no_error(  # type: ignore[no-untyped-def]
-    demo, client_for, caplog
+def test_a_handshake_to_any_other_path_is_refused_with_4404_and_logs_no_error(
+    demo: DemoUsers, client_for: ClientFor, caplog: pytest.LogCaptureFixture
 ) -> None:
     async def scenario() -> list[Any]:
         codes = []
@@ -326,8 +332,8 @@ def test_a_handshake_to_any_other_path_is_refused_with_4404_and_logs_no_error(  
     assert [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR] == []
 
 
-def test_a_session_cookie_no_session_key_can_be_opens_no_socket_and_logs_no_error(  # type: ignore[no-untyped-def]
-    caplog,
+def test_a_session_cookie_no_session_key_can_be_opens_no_socket_and_logs_no_error(
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     async def scenario() -> list[Any]:
         codes = []

@@ -13,17 +13,20 @@ import threading
 from collections import Counter
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
 from urllib.parse import parse_qs, urlsplit
 from urllib.parse import quote as percent
 
 import pytest
 from django.test import override_settings
+from pytest_django import Settings
 
 from engine import egress
 from engine.actions import http_request
 from engine.core.actions import ActionContext, ActionError
 from engine.models import Run
 from tests.django.durable_driver import drain
+from tests.django.fixture_types import ClientFor, DemoUsers
 
 CONTEXT = ActionContext("run", "call", "root:1", 1, "run/call/root:1/1")
 
@@ -35,7 +38,9 @@ class Recorder(BaseHTTPRequestHandler):
     hits: Counter[str] = Counter()
 
     def do_GET(self) -> None:
-        server = self.server.server_address[0]
+        address = self.server.server_address
+        assert isinstance(address, tuple), address  # an IP server's (host, port)
+        server = address[0]
         parts = urlsplit(self.path)
         self.hits[f"{server}{parts.path}"] += 1
         if parts.path == "/redirect":
@@ -125,7 +130,7 @@ def attacks(port: int, other: int) -> list[str]:
     return list(refusals(port, other))
 
 
-def call(url: str, **params: object) -> object:
+def call(url: str, **params: object) -> Any:
     return http_request({"url": url, **params}, CONTEXT)
 
 
@@ -135,28 +140,34 @@ def refusal(url: str) -> str:
     return str(refused.value)
 
 
-def test_an_allowed_host_is_reached_with_its_own_name_as_host(servers, hits) -> None:  # type: ignore[no-untyped-def]
+def test_an_allowed_host_is_reached_with_its_own_name_as_host(
+    servers: tuple[int, int], hits: Counter[str]
+) -> None:
     port, _ = servers
     assert call(f"http://127.0.0.1:{port}/json") == {"host": f"127.0.0.1:{port}", "pad": ""}
-    assert call(f"http://LOCALHOST.:{port}/json")["host"] == f"localhost.:{port}"  # type: ignore[index]
+    assert call(f"http://LOCALHOST.:{port}/json")["host"] == f"localhost.:{port}"
     assert hits == Counter({"127.0.0.1/json": 2})
 
 
 def test_a_reply_with_nan_or_infinity_is_its_text_not_a_number_json_cannot_store(
-    servers, hits
-) -> None:  # type: ignore[no-untyped-def]
+    servers: tuple[int, int], hits: Counter[str]
+) -> None:
     port, _ = servers
     assert call(f"http://127.0.0.1:{port}/nan") == '{"rate": NaN, "cap": Infinity}'
     assert hits == Counter({"127.0.0.1/nan": 1})
 
 
-def test_every_internal_address_form_is_refused_before_connecting(servers, hits) -> None:  # type: ignore[no-untyped-def]
+def test_every_internal_address_form_is_refused_before_connecting(
+    servers: tuple[int, int], hits: Counter[str]
+) -> None:
     port, other = servers
     assert {url: refusal(url) for url in attacks(port, other)} == refusals(port, other)
     assert hits == Counter()
 
 
-def test_a_redirect_to_an_internal_address_is_refused_and_never_followed(servers, hits) -> None:  # type: ignore[no-untyped-def]
+def test_a_redirect_to_an_internal_address_is_refused_and_never_followed(
+    servers: tuple[int, int], hits: Counter[str]
+) -> None:
     port, other = servers
     for target in attacks(port, other):
         for status in (301, 302, 303, 307, 308):
@@ -166,7 +177,9 @@ def test_a_redirect_to_an_internal_address_is_refused_and_never_followed(servers
     assert hits == Counter({"127.0.0.1/redirect": 5 * len(attacks(port, other))})
 
 
-def test_a_redirect_to_an_allowed_host_is_followed_and_a_loop_ends(servers, hits) -> None:  # type: ignore[no-untyped-def]
+def test_a_redirect_to_an_allowed_host_is_followed_and_a_loop_ends(
+    servers: tuple[int, int], hits: Counter[str]
+) -> None:
     port, _ = servers
     allowed = quote(f"http://localhost:{port}/json")
     assert call(f"http://127.0.0.1:{port}/redirect?to={allowed}", method="POST", json={}) == {
@@ -179,8 +192,8 @@ def test_a_redirect_to_an_allowed_host_is_followed_and_a_loop_ends(servers, hits
 
 
 def test_a_listed_name_that_resolves_to_an_unlisted_internal_address_is_refused(
-    servers, hits
-) -> None:  # type: ignore[no-untyped-def]
+    servers: tuple[int, int], hits: Counter[str]
+) -> None:
     port, _ = servers
     addresses = list(dict.fromkeys(egress.resolve("localhost", port)))
     first = egress.shown(addresses[0], port)
@@ -192,7 +205,7 @@ def test_a_listed_name_that_resolves_to_an_unlisted_internal_address_is_refused(
     with override_settings(BRAID_HTTP_ALLOWLIST=[f"localhost:{port}", "127.0.0.0/8"]):
         assert refusal(f"http://localhost:{port}/json").startswith(f"localhost:{port} resolves")
     with override_settings(BRAID_HTTP_ALLOWLIST=[f"localhost:{port}", f"127.0.0.0/8:{port}"]):
-        assert call(f"http://localhost:{port}/json")["host"] == f"localhost:{port}"  # type: ignore[index]
+        assert call(f"http://localhost:{port}/json")["host"] == f"localhost:{port}"
     assert hits == Counter({"127.0.0.1/json": 1})
 
 
@@ -211,7 +224,9 @@ def test_the_checked_address_is_the_one_connected_to() -> None:
     )
 
 
-def test_a_reply_over_the_limit_fails_the_action_not_the_worker(servers, hits, settings) -> None:  # type: ignore[no-untyped-def]
+def test_a_reply_over_the_limit_fails_the_action_not_the_worker(
+    servers: tuple[int, int], hits: Counter[str], settings: Settings
+) -> None:
     port, _ = servers
     settings.BRAID_HTTP_MAX_RESPONSE_BYTES = 1000
     assert refusal(f"http://127.0.0.1:{port}/big") == (
@@ -221,8 +236,8 @@ def test_a_reply_over_the_limit_fails_the_action_not_the_worker(servers, hits, s
 
 @pytest.mark.django_db
 def test_a_run_whose_input_names_an_internal_url_fails_with_the_reason(
-    servers, demo, client_for
-) -> None:  # type: ignore[no-untyped-def]
+    servers: tuple[int, int], demo: DemoUsers, client_for: ClientFor
+) -> None:
 
     port, other = servers
     graph = {

@@ -5,6 +5,8 @@ import re
 import pytest
 from django.test import Client
 
+from tests.django.fixture_types import ClientFor, DemoUsers
+
 PAGES = ["/", "/flows/", "/runs/", "/inbox/"]  # /healthz answers anyone (test_health)
 
 
@@ -21,7 +23,9 @@ def test_the_api_refuses_anonymous_callers_with_403_not_a_redirect(db: None, pat
     assert response.status_code == 403
 
 
-def test_a_demo_user_logs_in_with_the_printed_password_and_lands_on_flows(demo_users) -> None:  # type: ignore[no-untyped-def]
+def test_a_demo_user_logs_in_with_the_printed_password_and_lands_on_flows(
+    demo_users: DemoUsers,
+) -> None:
     client = Client()
     response = client.post("/login/", {"username": "analyst", "password": "braid-analyst"})
     assert response.status_code == 302
@@ -29,13 +33,13 @@ def test_a_demo_user_logs_in_with_the_printed_password_and_lands_on_flows(demo_u
     assert client.get("/").headers["Location"] == "/flows/"
 
 
-def test_a_wrong_password_shows_an_error_on_the_login_page(demo_users) -> None:  # type: ignore[no-untyped-def]
+def test_a_wrong_password_shows_an_error_on_the_login_page(demo_users: DemoUsers) -> None:
     response = Client().post("/login/", {"username": "analyst", "password": "nope"})
     assert response.status_code == 200
     assert "That user name and password do not match" in response.content.decode()
 
 
-def test_logging_out_ends_the_session(client_for) -> None:  # type: ignore[no-untyped-def]
+def test_logging_out_ends_the_session(client_for: ClientFor) -> None:
     client = client_for("legal")
     assert client.post("/logout/").status_code == 302
     assert client.get("/runs/").status_code == 302
@@ -50,8 +54,8 @@ def test_logging_out_ends_the_session(client_for) -> None:  # type: ignore[no-un
     ],
 )
 def test_each_section_loads_marks_itself_current_and_says_what_it_holds(
-    client_for, path: str, current: str, text: str
-) -> None:  # type: ignore[no-untyped-def]
+    client_for: ClientFor, path: str, current: str, text: str
+) -> None:
     html = client_for("finance").get(path).content.decode()
     # the Inbox link carries the count badge (hidden at 0) after its name
     badge = '(<span class="nav-count"[^>]*></span>)?'
@@ -61,6 +65,6 @@ def test_each_section_loads_marks_itself_current_and_says_what_it_holds(
         assert link in html
 
 
-def test_the_inbox_names_the_approval_groups_of_the_user(client_for) -> None:  # type: ignore[no-untyped-def]
+def test_the_inbox_names_the_approval_groups_of_the_user(client_for: ClientFor) -> None:
     html = client_for("finance").get("/inbox/").content.decode()
     assert '"groups": ["finance"]' in html  # the page's settings; it names them when empty

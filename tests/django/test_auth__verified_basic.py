@@ -8,6 +8,7 @@ from django.contrib.auth.models import User
 from django.test import Client
 
 from braid import lockout
+from tests.django.fixture_types import DemoUsers
 from tests.django.test_security__defaults import basic
 
 pytestmark = pytest.mark.django_db
@@ -34,19 +35,21 @@ def status(username: str, password: str, client: Client | None = None) -> int:
     return (client or Client()).get("/api/flows/", **basic(username, password)).status_code
 
 
-def test_a_client_calling_again_is_not_hashed_again(demo, hashed: list[str]) -> None:  # type: ignore[no-untyped-def]
+def test_a_client_calling_again_is_not_hashed_again(demo: DemoUsers, hashed: list[str]) -> None:
     assert [status("analyst", "braid-analyst") for _ in range(3)] == [200, 200, 200]
     assert status("legal", "braid-legal") == 200
     assert hashed == ["analyst", "legal"]
 
 
-def test_a_wrong_password_is_hashed_and_refused_every_time(demo, hashed: list[str]) -> None:  # type: ignore[no-untyped-def]
+def test_a_wrong_password_is_hashed_and_refused_every_time(
+    demo: DemoUsers, hashed: list[str]
+) -> None:
     assert status("analyst", "braid-analyst") == 200
     assert [status("analyst", "braid-analyst ") for _ in range(2)] == [403, 403]
     assert hashed == ["analyst", "analyst", "analyst"]
 
 
-def test_a_new_password_ends_the_remembered_check(demo, hashed: list[str]) -> None:  # type: ignore[no-untyped-def]
+def test_a_new_password_ends_the_remembered_check(demo: DemoUsers, hashed: list[str]) -> None:
     assert status("analyst", "braid-analyst") == 200
     user = User.objects.get(username="analyst")
     user.set_password("a-new-one")
@@ -55,14 +58,18 @@ def test_a_new_password_ends_the_remembered_check(demo, hashed: list[str]) -> No
     assert status("analyst", "a-new-one") == 200
 
 
-def test_a_deactivated_user_is_refused_though_remembered(demo, hashed: list[str]) -> None:  # type: ignore[no-untyped-def]
+def test_a_deactivated_user_is_refused_though_remembered(
+    demo: DemoUsers, hashed: list[str]
+) -> None:
     assert status("analyst", "braid-analyst") == 200
     User.objects.filter(username="analyst").update(is_active=False)
     assert status("analyst", "braid-analyst") == 403
     assert lockout.VERIFIED.entries == {}
 
 
-def test_a_locked_out_address_is_refused_though_remembered(demo, hashed: list[str]) -> None:  # type: ignore[no-untyped-def]
+def test_a_locked_out_address_is_refused_though_remembered(
+    demo: DemoUsers, hashed: list[str]
+) -> None:
     client = Client()
     assert status("analyst", "braid-analyst", client) == 200
     for _ in range(5):
@@ -71,9 +78,11 @@ def test_a_locked_out_address_is_refused_though_remembered(demo, hashed: list[st
     assert (locked.status_code, locked.json()["code"]) == (403, "auth.locked_out")
 
 
-def test_the_check_is_trusted_for_five_minutes(demo, hashed: list[str], monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_the_check_is_trusted_for_five_minutes(
+    demo: DemoUsers, hashed: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     now = [1000.0]
-    monkeypatch.setattr(lockout.time, "monotonic", lambda: now[0])
+    monkeypatch.setattr("time.monotonic", lambda: now[0])
     assert status("analyst", "braid-analyst") == 200
     now[0] += lockout.VERIFIED_TTL_S - 1
     assert status("analyst", "braid-analyst") == 200

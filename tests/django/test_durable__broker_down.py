@@ -14,6 +14,7 @@ from kombu.exceptions import OperationalError
 
 from engine import durable, tasks
 from engine.models import PendingEvent, Run
+from tests.django.fixture_types import ClientFor, DemoUsers
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -23,9 +24,9 @@ def broker_down(*args: object, **kwargs: object) -> None:
 
 
 def test_a_start_while_the_broker_is_down_answers_201_and_the_sweeper_starts_it(
-    demo: dict,
-    client_for,
-    monkeypatch,  # type: ignore[no-untyped-def,type-arg]
+    demo: DemoUsers,
+    client_for: ClientFor,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(tasks.advance_run, "delay", broker_down)
     client: Client = client_for("admin")

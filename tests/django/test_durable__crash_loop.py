@@ -30,7 +30,7 @@ from tests.django.test_durable__workers import (  # noqa: F401  (cluster is a fi
 pytestmark = [pytest.mark.redis, pytest.mark.django_db(transaction=True)]
 
 LIFTED = {"max_length": 100_000, "max_depth": 100_000}
-CRASHING = {
+CRASHING: dict[str, Any] = {
     "format": "braid.graph/1",
     "name": "Crashes the evaluator",
     "state": {"n": {"reducer": "overwrite"}},
@@ -145,7 +145,7 @@ def test_a_step_that_raises_takes_its_attempt_back() -> None:
         raise ConnectionError("the database went away")
 
     original = durable.commit_step
-    durable.commit_step = broken  # type: ignore[assignment]
+    durable.commit_step = broken
     try:
         with pytest.raises(ConnectionError):
             durable.advance(str(run.pk))

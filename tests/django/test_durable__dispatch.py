@@ -4,16 +4,19 @@ import datetime as dt
 import itertools
 import os
 import threading
+from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from celery.signals import before_task_publish
 from django.utils import timezone
+from pytest_django import Settings
 
 from engine import durable, leases, tasks
 from engine.core.events import ActionCompleted
 from engine.models import Dispatch, PendingEvent, Run, WorkerLease
 from runs.services import resolve_graphs
-from tests.django.durable_driver import drain
+from tests.django.durable_driver import drain, row_of
 
 
 def fork_of(n: int) -> dict[str, object]:
@@ -47,10 +50,14 @@ def test_streams_split_items_into_contiguous_chunks_of_nearly_equal_size() -> No
     assert durable.streams(list(range(5)), 0) == [[0, 1, 2, 3, 4]]
 
 
+type Published = list[tuple[str, Any]]
+"""(task name, args) of each message published; Celery's message bodies are untyped."""
+
+
 @pytest.fixture
-def published() -> list[tuple[str, object]]:
+def published() -> Iterator[Published]:
     """Record (task name, args) of every message published during the test."""
-    sent: list[tuple[str, object]] = []
+    sent: Published = []
 
     def record(sender: str, body: object, **_: object) -> None:
         sent.append((sender, body[0] if isinstance(body, tuple) else body))
@@ -61,7 +68,9 @@ def published() -> list[tuple[str, object]]:
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_fork_of_100_sends_its_actions_as_32_messages_and_completes(published, settings) -> None:  # type: ignore[no-untyped-def]
+def test_a_fork_of_100_sends_its_actions_as_32_messages_and_completes(
+    published: Published, settings: Settings
+) -> None:
     settings.BRAID_DISPATCH_STREAMS = 32
     settings.BRAID_STREAMS_PER_SLOT = 0  # no limit by the live workers' slots
     run = durable.create_run(resolve_graphs(fork_of(100)), "fork", {})
@@ -83,7 +92,7 @@ def beating(name: str, worker: str, slots: int, seconds_ago: float = 0) -> None:
 
 
 @pytest.mark.django_db
-def test_live_slots_count_each_live_worker_once_with_its_concurrency(settings) -> None:  # type: ignore[no-untyped-def]
+def test_live_slots_count_each_live_worker_once_with_its_concurrency(settings: Settings) -> None:
     assert leases.live_slots(fresh=True) == 0
     beating("h:1:a", "one@h", 4)
     beating("h:2:b", "one@h", 4)  # a second process of the same worker
@@ -97,7 +106,7 @@ def test_live_slots_count_each_live_worker_once_with_its_concurrency(settings) -
 
 
 @pytest.mark.django_db
-def test_a_wide_fan_out_leaves_as_two_messages_per_live_slot_at_most(settings) -> None:  # type: ignore[no-untyped-def]
+def test_a_wide_fan_out_leaves_as_two_messages_per_live_slot_at_most(settings: Settings) -> None:
     settings.BRAID_DISPATCH_STREAMS, settings.BRAID_STREAMS_PER_SLOT = 32, 2
     leases.live_slots(fresh=True)
     assert durable.stream_count(1000) == 32  # no lease beats: the setting alone
@@ -116,7 +125,9 @@ def test_a_wide_fan_out_leaves_as_two_messages_per_live_slot_at_most(settings) -
     leases.live_slots(fresh=True)
 
 
-def test_chunks_follow_the_setting_when_the_leases_cannot_be_read(settings, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_chunks_follow_the_setting_when_the_leases_cannot_be_read(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from django.db import OperationalError
 
     def unreachable(fresh: bool = False) -> int:
@@ -128,7 +139,9 @@ def test_chunks_follow_the_setting_when_the_leases_cannot_be_read(settings, monk
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_fork_of_100_on_two_workers_of_two_slots_is_8_messages(published, settings) -> None:  # type: ignore[no-untyped-def]
+def test_a_fork_of_100_on_two_workers_of_two_slots_is_8_messages(
+    published: Published, settings: Settings
+) -> None:
     settings.BRAID_DISPATCH_STREAMS, settings.BRAID_STREAMS_PER_SLOT = 32, 2
     beating("h:1:a", "one@h", 2)
     beating("h:2:b", "two@h", 2)
@@ -151,7 +164,9 @@ def test_the_worker_init_signal_notes_the_workers_name_and_concurrency() -> None
     from braid.celery import note_capacity
 
     class Worker:
-        hostname, concurrency, autoscale = "one@h", 3, None
+        hostname = "one@h"
+        concurrency: int | str = 3
+        autoscale: tuple[int, int] | None = None
         options: dict[str, object] = {}
 
     before = leases._capacity
@@ -161,10 +176,10 @@ def test_the_worker_init_signal_notes_the_workers_name_and_concurrency() -> None
         Worker.options = {"autoscale": "12,2"}  # as the command line gives it
         note_capacity(Worker())
         assert leases._capacity == ("one@h", 12)
-        Worker.autoscale = (10, 2)  # type: ignore[assignment]
+        Worker.autoscale = (10, 2)
         note_capacity(Worker())
         assert leases._capacity == ("one@h", 10)
-        Worker.autoscale, Worker.options, Worker.concurrency = None, {}, "auto"  # type: ignore[assignment]
+        Worker.autoscale, Worker.options, Worker.concurrency = None, {}, "auto"
         note_capacity(Worker())
         assert leases._capacity == ("one@h", os.cpu_count() or 1)
     finally:
@@ -203,7 +218,9 @@ def test_results_are_recorded_together_once_the_flush_time_passed() -> None:
     dispatches = list(Dispatch.objects.filter(run=run).order_by("pk"))
     results = durable.Results(flush_after_s=3600)
     for dispatch in dispatches[:2]:
-        results.add(dispatch, ActionCompleted(at=durable.now_text(), key=dispatch.key, output=1))
+        results.add(
+            row_of(dispatch), ActionCompleted(at=durable.now_text(), key=dispatch.key, output=1)
+        )
     recorded = PendingEvent.objects.filter(run=run).exclude(key="start")
     assert recorded.count() == 0
     results.flush()
@@ -211,7 +228,7 @@ def test_results_are_recorded_together_once_the_flush_time_passed() -> None:
     assert Dispatch.objects.filter(run=run, completed_at=None).count() == 1
     at_once = durable.Results(flush_after_s=0)
     last = dispatches[2]
-    at_once.add(last, ActionCompleted(at=durable.now_text(), key=last.key, output=1))
+    at_once.add(row_of(last), ActionCompleted(at=durable.now_text(), key=last.key, output=1))
     assert Dispatch.objects.filter(run=run, completed_at=None).count() == 0
 
 
@@ -227,7 +244,7 @@ def claimed(run: Run, by: str, minutes_ago: float) -> Dispatch:
 
 
 @pytest.mark.django_db
-def test_an_action_of_a_live_worker_is_left_alone_however_long_it_takes(settings) -> None:  # type: ignore[no-untyped-def]
+def test_an_action_of_a_live_worker_is_left_alone_however_long_it_takes(settings: Settings) -> None:
     settings.BRAID_LEASE_DEAD_S = 10
     run = durable.create_run(resolve_graphs(fork_of(1)), "fork", {})
     durable.advance(str(run.pk))
@@ -237,7 +254,9 @@ def test_an_action_of_a_live_worker_is_left_alone_however_long_it_takes(settings
 
 
 @pytest.mark.django_db
-def test_an_action_of_a_worker_whose_lease_stopped_beating_is_sent_again(settings) -> None:  # type: ignore[no-untyped-def]
+def test_an_action_of_a_worker_whose_lease_stopped_beating_is_sent_again(
+    settings: Settings,
+) -> None:
     settings.BRAID_LEASE_DEAD_S = 10
     run = durable.create_run(resolve_graphs(fork_of(1)), "fork", {})
     durable.advance(str(run.pk))
@@ -261,7 +280,7 @@ def test_an_unclaimed_message_counts_as_lost_only_after_the_stale_time() -> None
 
 
 @pytest.mark.django_db
-def test_a_lease_beats_and_names_this_process(settings) -> None:  # type: ignore[no-untyped-def]
+def test_a_lease_beats_and_names_this_process(settings: Settings) -> None:
     settings.BRAID_LEASE_BEAT_S = 3600  # only the first, synchronous beat happens here
     name = leases.start_beating()
     try:
@@ -291,8 +310,8 @@ def chain_of(n: int) -> dict[str, object]:
 
 @pytest.mark.django_db(transaction=True)
 def test_an_action_task_runs_the_rest_of_a_chain_itself_without_a_message(
-    published, settings
-) -> None:  # type: ignore[no-untyped-def]
+    published: Published, settings: Settings
+) -> None:
     settings.BRAID_INLINE_ACTIONS = 100
     run = durable.create_run(resolve_graphs(chain_of(3)), "chain", {})
     durable.advance(str(run.pk))
@@ -305,7 +324,9 @@ def test_an_action_task_runs_the_rest_of_a_chain_itself_without_a_message(
 
 
 @pytest.mark.django_db(transaction=True)
-def test_past_its_inline_limit_an_action_task_sends_the_next_action(published, settings) -> None:  # type: ignore[no-untyped-def]
+def test_past_its_inline_limit_an_action_task_sends_the_next_action(
+    published: Published, settings: Settings
+) -> None:
     settings.BRAID_INLINE_ACTIONS = 1
     run = durable.create_run(resolve_graphs(chain_of(3)), "chain", {})
     durable.advance(str(run.pk))
@@ -393,19 +414,19 @@ def test_a_result_recorded_with_the_lock_is_applied_only_when_the_lock_is_taken(
     try:
         other.execute("SELECT 1 FROM engine_run WHERE id = %s FOR NO KEY UPDATE", [run.pk])
         with transaction.atomic():
-            assert durable.lock_and_take(str(run.pk), (first, done(first))) == (None, [])
+            assert durable.lock_and_take(str(run.pk), (row_of(first), done(first))) == (None, [])
         other.rollback()
         held = PendingEvent.objects.get(run=run, key=done(first).key)
         assert held.applied_at is None
         with transaction.atomic():
-            locked, pending = durable.lock_and_take(str(run.pk), (second, done(second)))
+            locked, pending = durable.lock_and_take(str(run.pk), (row_of(second), done(second)))
             assert locked is not None and locked.pk == run.pk
             assert [event.key for event in pending] == [done(first).key, done(second).key]
             assert [event.event for event in pending] == [done(first).to_json(),
                                                           done(second).to_json()]  # fmt: skip
         again = durable.lock_and_take  # a result recorded before inserts nothing
         with transaction.atomic():
-            _, pending = again(str(run.pk), (second, done(second)))
+            _, pending = again(str(run.pk), (row_of(second), done(second)))
             assert pending == []
     finally:
         other.close()
@@ -547,10 +568,12 @@ def test_a_step_stamps_its_events_after_the_step_before_whatever_its_workers_clo
         pytest.skip("SQLite steps one at a time, stamped by the one writer")
     durable.advance(str(run.pk))
     first = PendingEvent.objects.get(run=run, key="start").applied_at
+    assert first is not None
     PendingEvent.objects.create(run=run, key="late", event={"kind": "start", "at": "x"})
     stale = first - dt.timedelta(seconds=6)
-    monkeypatch.setattr(durable.timezone, "now", lambda: stale)
+    monkeypatch.setattr(timezone, "now", lambda: stale)
     with transaction.atomic():
         locked, pending = durable.lock_and_take(str(run.pk))
     assert locked is not None and [event.key for event in pending] == ["late"]
-    assert PendingEvent.objects.get(run=run, key="late").applied_at > first
+    late = PendingEvent.objects.get(run=run, key="late").applied_at
+    assert late is not None and late > first

@@ -2,6 +2,7 @@
 
 import io
 import json
+from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
@@ -33,7 +34,16 @@ DECISIONS = {  # node, user, decision: applied in order whenever the run waits
 }
 
 
-def outcome(run: Run) -> tuple[object, ...]:
+type Outcome = tuple[
+    str,
+    Any,  # the run's state, as its JSON field holds it
+    dict[str, tuple[str, str, str, int]],
+    dict[str, list[tuple[str, str, str]]],
+    list[tuple[str, str, str, str, str, str, str, str]],
+]
+
+
+def outcome(run: Run) -> Outcome:
     """What both runtimes must agree on: status, state, rows, traces, approval requests."""
     rows = {r.node: (r.status, r.execution_id, json.dumps(r.result), r.attempt)
             for r in NodeState.objects.filter(run=run)}  # fmt: skip

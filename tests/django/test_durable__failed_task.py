@@ -22,7 +22,7 @@ LIVE = "host:1:live"
 
 
 def test_the_actions_of_a_task_that_failed_are_released_at_the_next_beat_and_re_sent(
-    monkeypatch,  # type: ignore[no-untyped-def]
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     run = durable.create_run(resolve_graphs(fork_of(2)), "fork", {})
     durable.advance(str(run.pk))
@@ -51,7 +51,7 @@ def test_the_actions_of_a_task_that_failed_are_released_at_the_next_beat_and_re_
     assert leases.amend() == 0  # nothing left to hand back
 
 
-def test_a_task_that_succeeds_hands_nothing_back(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_a_task_that_succeeds_hands_nothing_back(monkeypatch: pytest.MonkeyPatch) -> None:
     run = durable.create_run(resolve_graphs(fork_of(2)), "fork", {})
     durable.advance(str(run.pk))
     monkeypatch.setattr(leases, "current", lambda: LIVE)
@@ -64,7 +64,7 @@ def test_a_task_that_succeeds_hands_nothing_back(monkeypatch) -> None:  # type: 
 
 
 def test_a_step_that_lost_its_database_takes_its_attempt_back_at_the_next_beat(
-    monkeypatch,  # type: ignore[no-untyped-def]
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     run = durable.create_run(resolve_graphs(fork_of(2)), "fork", {})
     ended = OperationalError("terminating connection due to administrator command")

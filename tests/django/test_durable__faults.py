@@ -3,7 +3,9 @@
 import pytest
 
 from engine import durable
-from engine.core.events import ActionCompleted
+from engine.core.events import ActionCompleted, Command, Event
+from engine.core.scheduler import Pick, step
+from engine.core.state import RunState
 from engine.models import PendingEvent
 from engine.store import DjangoStore
 from runs.services import resolve_graphs
@@ -22,11 +24,13 @@ def test_an_unreadable_inbox_event_is_skipped_and_the_run_goes_on() -> None:
 
 @pytest.mark.django_db
 def test_an_engine_error_fails_the_run_closed_instead_of_failing_the_step_forever(
-    monkeypatch,
-) -> None:  # type: ignore[no-untyped-def]
-    real_step = durable.step
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    real_step = step
 
-    def broken_step(state, event, pick=None):  # type: ignore[no-untyped-def]
+    def broken_step(
+        state: RunState, event: Event, pick: Pick | None = None
+    ) -> tuple[RunState, list[Command]]:
         if isinstance(event, ActionCompleted):
             raise RuntimeError("boom")
         return real_step(state, event, pick)

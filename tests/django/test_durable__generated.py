@@ -21,8 +21,8 @@ from tests.django.durable_driver import Processes, drain
 )
 @given(generated_flows(), st.integers(1, 2))
 def test_a_generated_flow_ends_the_same_on_the_durable_path(
-    document: dict, deliveries: int
-) -> None:  # type: ignore[type-arg]
+    document: dict[str, Any], deliveries: int
+) -> None:
     data = {"items": [1, 2, 3]}
     pure = Driver(document, data)
     pure.settle(random.Random(0))

@@ -14,8 +14,9 @@ from engine import durable
 from engine.core.events import Decision, RunStatus
 from engine.core.parts import GONE, SnapshotDelta
 from engine.core.state import RunState
+from engine.core.values import JSON
 from engine.models import PartChange, Run, RunPart
-from engine.store import DjangoStore, changed_parts, graphs_digest
+from engine.store import DjangoStore, changed_parts, graphs_digest, stored_snapshot
 from runs import services
 from tests.django.durable_driver import Processes, drain
 from tests.django.plans import examined, executed_plans, parameter_arrays
@@ -102,7 +103,7 @@ class Loads:
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.full = 0
         self.caught: list[set[str]] = []
-        full, changed = durable.stored_snapshot, durable.changed_parts
+        full, changed = stored_snapshot, changed_parts
 
         def counted_full(*args: Any) -> Any:
             self.full += 1
@@ -131,7 +132,8 @@ def decided_elsewhere(run: Run, user: User, index: int) -> tuple[int, RunState]:
 
 def as_stored(run: Run) -> dict[str, Any]:
     """Return the run's whole state as its parts hold it, in JSON."""
-    return json.loads(json.dumps(DjangoStore().load(str(run.pk)).snapshot))
+    whole: dict[str, Any] = json.loads(json.dumps(DjangoStore().load(str(run.pk)).snapshot))
+    return whole
 
 
 def test_a_state_another_worker_moved_on_from_is_caught_up_from_the_parts_it_changed(
@@ -281,7 +283,7 @@ def test_a_step_dropping_many_parts_touches_each_part_once() -> None:
     run_id = "9f0e6a52-3c1d-4a57-9a55-5a1f0c3d2b10"
     DjangoStore().create(run_id, "parts", None, {})
 
-    def commit(put: dict[str, int], drop: list[str]) -> None:
+    def commit(put: dict[str, JSON], drop: list[str]) -> None:
         DjangoStore().commit(run_id, RunStatus.RUNNING, SnapshotDelta({}, put, drop), [], [],
                              trace_length=0)  # fmt: skip
 

@@ -2,6 +2,7 @@
 
 import hashlib
 import json
+from typing import Any
 
 import pytest
 from django.test import Client
@@ -14,7 +15,8 @@ from engine.core.events import Decision
 from engine.core.runtime import perform
 from engine.models import Dispatch, NodeState, Run, TraceEvent
 from runs import services
-from tests.django.durable_driver import drain
+from tests.django.durable_driver import drain, row_of
+from tests.django.fixture_types import ClientFor, DemoUsers
 
 
 def failing_then_passing_seed() -> int:
@@ -30,7 +32,7 @@ def failing_then_passing_seed() -> int:
     raise AssertionError("no such seed")
 
 
-FLOW = {
+FLOW: dict[str, Any] = {
     "format": "braid.graph/1",
     "name": "Retry me",
     "state": {"log": {"reducer": "append"}, "out": {"reducer": "merge"}},
@@ -57,8 +59,8 @@ FLOW = {
 
 @pytest.mark.django_db
 def test_a_retried_run_reruns_only_the_failed_action_with_the_next_attempt(
-    client_for, demo_users
-) -> None:  # type: ignore[no-untyped-def]
+    client_for: ClientFor, demo_users: DemoUsers
+) -> None:
     flows.import_graph(demo_users["analyst"], FLOW, "retry-me", True)
     admin: Client = client_for("admin")
     body = admin.post(
@@ -107,8 +109,8 @@ SIGNED = {
 
 @pytest.mark.django_db
 def test_a_retry_reopens_the_requests_the_failure_closed_and_keeps_a_decision_it_refused(
-    client_for, demo_users
-) -> None:  # type: ignore[no-untyped-def]
+    client_for: ClientFor, demo_users: DemoUsers
+) -> None:
     flows.import_graph(demo_users["analyst"], SIGNED, "retry-signed", True)
     admin: Client = client_for("admin")
     body = admin.post(
@@ -118,7 +120,7 @@ def test_a_retry_reopens_the_requests_the_failure_closed_and_keeps_a_decision_it
     durable.advance(run_id)  # asks finance and dispatches the flaky action
     dispatch = Dispatch.objects.get(run_id=run_id)
     failure = perform(ACTIONS, durable.action_command(dispatch.command), run_id, durable.now_text)
-    durable.record_results([(dispatch, failure)])  # the failure is recorded, not yet applied
+    durable.record_results([(row_of(dispatch), failure)])  # recorded, not yet applied
     sign = ApprovalRequest.objects.get(run_id=run_id)
     # finance decides before the failure is applied; the failed run then refuses it
     services.decide(run_id, "sign", demo_users["finance"], Decision.APPROVE)

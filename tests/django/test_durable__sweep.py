@@ -6,11 +6,13 @@ import io
 import pytest
 from django.core.management import call_command
 from django.utils import timezone
+from pytest_django import Settings
 
 from engine import durable
 from engine.models import Dispatch, Run, Timer
 from runs import services
 from tests.django.durable_driver import drain
+from tests.django.fixture_types import DemoUsers
 
 
 def start(slug: str, input_value: object) -> Run:
@@ -23,7 +25,7 @@ def start(slug: str, input_value: object) -> Run:
 
 
 @pytest.mark.django_db
-def test_a_due_timer_fires_and_wins_its_race(demo_users) -> None:  # type: ignore[no-untyped-def]
+def test_a_due_timer_fires_and_wins_its_race(demo_users: DemoUsers) -> None:
     run = start("approval-or-timeout", {"item": "desk", "hours": 1})
     assert Timer.objects.filter(run=run).count() == 1
     assert durable.sweep() == {"timers": 0, "actions": 0, "runs": 0}  # not due yet
@@ -37,8 +39,8 @@ def test_a_due_timer_fires_and_wins_its_race(demo_users) -> None:  # type: ignor
 
 @pytest.mark.django_db
 def test_an_action_message_lost_after_commit_is_sent_again_two_sweeps_later(
-    demo_users, settings
-) -> None:  # type: ignore[no-untyped-def]
+    demo_users: DemoUsers, settings: Settings
+) -> None:
     settings.BRAID_SWEEP_INTERVAL_S = 5
     run = start("staged-gathers", {})
     (dispatch,) = Dispatch.objects.filter(run=run)

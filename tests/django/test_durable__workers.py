@@ -16,6 +16,7 @@ import pytest
 import redis
 from django.contrib.auth.models import User
 from django.db import connection
+from pytest_django import Settings
 
 from braid.demo import create_demo_users
 from designer import services as flows
@@ -31,7 +32,7 @@ from tests.servers import require_redis
 
 pytestmark = [pytest.mark.redis, pytest.mark.django_db(transaction=True)]
 
-CRASHY = {
+CRASHY: dict[str, Any] = {
     "format": "braid.graph/1",
     "name": "Crash test",
     "state": {"log": {"reducer": "append"}, "count": {"reducer": "sum"}},
@@ -66,7 +67,7 @@ CRASHY["state"]["ignored"] = {"reducer": "merge"}
 
 
 @pytest.fixture
-def cluster(tmp_path: Path, settings) -> Iterator[dict[str, Any]]:  # type: ignore[no-untyped-def]
+def cluster(tmp_path: Path, settings: Settings) -> Iterator[dict[str, Any]]:
     """Daphne and two worker processes (one with the sweeper) on this test's database."""
     if connection.vendor != "postgresql":
         pytest.skip("worker processes share the test database: runs in the PostgreSQL pass")
@@ -152,7 +153,9 @@ CASES = [
 ]
 
 
-def test_two_hundred_runs_on_two_worker_processes_all_end_like_in_process_runs(cluster) -> None:  # type: ignore[no-untyped-def]
+def test_two_hundred_runs_on_two_worker_processes_all_end_like_in_process_runs(
+    cluster: dict[str, Any],
+) -> None:
     logs = cluster["tmp"]
     one = worker(cluster["env"], "one", logs / "one.log", beat=True)
     two = worker(cluster["env"], "two", logs / "two.log")
@@ -177,7 +180,7 @@ def approve_when_asked(cluster: dict[str, Any], run_id: str, seconds: float = 12
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         _, inbox = finance.get_json("/api/approvals/")
-        asked = [r for r in inbox["results"] if r["run"] == run_id]  # type: ignore[index]
+        asked = [r for r in inbox["results"] if r["run"] == run_id]
         if asked:
             status, body = finance.post_json(f"/api/approvals/{asked[0]['id']}/decide/",
                                              {"decision": "approve"})  # fmt: skip
@@ -201,7 +204,9 @@ def wait_mid_work(run_id: str, seconds: float = 60) -> int:
     raise AssertionError("the worker never got to work")
 
 
-def test_a_worker_killed_mid_run_loses_nothing_and_the_run_ends_as_uninterrupted(cluster) -> None:  # type: ignore[no-untyped-def]
+def test_a_worker_killed_mid_run_loses_nothing_and_the_run_ends_as_uninterrupted(
+    cluster: dict[str, Any],
+) -> None:
     flows.import_graph(Flow.objects.get(slug="staged-gathers").owner, CRASHY, "crashy", True)
     data = {"items": list(range(1, 21))}
     logs = cluster["tmp"]
@@ -247,7 +252,9 @@ LOOPING = {
 }  # fmt: skip
 
 
-def test_a_stopped_worker_resumed_after_later_iterations_cannot_clobber_them(cluster) -> None:  # type: ignore[no-untyped-def]
+def test_a_stopped_worker_resumed_after_later_iterations_cannot_clobber_them(
+    cluster: dict[str, Any],
+) -> None:
     from engine.models import Dispatch, NodeState
 
     flows.import_graph(Flow.objects.get(slug="staged-gathers").owner, LOOPING, "looping", True)
@@ -283,7 +290,7 @@ def test_a_stopped_worker_resumed_after_later_iterations_cannot_clobber_them(clu
     assert outcome(run) == expected("looping", {})
 
 
-def test_every_message_delivered_twice_changes_no_result(cluster) -> None:  # type: ignore[no-untyped-def]
+def test_every_message_delivered_twice_changes_no_result(cluster: dict[str, Any]) -> None:
     from celery import Celery
 
     from engine.models import Dispatch
@@ -317,7 +324,9 @@ def test_every_message_delivered_twice_changes_no_result(cluster) -> None:  # ty
 @pytest.mark.parametrize(
     "point", ["action.started", "action.done", "advance.before_commit", "advance.after_commit"]
 )
-def test_a_worker_killed_at_each_crash_point_loses_nothing(cluster, point: str) -> None:  # type: ignore[no-untyped-def]
+def test_a_worker_killed_at_each_crash_point_loses_nothing(
+    cluster: dict[str, Any], point: str
+) -> None:
     flows.import_graph(Flow.objects.get(slug="staged-gathers").owner, CRASHY, "crashy", True)
     data = {"items": list(range(1, 9))}
     markers = cluster["tmp"] / "markers"

@@ -1,9 +1,11 @@
 """/favicon.ico is served on every page (no 404 in the log), and pages link the SVG icon."""
 
 import pytest
+from django.http import StreamingHttpResponse
 from django.test import Client
 
 from braid.favicon import ICON
+from tests.django.fixture_types import ClientFor
 
 pytestmark = pytest.mark.django_db
 
@@ -30,9 +32,10 @@ def test_the_login_page_links_the_svg_icon_which_is_served() -> None:
     icon = client.get("/static/braid/favicon.svg")
     assert icon.status_code == 200
     assert icon["Content-Type"] == "image/svg+xml"
-    assert b"".join(icon.streaming_content) == ICON.read_bytes()  # type: ignore[attr-defined]
+    assert isinstance(icon, StreamingHttpResponse)
+    assert icon.getvalue() == ICON.read_bytes()
 
 
-def test_a_signed_in_page_links_the_svg_icon(client_for) -> None:  # type: ignore[no-untyped-def]
+def test_a_signed_in_page_links_the_svg_icon(client_for: ClientFor) -> None:
     page = client_for("analyst").get("/flows/").content.decode()
     assert '<link rel="icon" href="/static/braid/favicon.svg" type="image/svg+xml">' in page

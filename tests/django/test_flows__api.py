@@ -6,17 +6,18 @@ import pytest
 from django.test import Client
 
 from designer.models import DraftRevision, Flow, FlowVersion
+from tests.django.fixture_types import ClientFor, TestResponse
 from tests.django.graphs import BROKEN, GRAPH
 
 
-def post(client: Client, path: str, body: object = None):  # type: ignore[no-untyped-def]
+def post(client: Client, path: str, body: object = None) -> TestResponse:
     """POST a JSON body."""
     data = "" if body is None else json.dumps(body)
     return client.post(path, data, content_type="application/json")
 
 
 @pytest.fixture
-def analyst(client_for) -> Client:  # type: ignore[no-untyped-def]
+def analyst(client_for: ClientFor) -> Client:
     """A client logged in as the demo analyst."""
     return client_for("analyst")
 
@@ -50,7 +51,9 @@ def test_a_second_flow_with_the_same_slug_is_a_409_conflict(tiny: Client) -> Non
 
 
 @pytest.mark.parametrize("user", ["finance", "legal"])
-def test_approvers_may_read_flows_but_not_write_them(tiny: Client, client_for, user: str) -> None:  # type: ignore[no-untyped-def]
+def test_approvers_may_read_flows_but_not_write_them(
+    tiny: Client, client_for: ClientFor, user: str
+) -> None:
     client = client_for(user)
     assert client.get("/api/flows/tiny/").status_code == 200
     assert post(client, "/api/flows/", {"slug": "x", "draft": GRAPH}).status_code == 403
@@ -165,6 +168,7 @@ def test_importing_onto_an_existing_slug_is_a_409_unless_asked_to_replace(
     assert replaced.status_code == 201
     assert Flow.objects.get(slug="tiny").draft == changed
     kept = DraftRevision.objects.get()
+    assert kept.replaced_by is not None
     assert (kept.draft, kept.reason, kept.replaced_by.username) == (GRAPH, "import", "analyst")
 
 
@@ -234,7 +238,7 @@ def test_deleting_a_flow_that_runs_reference_is_refused_with_409(tiny: Client) -
     assert Flow.objects.filter(slug="tiny").exists()
 
 
-def put(client: Client, path: str, body: object):  # type: ignore[no-untyped-def]
+def put(client: Client, path: str, body: object) -> TestResponse:
     """PUT a JSON body."""
     return client.put(path, json.dumps(body), content_type="application/json")
 
@@ -265,6 +269,7 @@ def test_overwriting_after_a_conflict_keeps_the_other_draft_in_the_history(tiny:
     )
     assert (response.status_code, response.json()["revision"]) == (200, 3)
     kept = DraftRevision.objects.get(flow__slug="tiny")
+    assert kept.replaced_by is not None
     assert (kept.draft, kept.reason, kept.replaced_by.username) == (
         theirs,
         "overwritten",

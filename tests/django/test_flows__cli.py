@@ -11,6 +11,7 @@ from django.core.management import call_command
 from designer.demo import demo_documents
 from designer.models import Flow, FlowVersion
 from designer.services import check_graph
+from tests.django.fixture_types import DemoUsers
 from tests.django.graphs import BROKEN, GRAPH
 from tests.processes import ROOT
 
@@ -63,8 +64,8 @@ def test_validate_reports_a_missing_file(tmp_path: Path) -> None:
 
 @pytest.mark.django_db
 def test_import_with_publish_creates_the_flow_and_its_first_version(
-    demo_users, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:  # type: ignore[no-untyped-def]
+    demo_users: DemoUsers, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     path = write(tmp_path, "tiny.json", GRAPH)
     call_command("braid", "import", str(path), "--publish", "--user", "analyst")
     assert capsys.readouterr().out == "imported tiny, version 1\n"
@@ -74,8 +75,8 @@ def test_import_with_publish_creates_the_flow_and_its_first_version(
 
 @pytest.mark.django_db
 def test_import_of_an_invalid_file_with_publish_exits_1_and_changes_nothing(
-    demo_users, tmp_path: Path
-) -> None:  # type: ignore[no-untyped-def]
+    demo_users: DemoUsers, tmp_path: Path
+) -> None:
     path = write(tmp_path, "broken.json", {**BROKEN, "name": "Broken"})
     with pytest.raises(SystemExit) as exit_info:
         call_command("braid", "import", str(path), "--publish")

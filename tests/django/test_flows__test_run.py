@@ -3,19 +3,23 @@
 import json
 
 import pytest
+from django.test import Client
 
 from engine.models import Run
+from tests.django.fixture_types import ClientFor, DemoUsers, TestResponse
 
 INVOICE = {"invoice": {"id": "I-1", "amount": 5, "vendor": "V"}}
 
 
-def post(client, slug: str, body: object):  # type: ignore[no-untyped-def]
+def post(client: Client, slug: str, body: object) -> TestResponse:
     return client.post(f"/api/flows/{slug}/test-run/", json.dumps(body),
                        content_type="application/json")  # fmt: skip
 
 
 @pytest.mark.django_db
-def test_a_test_run_colors_the_draft_and_stores_no_run(demo, client_for) -> None:  # type: ignore[no-untyped-def]
+def test_a_test_run_colors_the_draft_and_stores_no_run(
+    demo: DemoUsers, client_for: ClientFor
+) -> None:
     response = post(client_for("analyst"), "b-and-d-or-e", {"input": {"urgent": True}})
     assert response.status_code == 200, response.content
     body = response.json()
@@ -27,7 +31,9 @@ def test_a_test_run_colors_the_draft_and_stores_no_run(demo, client_for) -> None
 
 
 @pytest.mark.django_db
-def test_a_test_run_takes_decisions_in_order_and_reports_what_waits(demo, client_for) -> None:  # type: ignore[no-untyped-def]
+def test_a_test_run_takes_decisions_in_order_and_reports_what_waits(
+    demo: DemoUsers, client_for: ClientFor
+) -> None:
     client = client_for("analyst")
     waiting = post(client, "invoice-sign-off", {"input": INVOICE}).json()
     assert (waiting["status"], waiting["waiting_on"]) == ("waiting", ["fin", "leg"])
@@ -42,8 +48,8 @@ def test_a_test_run_takes_decisions_in_order_and_reports_what_waits(demo, client
 
 @pytest.mark.django_db
 def test_a_posted_graph_runs_instead_of_the_draft_and_an_invalid_one_is_refused(
-    demo, client_for
-) -> None:  # type: ignore[no-untyped-def]
+    demo: DemoUsers, client_for: ClientFor
+) -> None:
     client = client_for("analyst")
     graph = {"format": "braid.graph/1", "name": "tiny",
              "nodes": [{"id": "start", "type": "start"}, {"id": "done", "type": "end"}],
@@ -59,7 +65,9 @@ def test_a_posted_graph_runs_instead_of_the_draft_and_an_invalid_one_is_refused(
 
 
 @pytest.mark.django_db
-def test_a_test_run_refuses_an_input_its_schema_refuses(demo, client_for) -> None:  # type: ignore[no-untyped-def]
+def test_a_test_run_refuses_an_input_its_schema_refuses(
+    demo: DemoUsers, client_for: ClientFor
+) -> None:
     bad = {"invoice": {"id": "I-1", "amount": "lots", "vendor": "V"}}
     refused = post(client_for("analyst"), "invoice-sign-off", {"input": bad})
     assert refused.status_code == 400
@@ -73,8 +81,8 @@ def test_a_test_run_refuses_an_input_its_schema_refuses(demo, client_for) -> Non
     ("policy", "groups"), [("all", ["finance", "legal"]), ({"quorum": 3}, ["finance"])]
 )
 def test_one_test_run_decision_stands_for_as_many_approvers_as_the_policy_needs(
-    demo, client_for, policy, groups
-) -> None:  # type: ignore[no-untyped-def]
+    demo: DemoUsers, client_for: ClientFor, policy: str | dict[str, int], groups: list[str]
+) -> None:
     from tests.django.approval_helpers import approval_graph
 
     graph = approval_graph(policy=policy)

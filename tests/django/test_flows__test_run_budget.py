@@ -8,19 +8,24 @@ import time
 from typing import Any
 
 import pytest
+from django.test import Client
+from pytest_django import Settings
 
 from runs import test_runs
+from tests.django.fixture_types import ClientFor, DemoUsers, TestResponse
 
 START, END = {"id": "start", "type": "start"}, {"id": "done", "type": "end"}
 
 
-def post(client, graph: dict[str, Any], body: dict[str, Any] | None = None):  # type: ignore[no-untyped-def]
+def post(client: Client, graph: dict[str, Any], body: dict[str, Any] | None = None) -> TestResponse:
     return client.post("/api/flows/b-and-d-or-e/test-run/",
                        json.dumps({"graph": graph, **(body or {})}),
                        content_type="application/json")  # fmt: skip
 
 
-def looped(body: dict[str, Any], rounds: int, state: dict[str, Any] | None = None) -> dict:  # type: ignore[type-arg]
+def looped(
+    body: dict[str, Any], rounds: int, state: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """Return start -> loop(rounds) over one body node -> end (by `exhausted`)."""
     return {
         "format": "braid.graph/1",
@@ -34,7 +39,7 @@ def looped(body: dict[str, Any], rounds: int, state: dict[str, Any] | None = Non
     }  # fmt: skip
 
 
-def chain(*nodes: dict[str, Any], state: dict[str, Any] | None = None) -> dict:  # type: ignore[type-arg]
+def chain(*nodes: dict[str, Any], state: dict[str, Any] | None = None) -> dict[str, Any]:
     """Return start -> nodes -> end."""
     ids = ["start", *(n["id"] for n in nodes), "done"]
     return {
@@ -50,7 +55,9 @@ COUNTER = {"n": {"reducer": "overwrite", "default": 0}}
 
 
 @pytest.mark.django_db
-def test_a_loop_of_200000_iterations_is_refused_before_it_runs(demo, client_for) -> None:  # type: ignore[no-untyped-def]
+def test_a_loop_of_200000_iterations_is_refused_before_it_runs(
+    demo: DemoUsers, client_for: ClientFor
+) -> None:
     started = time.monotonic()
     response = post(client_for("analyst"), looped(TICK, 200_000, COUNTER))
     assert time.monotonic() - started < 5
@@ -61,7 +68,9 @@ def test_a_loop_of_200000_iterations_is_refused_before_it_runs(demo, client_for)
 
 
 @pytest.mark.django_db
-def test_a_test_run_stops_at_its_step_budget(demo, client_for, settings) -> None:  # type: ignore[no-untyped-def]
+def test_a_test_run_stops_at_its_step_budget(
+    demo: DemoUsers, client_for: ClientFor, settings: Settings
+) -> None:
     settings.BRAID_TEST_RUN_MAX_STEPS = 500
     response = post(client_for("analyst"), looped(TICK, 10_000, COUNTER))
     assert response.status_code == 200, response.content
@@ -77,8 +86,8 @@ def test_a_test_run_stops_at_its_step_budget(demo, client_for, settings) -> None
 
 @pytest.mark.django_db
 def test_twenty_one_second_waits_in_a_loop_answer_at_once_saying_what_was_skipped(
-    demo, client_for
-) -> None:  # type: ignore[no-untyped-def]
+    demo: DemoUsers, client_for: ClientFor
+) -> None:
     started = time.monotonic()
     response = post(
         client_for("analyst"), looped({"id": "pause", "type": "wait", "seconds": 1}, 20)
@@ -92,7 +101,9 @@ def test_twenty_one_second_waits_in_a_loop_answer_at_once_saying_what_was_skippe
 
 
 @pytest.mark.django_db
-def test_a_test_run_past_its_wall_time_stops_between_actions(demo, client_for, settings) -> None:  # type: ignore[no-untyped-def]
+def test_a_test_run_past_its_wall_time_stops_between_actions(
+    demo: DemoUsers, client_for: ClientFor, settings: Settings
+) -> None:
     settings.BRAID_TEST_RUN_TIMEOUT_S = 1
     naps = [{"id": f"nap{i}", "type": "task", "action": "sleep", "params": {"seconds": 0.6}}
             for i in range(4)]  # fmt: skip
@@ -110,8 +121,8 @@ def test_a_test_run_past_its_wall_time_stops_between_actions(demo, client_for, s
 
 @pytest.mark.django_db
 def test_a_worker_silent_past_the_wall_time_is_killed_and_the_run_reported_stopped(
-    demo, client_for, settings
-) -> None:  # type: ignore[no-untyped-def]
+    demo: DemoUsers, client_for: ClientFor, settings: Settings
+) -> None:
     settings.BRAID_TEST_RUN_TIMEOUT_S = 1
     nap = {"id": "nap", "type": "task", "action": "sleep", "params": {"seconds": 30}}
     started = time.monotonic()
@@ -127,8 +138,8 @@ def test_a_worker_silent_past_the_wall_time_is_killed_and_the_run_reported_stopp
 
 @pytest.mark.django_db
 def test_a_test_run_executes_in_a_worker_process_not_the_web_process(
-    demo, client_for, settings
-) -> None:  # type: ignore[no-untyped-def]
+    demo: DemoUsers, client_for: ClientFor, settings: Settings
+) -> None:
     settings.BRAID_PYTHON_ACTIONS = ["os.getpid"]
     pid = {"id": "pid", "type": "task", "action": "python", "params": {"path": "os.getpid"},
            "output": "pid"}  # fmt: skip
@@ -140,7 +151,9 @@ def test_a_test_run_executes_in_a_worker_process_not_the_web_process(
 
 
 @pytest.mark.django_db
-def test_a_test_run_waiting_for_a_busy_pool_is_refused_with_503(demo, client_for, settings) -> None:  # type: ignore[no-untyped-def]
+def test_a_test_run_waiting_for_a_busy_pool_is_refused_with_503(
+    demo: DemoUsers, client_for: ClientFor, settings: Settings
+) -> None:
     settings.BRAID_TEST_RUN_TIMEOUT_S = 0.5
     slots = test_runs.pool().slots
     held = [slots.acquire(timeout=5) for _ in range(test_runs.pool().size)]

@@ -8,11 +8,12 @@ import pytest
 from engine.models import Run
 from tests.django.approval_helpers import publish, start
 from tests.django.durable_driver import drain
+from tests.django.fixture_types import ClientFor, DemoUsers
 
 LINES = [{"id": "a", "amount": 5}, {"id": "b", "amount": 50000}, {"id": "c", "amount": 60000}]
 
 
-def cancelled_batch(client_for) -> str:  # type: ignore[no-untyped-def]
+def cancelled_batch(client_for: ClientFor) -> str:
     """Start batch-line-approval as admin, let items 2 and 3 wait for finance, cancel."""
     admin = client_for("admin")
     body = {"flow": "batch-line-approval", "input": {"lines": LINES}}
@@ -28,8 +29,8 @@ def cancelled_batch(client_for) -> str:  # type: ignore[no-untyped-def]
 
 @pytest.mark.django_db
 def test_the_executions_of_a_cancelled_foreach_say_what_became_of_each_item(
-    demo, client_for
-) -> None:  # type: ignore[no-untyped-def]
+    demo: DemoUsers, client_for: ClientFor
+) -> None:
     run_id = cancelled_batch(client_for)
     body = client_for("admin").get(f"/api/runs/{run_id}/executions/").json()
     assert body["status"] == "cancelled"
@@ -44,7 +45,7 @@ def test_the_executions_of_a_cancelled_foreach_say_what_became_of_each_item(
 
 
 @pytest.mark.django_db
-def test_one_items_view_colors_its_own_path(demo, client_for) -> None:  # type: ignore[no-untyped-def]
+def test_one_items_view_colors_its_own_path(demo: DemoUsers, client_for: ClientFor) -> None:
     run_id = cancelled_batch(client_for)
     admin = client_for("admin")
     first = admin.get(f"/api/runs/{run_id}/execution/?id=root:1:lines:1").json()
@@ -59,7 +60,9 @@ def test_one_items_view_colors_its_own_path(demo, client_for) -> None:  # type: 
 
 
 @pytest.mark.django_db
-def test_an_unknown_execution_is_a_clear_400_and_a_stranger_gets_404(demo, client_for) -> None:  # type: ignore[no-untyped-def]
+def test_an_unknown_execution_is_a_clear_400_and_a_stranger_gets_404(
+    demo: DemoUsers, client_for: ClientFor
+) -> None:
     run_id = cancelled_batch(client_for)
     admin = client_for("admin")
     missing = admin.get(f"/api/runs/{run_id}/execution/?id=root:1:lines:9")
@@ -72,7 +75,9 @@ def test_an_unknown_execution_is_a_clear_400_and_a_stranger_gets_404(demo, clien
 
 
 @pytest.mark.django_db
-def test_the_tree_says_who_approved_and_what_they_said(demo, client_for) -> None:  # type: ignore[no-untyped-def]
+def test_the_tree_says_who_approved_and_what_they_said(
+    demo: DemoUsers, client_for: ClientFor
+) -> None:
     admin = client_for("admin")
     body = {
         "flow": "invoice-sign-off",
@@ -137,8 +142,8 @@ def item_cut_short_graph() -> dict[str, object]:
 
 @pytest.mark.django_db
 def test_a_row_its_item_left_waiting_reads_cancelled_while_the_foreach_goes_on(
-    demo, client_for
-) -> None:  # type: ignore[no-untyped-def]
+    demo: DemoUsers, client_for: ClientFor
+) -> None:
     publish(client_for("analyst"), "cut-short", item_cut_short_graph())
     admin = client_for("admin")
     run = start(admin, "cut-short", {})

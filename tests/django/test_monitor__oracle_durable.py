@@ -102,7 +102,7 @@ def test_served_colors_executions_and_deltas_of_durable_runs_are_the_oracles(
     live = reading.LiveExecutions(str(run.pk))
     held = last = snapshot(run, live)
     rng = random.Random(seed)
-    moves = []
+    moves: list[str] = []
     for _ in range(10):
         fresh = snapshot(run)
         model = oracle_of(run)

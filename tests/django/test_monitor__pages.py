@@ -3,23 +3,26 @@
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 from django.test import Client
 
 from engine.models import Run
 from tests.django.durable_driver import drain
+from tests.django.fixture_types import ClientFor, DemoUsers
 
 DEMO = Path(__file__).resolve().parents[2] / "designer" / "demo_flows"
 
 
-def page_data(html: str, script_id: str) -> dict:  # type: ignore[type-arg]
+def page_data(html: str, script_id: str) -> dict[str, Any]:
     """Return the JSON a page's json_script wrote under `script_id`."""
     match = re.search(
         rf'<script id="{script_id}" type="application/json">(.*?)</script>', html, re.S
     )
     assert match is not None, f"no #{script_id} in the page"
-    return json.loads(match.group(1))
+    decoded: dict[str, Any] = json.loads(match.group(1))
+    return decoded
 
 
 def start(client: Client, flow: str, input_value: object) -> str:
@@ -34,8 +37,8 @@ def start(client: Client, flow: str, input_value: object) -> str:
 
 @pytest.mark.django_db
 def test_the_runs_page_mounts_the_runs_entry_with_the_viewer_and_published_flows(
-    demo, client_for
-) -> None:  # type: ignore[no-untyped-def]
+    demo: DemoUsers, client_for: ClientFor
+) -> None:
     response = client_for("admin").get("/runs/?start=vendor-payment")
     html = response.content.decode()
     assert response.status_code == 200
@@ -59,7 +62,9 @@ def test_the_runs_page_mounts_the_runs_entry_with_the_viewer_and_published_flows
 
 
 @pytest.mark.django_db
-def test_an_approver_may_start_runs_but_not_administer_them(demo, client_for) -> None:  # type: ignore[no-untyped-def]
+def test_an_approver_may_start_runs_but_not_administer_them(
+    demo: DemoUsers, client_for: ClientFor
+) -> None:
     data = page_data(client_for("finance").get("/runs/").content.decode(), "runs-page")
     assert data["viewer"] == {
         "username": "finance",
@@ -70,7 +75,9 @@ def test_an_approver_may_start_runs_but_not_administer_them(demo, client_for) ->
 
 
 @pytest.mark.django_db
-def test_the_run_view_carries_the_run_and_its_main_graph(demo, client_for) -> None:  # type: ignore[no-untyped-def]
+def test_the_run_view_carries_the_run_and_its_main_graph(
+    demo: DemoUsers, client_for: ClientFor
+) -> None:
     admin = client_for("admin")
     run_id = start(admin, "b-and-d-or-e", {"urgent": True})
     drain(Run.objects.get(pk=run_id))
@@ -92,7 +99,9 @@ def test_the_run_view_carries_the_run_and_its_main_graph(demo, client_for) -> No
 
 
 @pytest.mark.django_db
-def test_the_run_view_carries_every_graph_of_a_run_with_a_subflow(demo, client_for) -> None:  # type: ignore[no-untyped-def]
+def test_the_run_view_carries_every_graph_of_a_run_with_a_subflow(
+    demo: DemoUsers, client_for: ClientFor
+) -> None:
     admin = client_for("admin")
     run_id = start(admin, "vendor-payment", {"vendor": "Acme", "amount": 2000, "new_vendor": False})
     data = page_data(admin.get(f"/runs/{run_id}/").content.decode(), "run-page")
@@ -106,7 +115,9 @@ def test_the_run_view_carries_every_graph_of_a_run_with_a_subflow(demo, client_f
 
 
 @pytest.mark.django_db
-def test_someone_elses_run_is_a_404_and_no_run_is_a_404(demo, client_for) -> None:  # type: ignore[no-untyped-def]
+def test_someone_elses_run_is_a_404_and_no_run_is_a_404(
+    demo: DemoUsers, client_for: ClientFor
+) -> None:
     run_id = start(client_for("admin"), "b-and-d-or-e", {})
     analyst = client_for("analyst")
     assert analyst.get(f"/runs/{run_id}/").status_code == 404
@@ -115,6 +126,8 @@ def test_someone_elses_run_is_a_404_and_no_run_is_a_404(demo, client_for) -> Non
 
 
 @pytest.mark.django_db
-def test_a_published_flow_page_links_to_starting_a_run(demo, client_for) -> None:  # type: ignore[no-untyped-def]
+def test_a_published_flow_page_links_to_starting_a_run(
+    demo: DemoUsers, client_for: ClientFor
+) -> None:
     html = client_for("analyst").get("/flows/b-and-d-or-e/").content.decode()
     assert 'href="/runs/?start=b-and-d-or-e"' in html

@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 from channels.testing import WebsocketCommunicator
 from django.test import Client
+from pytest_django import Settings
 
 from braid.asgi import application
 from designer.models import FlowVersion
@@ -14,6 +15,7 @@ from engine import durable
 from engine.models import Run
 from runs import services
 from tests.django.durable_driver import drain
+from tests.django.fixture_types import ClientFor, DemoUsers
 
 ORIGIN = (b"origin", b"http://127.0.0.1:8000")
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -26,7 +28,9 @@ def start(flow: str, data: dict[str, Any], user: Any = None) -> Run:
     return durable.create_run(graphs, f"{flow} v1", data, version, user)
 
 
-def headers(client: Client | None, origin: tuple[bytes, bytes] = ORIGIN) -> list:  # type: ignore[type-arg]
+def headers(
+    client: Client | None, origin: tuple[bytes, bytes] = ORIGIN
+) -> list[tuple[bytes, bytes]]:
     cookie = (
         []
         if client is None
@@ -53,8 +57,8 @@ async def closed_with(path: str, client: Client | None, **kw: Any) -> Any:
 
 
 def test_a_socket_refuses_the_anonymous_a_foreign_run_an_unknown_run_and_a_wrong_origin(
-    demo, client_for
-) -> None:  # type: ignore[no-untyped-def]
+    demo: DemoUsers, client_for: ClientFor
+) -> None:
     run = start("b-and-d-or-e", {"urgent": True}, demo["admin"])
     path = f"/ws/runs/{run.pk}/"
 
@@ -76,7 +80,9 @@ def test_a_socket_refuses_the_anonymous_a_foreign_run_an_unknown_run_and_a_wrong
     assert wrong_origin in (403, 1000, None)  # the Origin check denies the handshake itself
 
 
-def test_a_run_socket_sends_a_snapshot_then_coalesced_deltas_in_sequence(demo, client_for) -> None:  # type: ignore[no-untyped-def]
+def test_a_run_socket_sends_a_snapshot_then_coalesced_deltas_in_sequence(
+    demo: DemoUsers, client_for: ClientFor
+) -> None:
     run = start("b-and-d-or-e", {"urgent": False}, demo["admin"])
 
     async def scenario() -> tuple[dict[str, Any], list[dict[str, Any]], dict[str, Any]]:
@@ -133,8 +139,8 @@ def test_a_run_socket_sends_a_snapshot_then_coalesced_deltas_in_sequence(demo, c
 
 
 def test_the_runs_socket_counts_runs_and_sends_the_rows_that_changed(
-    demo, client_for, settings
-) -> None:  # type: ignore[no-untyped-def]
+    demo: DemoUsers, client_for: ClientFor, settings: Settings
+) -> None:
     settings.BRAID_LIVE = False  # the first run is there before the socket, unannounced
     start("staged-gathers", {}, demo["analyst"])
     start("staged-gathers", {}, demo["admin"])  # not the analyst's: not counted for them

@@ -22,6 +22,7 @@ from braid.asgi import application
 from braid.routing import websocket_urlpatterns
 from engine.models import Run
 from tests.django.durable_driver import drain
+from tests.django.fixture_types import DemoUsers
 
 pytestmark = pytest.mark.django_db
 
@@ -142,7 +143,7 @@ def test_every_route_has_a_row_in_the_table() -> None:
 
 
 @pytest.fixture
-def clients(demo) -> dict[str, Client]:  # type: ignore[no-untyped-def]
+def clients(demo: DemoUsers) -> dict[str, Client]:
     """A client per role; `nobody` is logged in and in no group."""
     nobody = User.objects.create_user("nobody", password="braid-nobody-pw")
     users = {**demo, "nobody": nobody}
@@ -187,30 +188,30 @@ def test_every_socket_route_has_a_row_in_the_table() -> None:
 
 
 @pytest.mark.django_db(transaction=True)
-def test_each_role_gets_the_tables_answer_on_every_socket(demo) -> None:  # type: ignore[no-untyped-def]
+def test_each_role_gets_the_tables_answer_on_every_socket(demo: DemoUsers) -> None:
     nobody = User.objects.create_user("nobody", password="braid-nobody-pw")
     users = {**demo, "nobody": nobody}
     analyst = Client()
     analyst.force_login(users["analyst"])
     run = start_invoice_run(analyst)
-    cookies = {"anonymous": None}
+    cookies: dict[str, str | None] = {"anonymous": None}
     for role in ROLES[1:]:
         client = Client()
         client.force_login(users[role])
         cookies[role] = client.cookies["sessionid"].value
 
-    async def answer(path: str, session: str | None) -> int | str:
+    async def answer(path: str, session: str | None) -> int | str | None:
         headers = [(b"origin", b"http://127.0.0.1:8000")]
         headers += [] if session is None else [(b"cookie", f"sessionid={session}".encode())]
         socket = WebsocketCommunicator(application, path, headers=headers)
         connected, code = await socket.connect(timeout=5)
         if not connected:
-            return code  # type: ignore[no-any-return]
+            return code
         await socket.receive_json_from(timeout=5)
         await socket.disconnect()
         return OPEN
 
-    async def sweep() -> dict[tuple[str, str], int | str]:
+    async def sweep() -> dict[tuple[str, str], int | str | None]:
         return {
             (template, role): await answer(template.format(run=run.pk), cookies[role])
             for template, _ in SOCKET_ROWS

@@ -2,6 +2,7 @@
 
 import json
 import uuid
+from typing import Any
 
 import pytest
 from django.test import Client
@@ -10,12 +11,13 @@ from designer import services as flows
 from engine.models import Run
 from monitor import reading
 from tests.django.durable_driver import drain
+from tests.django.fixture_types import ClientFor, DemoUsers
 from tests.django.test_durable__retry import FLOW as FAILING_ONCE
 
 INVOICE = {"invoice": {"id": "I-1", "amount": 2, "vendor": "V"}}
 
 
-def post(client: Client, url: str, body: object) -> tuple[int, dict]:  # type: ignore[type-arg]
+def post(client: Client, url: str, body: object) -> tuple[int, dict[str, Any]]:
     """POST JSON; return the status and the JSON answer."""
     response = client.post(url, json.dumps(body), content_type="application/json")
     return response.status_code, response.json()
@@ -30,8 +32,8 @@ def started(client: Client, flow: str, input_value: object = None) -> Run:
 
 @pytest.mark.django_db
 def test_a_cancel_reason_over_500_characters_is_a_400_naming_the_field_and_nothing_changes(
-    demo, client_for
-) -> None:  # type: ignore[no-untyped-def]
+    demo: DemoUsers, client_for: ClientFor
+) -> None:
     admin = client_for("admin")
     run = started(admin, "invoice-sign-off", INVOICE)
     status, body = post(admin, f"/api/runs/{run.pk}/cancel/", {"reason": "x" * 501})
@@ -46,7 +48,9 @@ def test_a_cancel_reason_over_500_characters_is_a_400_naming_the_field_and_nothi
 
 
 @pytest.mark.django_db
-def test_the_cancel_reason_and_its_clock_time_reach_the_monitors_reasons(demo, client_for) -> None:  # type: ignore[no-untyped-def]
+def test_the_cancel_reason_and_its_clock_time_reach_the_monitors_reasons(
+    demo: DemoUsers, client_for: ClientFor
+) -> None:
     admin = client_for("admin")
     run = started(admin, "invoice-sign-off", INVOICE)
     assert post(admin, f"/api/runs/{run.pk}/cancel/", {"reason": "duplicate invoice"})[0] == 202
@@ -66,8 +70,8 @@ def test_the_cancel_reason_and_its_clock_time_reach_the_monitors_reasons(demo, c
 
 @pytest.mark.django_db
 def test_cancelling_a_finished_run_and_retrying_a_run_that_did_not_fail_are_409s(
-    demo, client_for
-) -> None:  # type: ignore[no-untyped-def]
+    demo: DemoUsers, client_for: ClientFor
+) -> None:
     admin = client_for("admin")
     done = started(admin, "b-and-d-or-e", {"urgent": True})
     assert done.status == "completed"
@@ -82,7 +86,9 @@ def test_cancelling_a_finished_run_and_retrying_a_run_that_did_not_fail_are_409s
 
 
 @pytest.mark.django_db
-def test_a_bulk_cancel_answers_each_run_in_the_order_asked(demo, client_for) -> None:  # type: ignore[no-untyped-def]
+def test_a_bulk_cancel_answers_each_run_in_the_order_asked(
+    demo: DemoUsers, client_for: ClientFor
+) -> None:
     admin, analyst = client_for("admin"), client_for("analyst")
     waiting = started(admin, "invoice-sign-off", INVOICE)
     other = started(analyst, "invoice-sign-off", INVOICE)
@@ -110,8 +116,8 @@ def test_a_bulk_cancel_answers_each_run_in_the_order_asked(demo, client_for) -> 
 
 @pytest.mark.django_db
 def test_a_bulk_retry_retries_the_failed_runs_and_refuses_the_others_with_why(
-    demo, client_for
-) -> None:  # type: ignore[no-untyped-def]
+    demo: DemoUsers, client_for: ClientFor
+) -> None:
     flows.import_graph(demo["analyst"], FAILING_ONCE, "retry-me", True)
     admin = client_for("admin")
     failed = started(admin, "retry-me")
@@ -129,7 +135,7 @@ def test_a_bulk_retry_retries_the_failed_runs_and_refuses_the_others_with_why(
 
 
 @pytest.mark.django_db
-def test_only_admins_may_act_in_bulk(demo, client_for) -> None:  # type: ignore[no-untyped-def]
+def test_only_admins_may_act_in_bulk(demo: DemoUsers, client_for: ClientFor) -> None:
     analyst = client_for("analyst")
     run = started(analyst, "invoice-sign-off", INVOICE)
     for user in ("analyst", "finance"):
@@ -156,8 +162,8 @@ def test_only_admins_may_act_in_bulk(demo, client_for) -> None:  # type: ignore[
     ],
 )  # fmt: skip
 def test_a_malformed_bulk_request_is_a_400_naming_each_field_and_touches_no_run(
-    demo, client_for, body, fields
-) -> None:  # type: ignore[no-untyped-def]
+    demo: DemoUsers, client_for: ClientFor, body: dict[str, object], fields: dict[str, str]
+) -> None:
     admin = client_for("admin")
     run = started(admin, "invoice-sign-off", INVOICE)
     status, answer = post(admin, "/api/runs/bulk/", body)
@@ -167,8 +173,8 @@ def test_a_malformed_bulk_request_is_a_400_naming_each_field_and_touches_no_run(
 
 @pytest.mark.django_db
 def test_one_run_spelled_twice_is_acted_on_once_and_the_second_spelling_refused(
-    demo, client_for
-) -> None:  # type: ignore[no-untyped-def]
+    demo: DemoUsers, client_for: ClientFor
+) -> None:
     admin = client_for("admin")
     run = started(admin, "invoice-sign-off", INVOICE)
     ids = [str(run.pk), str(run.pk).upper()]

@@ -2,25 +2,31 @@
 
 import itertools
 import json
+from typing import Any
 
 import pytest
 from django.test import Client
 from django.utils import timezone
+from pytest_django import DjangoAssertNumQueries
 
 from engine.models import NodeState, Run
 from tests.django.durable_driver import drain
+from tests.django.fixture_types import ClientFor, DemoUsers
 
 
-def start(client: Client, flow: str, input_value: object = None) -> dict:  # type: ignore[type-arg]
+def start(client: Client, flow: str, input_value: object = None) -> dict[str, Any]:
     """POST a run and return its JSON."""
     body = {"flow": flow, "input": input_value or {}}
     response = client.post("/api/runs/", json.dumps(body), content_type="application/json")
     assert response.status_code == 201, response.content
-    return response.json()
+    started: dict[str, Any] = response.json()
+    return started
 
 
 @pytest.mark.django_db
-def test_a_started_run_is_stored_running_and_ends_when_advanced(demo, client_for) -> None:  # type: ignore[no-untyped-def]
+def test_a_started_run_is_stored_running_and_ends_when_advanced(
+    demo: DemoUsers, client_for: ClientFor
+) -> None:
     client = client_for("analyst")
     body = start(client, "b-and-d-or-e", {"urgent": True})
     assert (body["flow"], body["version"], body["status"], body["started_by"]) == (
@@ -37,8 +43,8 @@ def test_a_started_run_is_stored_running_and_ends_when_advanced(demo, client_for
 
 @pytest.mark.django_db
 def test_the_tree_gives_rows_and_colors_from_one_select_of_rows(
-    demo, client_for, django_assert_num_queries
-) -> None:  # type: ignore[no-untyped-def]
+    demo: DemoUsers, client_for: ClientFor, django_assert_num_queries: DjangoAssertNumQueries
+) -> None:
     client = client_for("admin")
     body = start(client, "b-and-d-or-e", {"urgent": False})
     drain(Run.objects.get(pk=body["id"]))
@@ -67,8 +73,8 @@ def test_the_tree_gives_rows_and_colors_from_one_select_of_rows(
 
 @pytest.mark.django_db
 def test_the_tree_of_a_run_with_10000_node_rows_is_one_select_of_rows(
-    demo, client_for, django_assert_num_queries
-) -> None:  # type: ignore[no-untyped-def]
+    demo: DemoUsers, client_for: ClientFor, django_assert_num_queries: DjangoAssertNumQueries
+) -> None:
     ids = [f"t{i}" for i in range(10_000)]
     names = ["start", *ids, "done"]
     document = {
@@ -99,7 +105,9 @@ def test_the_tree_of_a_run_with_10000_node_rows_is_one_select_of_rows(
 
 
 @pytest.mark.django_db
-def test_users_see_their_own_runs_and_admins_see_all_with_filters(demo, client_for) -> None:  # type: ignore[no-untyped-def]
+def test_users_see_their_own_runs_and_admins_see_all_with_filters(
+    demo: DemoUsers, client_for: ClientFor
+) -> None:
     analyst, admin = client_for("analyst"), client_for("admin")
     mine = start(analyst, "staged-gathers")
     theirs = start(admin, "b-and-d-or-e", {"urgent": True})
@@ -123,7 +131,9 @@ def test_users_see_their_own_runs_and_admins_see_all_with_filters(demo, client_f
 
 
 @pytest.mark.django_db
-def test_the_list_reads_no_graph_snapshot_or_flow_document(demo, client_for) -> None:  # type: ignore[no-untyped-def]
+def test_the_list_reads_no_graph_snapshot_or_flow_document(
+    demo: DemoUsers, client_for: ClientFor
+) -> None:
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
@@ -142,7 +152,9 @@ def test_the_list_reads_no_graph_snapshot_or_flow_document(demo, client_for) -> 
 
 
 @pytest.mark.django_db
-def test_the_list_shows_each_run_as_the_run_serializer_does(demo, client_for) -> None:  # type: ignore[no-untyped-def]
+def test_the_list_shows_each_run_as_the_run_serializer_does(
+    demo: DemoUsers, client_for: ClientFor
+) -> None:
     from runs.api import RunSerializer
 
     admin = client_for("admin")
@@ -164,7 +176,9 @@ def test_the_list_shows_each_run_as_the_run_serializer_does(demo, client_for) ->
 
 
 @pytest.mark.django_db
-def test_only_admins_cancel_and_a_cancelled_run_stops_waiting(demo, client_for) -> None:  # type: ignore[no-untyped-def]
+def test_only_admins_cancel_and_a_cancelled_run_stops_waiting(
+    demo: DemoUsers, client_for: ClientFor
+) -> None:
     analyst, admin = client_for("analyst"), client_for("admin")
     body = start(analyst, "invoice-sign-off", {"invoice": {"id": "1", "amount": 2, "vendor": "V"}})
     run = drain(Run.objects.get(pk=body["id"]))
@@ -185,7 +199,9 @@ def test_only_admins_cancel_and_a_cancelled_run_stops_waiting(demo, client_for) 
 
 
 @pytest.mark.django_db
-def test_starting_an_unknown_or_unpublished_flow_is_a_clear_400(demo, client_for) -> None:  # type: ignore[no-untyped-def]
+def test_starting_an_unknown_or_unpublished_flow_is_a_clear_400(
+    demo: DemoUsers, client_for: ClientFor
+) -> None:
     client = client_for("analyst")
     response = client.post(
         "/api/runs/", json.dumps({"flow": "nope"}), content_type="application/json"
@@ -199,7 +215,9 @@ def test_starting_an_unknown_or_unpublished_flow_is_a_clear_400(demo, client_for
 
 
 @pytest.mark.django_db
-def test_waiting_on_me_lists_the_runs_with_an_open_approval_for_my_groups(demo, client_for) -> None:  # type: ignore[no-untyped-def]
+def test_waiting_on_me_lists_the_runs_with_an_open_approval_for_my_groups(
+    demo: DemoUsers, client_for: ClientFor
+) -> None:
     admin = client_for("admin")
     invoice = {"invoice": {"id": "I-1", "amount": 5, "vendor": "V"}}
     asking = start(admin, "invoice-sign-off", invoice)
@@ -217,7 +235,9 @@ def test_waiting_on_me_lists_the_runs_with_an_open_approval_for_my_groups(demo, 
 
 
 @pytest.mark.django_db
-def test_writes_gives_the_state_writes_of_a_nodes_lineage_from_the_trace(demo, client_for) -> None:  # type: ignore[no-untyped-def]
+def test_writes_gives_the_state_writes_of_a_nodes_lineage_from_the_trace(
+    demo: DemoUsers, client_for: ClientFor
+) -> None:
     client = client_for("analyst")
     body = start(client, "b-and-d-or-e", {"urgent": False})
     drain(Run.objects.get(pk=body["id"]))
@@ -233,7 +253,9 @@ def test_writes_gives_the_state_writes_of_a_nodes_lineage_from_the_trace(demo, c
 
 
 @pytest.mark.django_db
-def test_writes_of_a_node_without_a_row_or_without_a_node_is_a_json_400(demo, client_for) -> None:  # type: ignore[no-untyped-def]
+def test_writes_of_a_node_without_a_row_or_without_a_node_is_a_json_400(
+    demo: DemoUsers, client_for: ClientFor
+) -> None:
     client = client_for("analyst")
     body = start(client, "b-and-d-or-e", {"urgent": False})
     drain(Run.objects.get(pk=body["id"]))

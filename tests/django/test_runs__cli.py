@@ -3,12 +3,14 @@
 import io
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from django.core.management import call_command
 
 from approvals.models import ApprovalRequest
 from engine.models import NodeState, Run, TraceEvent
+from tests.django.fixture_types import ClientFor, DemoUsers
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "fixtures" / "examples"
 DEMO = Path(__file__).resolve().parents[2] / "designer" / "demo_flows"
@@ -25,17 +27,18 @@ def braid(*args: str) -> tuple[int, str]:
     return 0, out.getvalue()
 
 
-def run_json(*args: str) -> dict:  # type: ignore[type-arg]
+def run_json(*args: str) -> dict[str, Any]:
     """Run a braid command with --json and decode its output."""
     status, output = braid(*args, "--json")
     assert status == 0, output
-    return json.loads(output)
+    decoded: dict[str, Any] = json.loads(output)
+    return decoded
 
 
 @pytest.mark.django_db
 def test_the_batch_example_waits_on_line_two_and_completes_after_finance_approves(
-    demo_users,
-) -> None:  # type: ignore[no-untyped-def]
+    demo_users: DemoUsers,
+) -> None:
     waiting = run_json("run", str(DEMO / "batch-line-approval.json"), "--input", json.dumps(LINES))
     assert waiting["status"] == "waiting"
     assert waiting["nodes"]["review"] == {
@@ -71,7 +74,9 @@ def test_the_batch_example_waits_on_line_two_and_completes_after_finance_approve
 
 
 @pytest.mark.django_db
-def test_a_flow_slug_runs_its_latest_version_and_its_subflow_paths_nest(demo_users) -> None:  # type: ignore[no-untyped-def]
+def test_a_flow_slug_runs_its_latest_version_and_its_subflow_paths_nest(
+    demo_users: DemoUsers,
+) -> None:
     call_command("braid", "demo", stdout=io.StringIO())
     report = run_json(
         "run",
@@ -89,11 +94,12 @@ def test_a_flow_slug_runs_its_latest_version_and_its_subflow_paths_nest(demo_use
     assert report["colors"]["review"] == "skipped"
     assert report["colors"]["refused"] == "skipped"
     assert report["colors"]["assess/done"] == "completed"
-    assert Run.objects.get(pk=report["run"]).flow_version.flow.slug == "vendor-payment"
+    version = Run.objects.get(pk=report["run"]).flow_version
+    assert version is not None and version.flow.slug == "vendor-payment"
 
 
 @pytest.mark.django_db
-def test_the_staged_gathers_demo_completes_with_slot_ordered_writes(demo_users) -> None:  # type: ignore[no-untyped-def]
+def test_the_staged_gathers_demo_completes_with_slot_ordered_writes(demo_users: DemoUsers) -> None:
     report = run_json("run", str(DEMO / "staged-gathers.json"))
     assert (report["status"], report["state"]) == (
         "completed",
@@ -103,7 +109,7 @@ def test_the_staged_gathers_demo_completes_with_slot_ordered_writes(demo_users) 
 
 
 @pytest.mark.django_db
-def test_an_invalid_file_is_refused_with_its_errors_and_stores_no_run(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_an_invalid_file_is_refused_with_its_errors_and_stores_no_run(tmp_path: Path) -> None:
     path = tmp_path / "bad.json"
     path.write_text(json.dumps({"format": "braid.graph/1", "nodes": [], "edges": []}))
     status, output = braid("run", str(path))
@@ -128,8 +134,8 @@ def test_unknown_runs_slugs_and_bad_input_get_clear_errors() -> None:
 
 @pytest.mark.django_db
 def test_the_poll_loop_example_writes_each_iteration_under_its_own_execution_id(
-    demo_users, tmp_path
-) -> None:  # type: ignore[no-untyped-def]
+    demo_users: DemoUsers, tmp_path: Path
+) -> None:
     document = json.loads((EXAMPLES / "poll-loop.json").read_text())
     document["nodes"] = [n for n in document["nodes"] if n["id"] != "pause"]
     document["edges"] = [
@@ -154,7 +160,9 @@ def test_the_poll_loop_example_writes_each_iteration_under_its_own_execution_id(
 
 
 @pytest.mark.django_db
-def test_a_command_line_run_is_listed_to_admins_and_hidden_from_others(client_for) -> None:  # type: ignore[no-untyped-def]
+def test_a_command_line_run_is_listed_to_admins_and_hidden_from_others(
+    client_for: ClientFor,
+) -> None:
     report = run_json("run", str(DEMO / "staged-gathers.json"))
     admin = client_for("admin").get("/api/runs/").json()
     assert [r["id"] for r in admin["results"]] == [report["run"]]
@@ -171,8 +179,8 @@ def requests_of(run_id: str) -> list[tuple[str, str, str, list[str], str, str, s
 
 @pytest.mark.django_db
 def test_an_in_process_run_stores_its_approval_requests_and_closes_each_when_decided(
-    demo_users,
-) -> None:  # type: ignore[no-untyped-def]
+    demo_users: DemoUsers,
+) -> None:
     invoice = {"invoice": {"id": "I-7", "amount": 300, "vendor": "Acme"}}
     waiting = run_json("run", str(DEMO / "invoice-sign-off.json"), "--input", json.dumps(invoice))
     run_id = waiting["run"]

@@ -4,6 +4,7 @@ import datetime as dt
 import io
 import json
 from pathlib import Path
+from typing import Any
 from unittest import mock
 
 import pytest
@@ -13,20 +14,22 @@ from django.utils import timezone
 from approvals.models import ApprovalRequest
 from engine import durable
 from engine.models import PendingEvent, Run, Timer
+from tests.django.fixture_types import DemoUsers
 
 DEMO = Path(__file__).resolve().parents[2] / "designer" / "demo_flows"
 FLOW = str(DEMO / "approval-or-timeout.json")
 INPUT = json.dumps({"item": "desk", "hours": 1})
 
 
-def braid_json(*args: str) -> dict:  # type: ignore[type-arg]
+def braid_json(*args: str) -> dict[str, Any]:
     """Run a braid command with --json; return its decoded output."""
     out = io.StringIO()
     call_command("braid", *args, "--json", stdout=out)
-    return json.loads(out.getvalue())
+    decoded: dict[str, Any] = json.loads(out.getvalue())
+    return decoded
 
 
-def start_waiting() -> tuple[dict, Timer]:  # type: ignore[type-arg]
+def start_waiting() -> tuple[dict[str, Any], Timer]:
     """`braid run` the race with --max-wait 0: it returns waiting, its timer handed over."""
     before = timezone.now()
     report = braid_json("run", FLOW, "--input", INPUT, "--max-wait", "0")
@@ -40,8 +43,8 @@ def start_waiting() -> tuple[dict, Timer]:  # type: ignore[type-arg]
 
 @pytest.mark.django_db
 def test_a_timer_left_by_braid_run_fires_once_after_its_due_time_and_the_run_escalates(
-    demo_users,
-) -> None:  # type: ignore[no-untyped-def]
+    demo_users: DemoUsers,
+) -> None:
     report, timer = start_waiting()
     run = Run.objects.get(pk=report["run"])
     assert run.runtime == "durable"  # handed over, so the sweeper owns the timer now
@@ -72,7 +75,7 @@ def test_a_timer_left_by_braid_run_fires_once_after_its_due_time_and_the_run_esc
 
 
 @pytest.mark.django_db
-def test_a_decision_before_the_timer_wins_and_the_timer_row_goes(demo_users) -> None:  # type: ignore[no-untyped-def]
+def test_a_decision_before_the_timer_wins_and_the_timer_row_goes(demo_users: DemoUsers) -> None:
     report, timer = start_waiting()
 
     decided = braid_json("decide", report["run"], "approve", "--user", "finance", "approve")
@@ -88,7 +91,7 @@ def test_a_decision_before_the_timer_wins_and_the_timer_row_goes(demo_users) -> 
 
 
 @pytest.mark.django_db
-def test_a_run_waiting_on_people_only_stays_in_process(demo_users) -> None:  # type: ignore[no-untyped-def]
+def test_a_run_waiting_on_people_only_stays_in_process(demo_users: DemoUsers) -> None:
     invoice = {"invoice": {"id": "I-1", "amount": 300, "vendor": "Acme"}}
     report = braid_json("run", str(DEMO / "invoice-sign-off.json"), "--input", json.dumps(invoice))
     assert report["status"] == "waiting"
@@ -97,7 +100,7 @@ def test_a_run_waiting_on_people_only_stays_in_process(demo_users) -> None:  # t
 
 
 @pytest.mark.django_db
-def test_the_text_report_says_which_timer_the_sweeper_fires_and_when(demo_users) -> None:  # type: ignore[no-untyped-def]
+def test_the_text_report_says_which_timer_the_sweeper_fires_and_when(demo_users: DemoUsers) -> None:
     out = io.StringIO()
     call_command("braid", "run", FLOW, "--input", INPUT, "--max-wait", "0", stdout=out)
     (timer,) = Timer.objects.all()

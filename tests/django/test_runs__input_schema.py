@@ -9,6 +9,7 @@ from django.core.management import call_command
 
 from approvals.models import ApprovalRequest
 from engine.models import Run
+from tests.django.fixture_types import ClientFor, DemoUsers
 
 DEMO = Path(__file__).resolve().parents[2] / "designer" / "demo_flows"
 WRONG = {"invoice": {"id": "I-1", "amount": "300"}}
@@ -23,7 +24,9 @@ FIELDS = {
 
 
 @pytest.mark.django_db
-def test_the_api_answers_400_naming_the_wrong_fields_and_stores_nothing(demo, client_for) -> None:  # type: ignore[no-untyped-def]
+def test_the_api_answers_400_naming_the_wrong_fields_and_stores_nothing(
+    demo: DemoUsers, client_for: ClientFor
+) -> None:
     response = client_for("analyst").post(
         "/api/runs/",
         json.dumps({"flow": "invoice-sign-off", "input": WRONG}),
@@ -37,7 +40,7 @@ def test_the_api_answers_400_naming_the_wrong_fields_and_stores_nothing(demo, cl
 
 
 @pytest.mark.django_db
-def test_the_api_starts_a_run_whose_input_matches(demo, client_for) -> None:  # type: ignore[no-untyped-def]
+def test_the_api_starts_a_run_whose_input_matches(demo: DemoUsers, client_for: ClientFor) -> None:
     body = {"flow": "invoice-sign-off",
             "input": {"invoice": {"id": "I-1", "amount": 300, "vendor": "Acme"}}}  # fmt: skip
     response = client_for("analyst").post(
@@ -48,7 +51,7 @@ def test_the_api_starts_a_run_whose_input_matches(demo, client_for) -> None:  # 
 
 
 @pytest.mark.django_db
-def test_braid_run_exits_1_with_the_same_message_and_stores_nothing(demo_users) -> None:  # type: ignore[no-untyped-def]
+def test_braid_run_exits_1_with_the_same_message_and_stores_nothing(demo_users: DemoUsers) -> None:
     out = io.StringIO()
     with pytest.raises(SystemExit) as exited:
         call_command(

@@ -2,10 +2,13 @@
 
 import base64
 import re
+from typing import TypedDict
 
 import pytest
 from django.core.management import call_command
 from django.test import Client
+
+from tests.django.fixture_types import ClientFor, DemoUsers
 
 pytestmark = pytest.mark.django_db
 
@@ -18,7 +21,9 @@ PAGES = ["/login/", "/flows/", "/flows/invoice-sign-off/", "/runs/", "/inbox/", 
 
 
 @pytest.mark.parametrize("path", PAGES)
-def test_every_page_sends_the_content_security_policy(demo, client_for, path: str) -> None:  # type: ignore[no-untyped-def]
+def test_every_page_sends_the_content_security_policy(
+    demo: DemoUsers, client_for: ClientFor, path: str
+) -> None:
     client = Client() if path == "/login/" else client_for("admin")
     response = client.get(path)
     assert response.status_code in (200, 503)  # healthz: 503 without the worker thread
@@ -26,14 +31,16 @@ def test_every_page_sends_the_content_security_policy(demo, client_for, path: st
 
 
 @pytest.mark.parametrize("path", PAGES[:-1])
-def test_no_page_has_an_inline_script(demo, client_for, path: str) -> None:  # type: ignore[no-untyped-def]
+def test_no_page_has_an_inline_script(demo: DemoUsers, client_for: ClientFor, path: str) -> None:
     client = Client() if path == "/login/" else client_for("admin")
     html = client.get(path).content.decode()
     scripts = re.findall(r"<script\b[^>]*>", html)
     assert [tag for tag in scripts if "src=" not in tag and "application/json" not in tag] == []
 
 
-def test_the_api_docs_are_served_locally_without_inline_script(demo, client_for) -> None:  # type: ignore[no-untyped-def]
+def test_the_api_docs_are_served_locally_without_inline_script(
+    demo: DemoUsers, client_for: ClientFor
+) -> None:
     response = client_for("analyst").get("/api/docs/")
     html = response.content.decode()
     assert response.status_code == 200
@@ -49,13 +56,19 @@ def test_the_api_docs_need_a_login() -> None:
     assert response.status_code in (401, 403)
 
 
-def basic(username: str, password: str) -> dict[str, str]:
+class BasicAuth(TypedDict):
+    """The WSGI header of a Basic-auth API call, as the test client's keyword argument."""
+
+    HTTP_AUTHORIZATION: str
+
+
+def basic(username: str, password: str) -> BasicAuth:
     """Return the header of a Basic-auth API call."""
     token = base64.b64encode(f"{username}:{password}".encode()).decode()
     return {"HTTP_AUTHORIZATION": f"Basic {token}"}
 
 
-def test_five_failed_logins_lock_the_user_out_of_the_login_page(demo) -> None:  # type: ignore[no-untyped-def]
+def test_five_failed_logins_lock_the_user_out_of_the_login_page(demo: DemoUsers) -> None:
     client = Client()
     for _ in range(4):
         failed = client.post("/login/", {"username": "analyst", "password": "wrong"})
@@ -71,7 +84,7 @@ def test_five_failed_logins_lock_the_user_out_of_the_login_page(demo) -> None:  
     assert (unlocked.status_code, unlocked["Location"]) == (302, "/flows/")
 
 
-def test_failed_basic_auth_locks_the_api_out_with_a_json_403(demo) -> None:  # type: ignore[no-untyped-def]
+def test_failed_basic_auth_locks_the_api_out_with_a_json_403(demo: DemoUsers) -> None:
     client = Client()
     for _ in range(4):
         assert client.get("/api/flows/", **basic("analyst", "wrong")).status_code in (401, 403)

@@ -1,14 +1,16 @@
 """A production-style environment passes Django's deployment checks; defaults are safe."""
 
 import stat
+from pathlib import Path
 
 import pytest
+from django.contrib.auth.models import User
 from django.test import Client
 
 from tests.processes import base_env, manage
 
 
-def test_check_deploy_reports_no_issues_with_a_production_environment(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_check_deploy_reports_no_issues_with_a_production_environment(tmp_path: Path) -> None:
     env = base_env(
         DJANGO_SECRET_KEY="x7Qv!m2#Lp9@zR4$wK8^tN6&yB3*cF5(hJ1)dG0-sA_eU+iO=oP",
         DJANGO_ALLOWED_HOSTS="braid.example.com",
@@ -19,7 +21,9 @@ def test_check_deploy_reports_no_issues_with_a_production_environment(tmp_path) 
     assert output.strip() == "System check identified no issues (0 silenced)."
 
 
-def test_without_a_secret_key_one_is_made_once_in_var_readable_by_the_owner_only(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_without_a_secret_key_one_is_made_once_in_var_readable_by_the_owner_only(
+    tmp_path: Path,
+) -> None:
     env = base_env(BRAID_VAR_DIR=str(tmp_path))
     env.pop("DJANGO_SECRET_KEY", None)
     script = "from django.conf import settings; print(settings.SECRET_KEY)"
@@ -31,7 +35,7 @@ def test_without_a_secret_key_one_is_made_once_in_var_readable_by_the_owner_only
     assert stat.S_IMODE(key_file.stat().st_mode) == 0o600
 
 
-def test_debug_is_off_unless_django_debug_is_1(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_debug_is_off_unless_django_debug_is_1(tmp_path: Path) -> None:
     env = base_env(BRAID_VAR_DIR=str(tmp_path))
     env.pop("DJANGO_DEBUG", None)
     script = "from django.conf import settings; print(settings.DEBUG)"
@@ -48,7 +52,5 @@ def test_a_missing_page_lists_no_url_patterns(client: Client) -> None:
     assert b"api/" not in response.content
 
 
-def _user():  # type: ignore[no-untyped-def]
-    from django.contrib.auth.models import User
-
+def _user() -> User:
     return User.objects.create(username="someone")

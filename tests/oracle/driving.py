@@ -45,7 +45,8 @@ DEMO = Path(__file__).resolve().parents[2] / "designer" / "demo_flows"
 
 def demo(name: str) -> dict[str, Any]:
     """Return a demo flow's document."""
-    return json.loads((DEMO / f"{name}.json").read_text())
+    document: dict[str, Any] = json.loads((DEMO / f"{name}.json").read_text())
+    return document
 
 
 @dataclass
@@ -66,11 +67,11 @@ class RetryingDriver(Driver):
 
     def send(self, event: Event) -> list[Command]:
         """Step, keeping the state before an action failure that fails the run."""
-        failing = isinstance(event, ActionFailed)
+        failing = event if isinstance(event, ActionFailed) else None
         before = json.loads(json.dumps(self.state.to_json())) if failing else None
         commands = super().send(event)
-        if before is not None and self.state.status.value == "failed":
-            self.redrive = (before, event.key)  # type: ignore[attr-defined]
+        if failing and before is not None and self.state.status.value == "failed":
+            self.redrive = (before, failing.key)
         return commands
 
     def retry(self) -> list[Command]:
@@ -136,16 +137,22 @@ def walk_colors(driver: Driver) -> dict[str, str]:
     # What the product's tree reads beside the rows: the frames the trace says were cut,
     # and rows of an earlier round of a loop still running in another item.
     loops = frozenset().union(*(loops_of(graph) for graph in driver.graphs.values()))
-    extra = {
-        "cut_rows": rows_cut_short(driver.trace, driver.rows),
-        "older_rows": rows_in_older_rounds(
-            driver.trace, older_round_candidates(driver.rows, loops)
-        ),
-    }
-    whole = explain(driver.graphs, driver.rows, status, ended, **extra)
+    cut_rows = rows_cut_short(driver.trace, driver.rows)
+    older_rows = rows_in_older_rounds(driver.trace, older_round_candidates(driver.rows, loops))
+    whole = explain(
+        driver.graphs, driver.rows, status, ended, cut_rows=cut_rows, older_rows=older_rows
+    )
     found = {}
     for path, verdict in whole.items():
-        single = explain_node(driver.graphs, driver.rows, status, path, ended, **extra)
+        single = explain_node(
+            driver.graphs,
+            driver.rows,
+            status,
+            path,
+            ended,
+            cut_rows=cut_rows,
+            older_rows=older_rows,
+        )
         assert single is not None and single.color == verdict.color, (path, verdict, single)
         found[path] = verdict.color.value
     return found

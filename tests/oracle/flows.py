@@ -98,7 +98,8 @@ class Builder:
         """Draw one block wired from `into`; return its exits."""
         kinds = LEAVES + (SCOPES if depth > 0 else [])
         kind = self.draw(st.sampled_from(kinds))
-        return getattr(self, f"block_{kind}")(depth, into)
+        exits: list[Exit] = getattr(self, f"block_{kind}")(depth, into)
+        return exits
 
     def leaf(self, into: list[Exit], kind: str, **config: Any) -> str:
         """Add a node and wire `into` to it."""

@@ -51,6 +51,13 @@ ROOT = "root:1"
 MAIN = "main"
 
 
+def whole(event: Trace, name: str) -> int:
+    """Return a whole-number field of a trace's detail: an attempt, an iteration's number."""
+    value = event.detail[name]
+    assert isinstance(value, int), (event.event, name, value)
+    return value
+
+
 class Color(StrEnum):
     """What the monitor shows for one node."""
 
@@ -239,11 +246,11 @@ class Model:
         self.now.live.clear()
 
     def on_action_dispatched(self, event: Trace, path: str, eid: str) -> None:
-        self.now.attempts[(path, eid)] = int(event.detail["attempt"])  # type: ignore[arg-type]
+        self.now.attempts[(path, eid)] = whole(event, "attempt")
         self.record(path, eid, Color.RUNNING, Live.WORKING)
 
     def on_action_failed(self, event: Trace, path: str, eid: str) -> None:
-        attempt = int(event.detail["attempt"])  # type: ignore[arg-type]
+        attempt = whole(event, "attempt")
         self.checkpoints[(path, eid, attempt)] = copy.deepcopy(self.now)
         self.now.attempts[(path, eid)] = attempt
         self.record(path, eid, Color.FAILED, None)
@@ -252,11 +259,11 @@ class Model:
         self.now.live[(path, eid)] = Live.SUSPENDED
 
     def on_action_redriven(self, event: Trace, path: str, eid: str) -> None:
-        attempt = int(event.detail["attempt"]) - 1  # type: ignore[arg-type]
+        attempt = whole(event, "attempt") - 1
         self.now = copy.deepcopy(self.checkpoints[(path, eid, attempt)])
 
     def on_frame_retried(self, event: Trace, path: str, eid: str) -> None:
-        self.now.attempts[(path, eid)] = int(event.detail["attempt"])  # type: ignore[arg-type]
+        self.now.attempts[(path, eid)] = whole(event, "attempt")
         self.record(path, eid, Color.RUNNING, Live.BLOCKED)
 
     def on_paused(self, event: Trace, path: str, eid: str) -> None:
@@ -334,7 +341,7 @@ class Model:
         owner = parent_of(eid)
         self.iteration_over(path, owner)
         self.owner_running(path, eid)
-        self.now.iterations[(path, owner)] = int(event.detail["number"])  # type: ignore[arg-type]
+        self.now.iterations[(path, owner)] = whole(event, "number")
         self.start(eid, Kind.ITERATION, path)
 
     def on_race_won(self, event: Trace, path: str, eid: str) -> None:

@@ -8,7 +8,7 @@ by its class, where the walk is known to be wrong today, so it flips when it is 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,7 +22,7 @@ START, END = {"id": "start", "type": "start"}, {"id": "end", "type": "end"}
 
 
 def document(
-    nodes: list[dict[str, Any]], edges: list[tuple[str, ...]], **state: str
+    nodes: list[dict[str, Any]], edges: Sequence[tuple[str, ...]], **state: str
 ) -> dict[str, Any]:
     """Build a flow: edges are (source, target[, outcome[, branch]]); `item`/`body`..."""
     built = []
@@ -65,7 +65,7 @@ def batch_cancelled_while_items_wait() -> RetryingDriver:
     return driver
 
 
-LOOP_BODY = [
+LOOP_BODY: list[dict[str, Any]] = [
     {"id": "loop", "type": "loop", "while": "state.c < 3", "max_iterations": 3},
     {"id": "tick", "type": "set", "values": {"c": "1"}},
     {"id": "first", "type": "if", "condition": "state.c == 1"},
@@ -95,7 +95,7 @@ def loop_cancelled_in_second_round() -> RetryingDriver:
 
 def loop_failing_at_its_limit() -> RetryingDriver:
     """(c) a loop that fails at max_iterations (no `exhausted` edge) after 3 rounds."""
-    nodes = [
+    nodes: list[dict[str, Any]] = [
         {"id": "loop", "type": "loop", "while": "state.c < 9", "max_iterations": 3},
         {"id": "tick", "type": "set", "values": {"c": "1"}},
         {"id": "work", "type": "task", "action": "noop"},
@@ -107,7 +107,7 @@ def loop_failing_at_its_limit() -> RetryingDriver:
     return driver
 
 
-RACE = [
+RACE: list[dict[str, Any]] = [
     {"id": "race", "type": "race", "branches": ["fast", "slow"]},
     {"id": "quick", "type": "task", "action": "noop"},
     {"id": "prep", "type": "set", "values": {"log": "['prep']"}},
@@ -156,7 +156,7 @@ def foreach_of_no_items_then_a_task() -> RetryingDriver:
 
 def task_waiting_for_its_retry() -> RetryingDriver:
     """A task whose first attempt failed waits for its second (retry with backoff)."""
-    nodes = [
+    nodes: list[dict[str, Any]] = [
         {"id": "flaky", "type": "task", "action": "flaky", "params": {"succeed_on": 2},
          "retry": {"max_attempts": 2, "backoff_s": 10}},
         {"id": "next", "type": "task", "action": "noop"},
@@ -170,7 +170,7 @@ def task_waiting_for_its_retry() -> RetryingDriver:
 
 def subflow_retried_after_its_failure() -> RetryingDriver:
     """A subflow's task failed the run; the run was retried: the task runs again."""
-    nodes = [
+    nodes: list[dict[str, Any]] = [
         {"id": "call", "type": "subflow", "flow": "leaf", "output": {"log": "log"}},
         {"id": "after", "type": "task", "action": "noop"},
     ]
@@ -202,7 +202,7 @@ def retry_after_a_step_that_went_on_past_the_failure() -> RetryingDriver:
 def nested_loop_idle_in_a_later_round() -> RetryingDriver:
     """An outer loop's first round ran the inner loop once (`mark`); its second round ran
     the inner loop no iteration; the run completed."""
-    nodes = [
+    nodes: list[dict[str, Any]] = [
         {"id": "outer", "type": "loop", "while": "state.c < 2", "max_iterations": 2},
         {"id": "tick", "type": "set", "values": {"c": "1"}},
         {"id": "inner", "type": "loop", "while": "state.c == 1 && state.n == 0",
@@ -217,7 +217,7 @@ def nested_loop_idle_in_a_later_round() -> RetryingDriver:
 
 def nested_loop_running_in_a_later_item() -> RetryingDriver:
     """Item 1 ran the inner loop and `after`; item 2's inner loop runs `work`."""
-    nodes = [
+    nodes: list[dict[str, Any]] = [
         {"id": "each", "type": "foreach", "items": "[1, 2]", "as": "x", "concurrency": 1},
         {"id": "inner", "type": "loop", "while": "true", "max_iterations": 1},
         {"id": "work", "type": "task", "action": "noop"},
@@ -233,7 +233,8 @@ def nested_loop_running_in_a_later_item() -> RetryingDriver:
 
 def loop_in_a_foreach_item_in_its_second_round() -> RetryingDriver:
     """The loop of `a live loop in a later round`, as the body of a one-item foreach."""
-    nodes = [*LOOP_BODY, {"id": "each", "type": "foreach", "items": "[1]", "as": "x"}]
+    each = {"id": "each", "type": "foreach", "items": "[1]", "as": "x"}
+    nodes: list[dict[str, Any]] = [*LOOP_BODY, each]
     edges = [("start", "each"), ("each", "loop", "item"), *LOOP_EDGES[1:-1],
              ("loop", "each", "done"), ("each", "end", "done")]  # fmt: skip
     driver = RetryingDriver(document(nodes, edges, c="sum", log="append"))
@@ -244,7 +245,7 @@ def loop_in_a_foreach_item_in_its_second_round() -> RetryingDriver:
 def item_failed_while_its_race_waits() -> RetryingDriver:
     """Item 1 of a `skip` foreach: `work` fails its race while `ask` waits in the other
     branch; the item fails, the foreach goes on, item 2 waits at `gate`."""
-    nodes = [
+    nodes: list[dict[str, Any]] = [
         {"id": "each", "type": "foreach", "items": "[1, 2]", "as": "x", "concurrency": 1,
          "on_item_failure": "skip"},
         {"id": "gate", "type": "approval", "groups": ["g"], "policy": "any"},
@@ -265,7 +266,7 @@ def item_failed_while_its_race_waits() -> RetryingDriver:
 
 def race_lost_in_an_earlier_item() -> RetryingDriver:
     """Item 1's race was won by `work` while `slow` ran; item 2 runs `pre`, upstream."""
-    nodes = [
+    nodes: list[dict[str, Any]] = [
         {"id": "each", "type": "foreach", "items": "[1, 2]", "as": "x", "concurrency": 2},
         {"id": "race", "type": "race", "branches": ["a", "b"]},
         {"id": "pre", "type": "task", "action": "noop"},
@@ -283,7 +284,7 @@ def race_lost_in_an_earlier_item() -> RetryingDriver:
 
 def running_row_below_a_loop_in_an_earlier_item() -> RetryingDriver:
     """Item 1 runs `slow`; item 2 runs `pre`, upstream; a loop with no round is above both."""
-    nodes = [
+    nodes: list[dict[str, Any]] = [
         {"id": "each", "type": "foreach", "items": "[1, 2]", "as": "x", "concurrency": 2},
         {"id": "idle", "type": "loop", "while": "false", "max_iterations": 1},
         {"id": "round", "type": "set", "values": {}},
@@ -300,7 +301,7 @@ def running_row_below_a_loop_in_an_earlier_item() -> RetryingDriver:
 
 def race_lost_in_a_loop_round_that_may_repeat() -> RetryingDriver:
     """Round 1 of 2: `quick` won the race before `slow` started; `hold` waits."""
-    nodes = [
+    nodes: list[dict[str, Any]] = [
         {"id": "loop", "type": "loop", "while": "state.c < 2", "max_iterations": 2},
         {"id": "tick", "type": "set", "values": {"c": "1"}},
         {"id": "race", "type": "race", "branches": ["a", "b"]},
@@ -317,7 +318,7 @@ def race_lost_in_a_loop_round_that_may_repeat() -> RetryingDriver:
 
 def foreach_whose_items_all_passed_a_node() -> RetryingDriver:
     """Both items of a foreach were admitted, took `check`'s false and run `work`."""
-    nodes = [
+    nodes: list[dict[str, Any]] = [
         {"id": "each", "type": "foreach", "items": "[1, 2]", "as": "x", "concurrency": 2},
         {"id": "check", "type": "if", "condition": "false"},
         {"id": "note", "type": "set", "values": {}},
@@ -332,7 +333,7 @@ def foreach_whose_items_all_passed_a_node() -> RetryingDriver:
 def loop_cancelled_after_a_fork_passed_an_empty_foreach() -> RetryingDriver:
     """A loop round forked; branch a passed a foreach of no items; the gather fired and
     `after` runs; the run is cancelled."""
-    nodes = [
+    nodes: list[dict[str, Any]] = [
         {"id": "loop", "type": "loop", "while": "true", "max_iterations": 2},
         {"id": "split", "type": "fork", "branches": ["a", "b"]},
         {"id": "each", "type": "foreach", "items": "[]", "as": "x"},
@@ -359,7 +360,7 @@ def loop_cancelled_after_a_fork_passed_an_empty_foreach() -> RetryingDriver:
 
 def loop_cancelled_in_a_later_round_after_a_foreach() -> RetryingDriver:
     """Round 1 ran a foreach of one item, `work` and `after`; round 2 runs `work`; cancel."""
-    nodes = [
+    nodes: list[dict[str, Any]] = [
         {"id": "loop", "type": "loop", "while": "true", "max_iterations": 2},
         {"id": "each", "type": "foreach", "items": "[1]", "as": "x"},
         {"id": "body", "type": "set", "values": {}},
@@ -378,7 +379,7 @@ def loop_cancelled_in_a_later_round_after_a_foreach() -> RetryingDriver:
 
 def race_lost_while_an_attempt_waits_for_its_retry() -> RetryingDriver:
     """`flaky` failed attempt 1 and waits for attempt 2 when `work` wins the race."""
-    nodes = [
+    nodes: list[dict[str, Any]] = [
         {"id": "race", "type": "race", "branches": ["a", "b"]},
         {"id": "flaky", "type": "task", "action": "flaky", "params": {"succeed_on": 2},
          "retry": {"max_attempts": 2, "backoff_s": 10}},
@@ -398,7 +399,7 @@ def race_lost_while_an_attempt_waits_for_its_retry() -> RetryingDriver:
 def loop_failed_inside_a_collected_item() -> RetryingDriver:
     """A foreach (collect) item's loop forked; `work` failed, so the loop failed, the item
     failed, the foreach completed and the run goes on at `later`; `ask` was waiting."""
-    nodes = [
+    nodes: list[dict[str, Any]] = [
         {"id": "each", "type": "foreach", "items": "[1]", "as": "x",
          "on_item_failure": "collect", "errors": "errors"},
         {"id": "loop", "type": "loop", "while": "true", "max_iterations": 1},

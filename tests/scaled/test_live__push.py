@@ -5,6 +5,7 @@ browser's socket on Daphne through channels-redis)."""
 
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -22,21 +23,21 @@ def sign_off(base_url: str) -> None:
         client.login(user, f"braid-{user}")
         status, page = client.get_json("/api/approvals/")
         assert status == 200, page
-        for request in page["results"]:  # type: ignore[index]
+        for request in page["results"]:
             status, body = client.post_json(
                 f"/api/approvals/{request['id']}/decide/", {"decision": "approve"}
             )
             assert status == 202, body
 
 
-def watch_an_invoice_sign_off(base_url: str, idle_s: float = 0) -> list[dict]:  # type: ignore[type-arg]
+def watch_an_invoice_sign_off(base_url: str, idle_s: float = 0) -> list[dict[str, Any]]:
     """Start an invoice run as admin, watch it while finance and legal approve (after the
     socket has been idle for idle_s seconds)."""
     admin = Browserless(base_url)
     admin.login("admin", "braid-admin")
     status, run = admin.post_json("/api/runs/", {"flow": "invoice-sign-off", "input": INVOICE})
     assert status == 201, run
-    run_id = run["id"]  # type: ignore[index]
+    run_id = run["id"]
     waiting = watch_run(admin, run_id, until="waiting")
     assert waiting[0]["type"] == "snapshot"
 
@@ -47,7 +48,7 @@ def watch_an_invoice_sign_off(base_url: str, idle_s: float = 0) -> list[dict]:  
     return watch_run(admin, run_id, until="completed", then=later)
 
 
-def assert_colors_went_from_waiting_to_completed(messages: list[dict]) -> None:  # type: ignore[type-arg]
+def assert_colors_went_from_waiting_to_completed(messages: list[dict[str, Any]]) -> None:
     snapshot, deltas = messages[0], messages[1:]
     assert snapshot["type"] == "snapshot" and snapshot["status"] == "waiting"
     assert snapshot["colors"]["fin"] == "waiting" and snapshot["colors"]["leg"] == "waiting"

@@ -4,6 +4,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import psycopg
 import pytest
@@ -41,7 +42,7 @@ def test_healthz_sees_postgresql_redis_and_both_worker_processes(
     assert report["checks"]["workers"] == {"ok": True, "detail": "2 worker(s)"}
 
 
-def wait_for_workers(client: Browserless, expected: int) -> tuple[int, dict]:  # type: ignore[type-arg]
+def wait_for_workers(client: Browserless, expected: int) -> tuple[int, dict[str, Any]]:
     """Poll /healthz until the expected number of workers answer, for up to 60 s."""
     deadline = time.monotonic() + 60
     while True:

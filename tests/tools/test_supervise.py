@@ -26,8 +26,12 @@ class Lines:
         self.seen: list[str] = []
         assert process.stdout is not None
         stream = process.stdout
-        threading.Thread(target=lambda: [self.queue.put(b.decode()) for b in stream],
-                         daemon=True).start()  # fmt: skip
+
+        def read() -> None:
+            for line in stream:
+                self.queue.put(line.decode())
+
+        threading.Thread(target=read, daemon=True).start()
 
     def wait_for(self, pattern: str, seconds: float = 20) -> re.Match[str]:
         """Return the first new line matching the pattern; fail after `seconds`."""
