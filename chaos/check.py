@@ -14,89 +14,115 @@ FINAL_ROW_EVENTS = ("node.completed", "node.failed")
 def check(chaos: Any, planned: list[PlannedRun], traffic: Any) -> dict[str, Any]:
     """Check every invariant on every run; return the counts and the first examples."""
     from django.db import connection
-    from django.utils import timezone
 
-    from approvals.models import ApprovalRequest
-    from engine import leases
-    from engine.models import Dispatch, PendingEvent, Run, Timer, TraceEvent
-    from monitor import reading
+    from engine.models import Run
 
     connection.close()  # a fault may have ended the driver's connection
-    now = timezone.now()
     runs = list(Run.objects.all())
     by_number: dict[int, list[Run]] = {}
     for run in runs:
         number = int(str((run.input or {}).get("salt", "x.-1")).split(".")[1])
         by_number.setdefault(number, []).append(run)
-    examples: dict[str, list[str]] = {}
-
-    def note(kind: str, text: str) -> None:
-        examples.setdefault(kind, [])
-        if len(examples[kind]) < 5:
-            examples[kind].append(text)
-
-    lost = stuck = unleased = duplicates = mismatches = trace_regressions = 0
+    found = Findings()
     for plan in planned:
         if plan.number not in by_number:
-            lost += 1
-            note("lost", f"run {plan.number} ({plan.slug}) has no row")
-    alive = set(leases.alive_names().values_list("name", flat=True))
+            found.note("lost", f"run {plan.number} ({plan.slug}) has no row")
     for run in runs:
-        run_id = str(run.pk)
-        unapplied = PendingEvent.objects.filter(run=run, applied_at=None).count()
-        open_dispatches = Dispatch.objects.filter(run=run, completed_at=None)
-        open_approvals = ApprovalRequest.objects.filter(run=run, status="open").count()
-        future_timers = Timer.objects.filter(run=run, due_at__gt=now).count()
-        if run.status not in TERMINAL:
-            explained = run.status == "waiting" and (open_approvals or future_timers)
-            if not explained:
-                stuck += 1
-                note("stuck", f"{run_id} {run.label} {run.status}: {unapplied} unapplied events, "
-                              f"{open_dispatches.count()} open actions")  # fmt: skip
-                if not (unapplied or open_dispatches.exists() or Timer.objects.filter(run=run)):
-                    lost += 1
-                    note("lost", f"{run_id} {run.status} with nothing left that could move it")
-        trace = list(TraceEvent.objects.filter(run=run).order_by("seq"))
-        tasks = {t.node for t in trace if t.event == "action.dispatched"}
-        for path, color in reading.run_tree(run)["colors"].items():
-            if color != "running" or path not in tasks:
-                continue  # a foreach, loop or subflow runs while what it holds runs
-            live = [d for d in open_dispatches if d.command.get("node") == path
-                    and d.claimed_by in alive]  # fmt: skip
-            if not live:
-                unleased += 1
-                note("unleased", f"{run_id} {path} shows running with no live lease")
-        seen = Counter((t.node, t.execution_id, t.detail.get("attempt"))
-                       for t in trace if t.event in COMPLETIONS)  # fmt: skip
-        for key, count in seen.items():
-            if count > 1:
-                duplicates += count - 1
-                note("duplicates", f"{run_id} {key} completed {count} times")
-        trace_regressions += audit_rows(run, trace, note)
-        problems = compare(run)
-        if problems:
-            mismatches += 1
-            note("mismatches", f"{run_id} {run.label}: " + " | ".join(problems)[:1500])
-    statuses = Counter(run.status for run in runs)
+        found.check_run(run)
     return {
-        "statuses": dict(statuses),
+        "statuses": dict(Counter(run.status for run in runs)),
         "start_retries": traffic.start_retries,
         "decisions": traffic.decisions,
         "row_samples": traffic.samples,
         "longest_without_lease_s": round(traffic.longest_orphan_s, 1),
         "invariants": {
-            "lost runs": lost,
-            "stuck runs": stuck,
-            "running without a live lease": unleased + len(traffic.orphans_over_limit),
-            "duplicate completions": duplicates,
-            "oracle mismatches": mismatches,
+            "lost runs": found.counts["lost"],
+            "stuck runs": found.counts["stuck"],
+            "running without a live lease": found.counts["unleased"]
+            + len(traffic.orphans_over_limit),
+            "duplicate completions": found.counts["duplicates"],
+            "oracle mismatches": found.counts["mismatches"],
             "row regressions seen live": len(traffic.regressions),
-            "row regressions in the trace": trace_regressions,
+            "row regressions in the trace": found.counts["trace regressions"],
             "runs started twice": len(runs) - len(by_number),
         },
         "orphans": sorted(traffic.orphans_over_limit),
-        "examples": {**examples, "live regressions": traffic.regressions[:5]},
+        "examples": {**found.examples, "live regressions": traffic.regressions[:5]},
     }
+
+
+class Findings:
+    """What the checks found: a count per kind, and the first five examples of each."""
+
+    def __init__(self) -> None:
+        from django.utils import timezone
+
+        from engine import leases
+
+        self.counts: Counter[str] = Counter()
+        self.examples: dict[str, list[str]] = {}
+        self.now = timezone.now()
+        self.alive = set(leases.alive_names().values_list("name", flat=True))
+
+    def note(self, kind: str, text: str, count: int = 1) -> None:
+        """Count `count` of a kind, keeping the text as an example while there are few."""
+        self.counts[kind] += count
+        examples = self.examples.setdefault(kind, [])
+        if len(examples) < 5:
+            examples.append(text)
+
+    def check_run(self, run: Any) -> None:
+        """Check one run's invariants."""
+        from engine.models import Dispatch, TraceEvent
+
+        open_dispatches = Dispatch.objects.filter(run=run, completed_at=None)
+        self.check_moving(run, open_dispatches)
+        trace = list(TraceEvent.objects.filter(run=run).order_by("seq"))
+        self.check_leased(run, trace, list(open_dispatches))
+        seen = Counter((t.node, t.execution_id, t.detail.get("attempt"))
+                       for t in trace if t.event in COMPLETIONS)  # fmt: skip
+        for key, count in seen.items():
+            if count > 1:
+                self.note("duplicates", f"{run.pk} {key} completed {count} times", count - 1)
+        self.counts["trace regressions"] += audit_rows(run, trace, self.note_example)
+        problems = compare(run)
+        if problems:
+            self.note("mismatches", f"{run.pk} {run.label}: " + " | ".join(problems)[:1500])
+
+    def note_example(self, kind: str, text: str) -> None:
+        """Keep an example whose count its finder returns."""
+        self.note(kind, text, count=0)
+
+    def check_moving(self, run: Any, open_dispatches: Any) -> None:
+        """A run not finished waits on a person or a timer, or it is stuck; stuck with
+        nothing that could move it, it is lost."""
+        from approvals.models import ApprovalRequest
+        from engine.models import PendingEvent, Timer
+
+        if run.status in TERMINAL:
+            return
+        open_approvals = ApprovalRequest.objects.filter(run=run, status="open").count()
+        future_timers = Timer.objects.filter(run=run, due_at__gt=self.now).count()
+        if run.status == "waiting" and (open_approvals or future_timers):
+            return
+        unapplied = PendingEvent.objects.filter(run=run, applied_at=None).count()
+        self.note("stuck", f"{run.pk} {run.label} {run.status}: {unapplied} unapplied events, "
+                           f"{open_dispatches.count()} open actions")  # fmt: skip
+        if not (unapplied or open_dispatches.exists() or Timer.objects.filter(run=run)):
+            self.note("lost", f"{run.pk} {run.status} with nothing left that could move it")
+
+    def check_leased(self, run: Any, trace: list[Any], open_dispatches: list[Any]) -> None:
+        """A task shown running has an open action a live worker holds."""
+        from monitor import reading
+
+        tasks = {t.node for t in trace if t.event == "action.dispatched"}
+        for path, color in reading.run_tree(run)["colors"].items():
+            if color != "running" or path not in tasks:
+                continue  # a foreach, loop or subflow runs while what it holds runs
+            live = [d for d in open_dispatches if d.command.get("node") == path
+                    and d.claimed_by in self.alive]  # fmt: skip
+            if not live:
+                self.note("unleased", f"{run.pk} {path} shows running with no live lease")
 
 
 def audit_rows(run: Any, trace: list[Any], note: Any) -> int:

@@ -94,17 +94,7 @@ def main(argv: list[str] | None = None) -> int:
     markers = chaos.var_dir / "crash-markers"
     markers.mkdir(exist_ok=True)
     (markers / "advance.after_commit").touch()  # disarmed until a fault deletes it
-    # Fast recovery, so that a few minutes hold many faults: a silent worker is dead after
-    # 3 s, the sweeper runs every second, an unclaimed message is re-sent after 10 s.
-    extra = {"BRAID_SWEEP_INTERVAL_S": "1", "BRAID_SWEEP_STALE_S": "10",
-             "BRAID_LEASE_BEAT_S": "0.5", "BRAID_LEASE_DEAD_S": "3",
-             "BRAID_CRASH_AT": "advance.after_commit", "BRAID_CRASH_MARKERS": str(markers),
-             "BRAID_DUPLICATE_EVERY": str(args.duplicate_every or ""), "BRAID_LIVE": "0",
-             "BRAID_LOG_LEVEL": "WARNING",
-             # The crash-loop guard counts every worker death in the middle of a run's step;
-             # chaos kills a process every few seconds, so three unrelated deaths in one
-             # run's steps are common here (docs/reliability.md: "Found by chaos").
-             "BRAID_STEP_MAX_ATTEMPTS": "8"}  # fmt: skip
+    extra = worker_settings(markers, args.duplicate_every)
     os.environ.update(DATABASE_URL=database_url, REDIS_URL=redis_url,
                       DJANGO_SETTINGS_MODULE="braid.settings", BRAID_VAR_DIR=str(chaos.var_dir),
                       DJANGO_HTTPS="0", **{k: v for k, v in extra.items() if "CRASH" not in k
@@ -125,18 +115,38 @@ def main(argv: list[str] | None = None) -> int:
             redis.kill()
     failed = any(summary.get("invariants", {"setup": 1}).values())
     if not failed and not args.keep:
-        from django.db import connections
-
-        connections.close_all()
-        import psycopg
-
-        from chaos.cluster import admin_url
-
-        with psycopg.connect(admin_url(args.postgres_url), autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')
+        drop_database(args.postgres_url, database)
     if args.json:
         Path(args.json).write_text(json.dumps(summary, indent=2))
     return 1 if failed else 0
+
+
+def worker_settings(markers: Path, duplicate_every: int | None) -> dict[str, str]:
+    """Return the workers' settings: fast recovery, armed crash markers, duplicate sends."""
+    # Fast recovery, so that a few minutes hold many faults: a silent worker is dead after
+    # 3 s, the sweeper runs every second, an unclaimed message is re-sent after 10 s.
+    return {"BRAID_SWEEP_INTERVAL_S": "1", "BRAID_SWEEP_STALE_S": "10",
+            "BRAID_LEASE_BEAT_S": "0.5", "BRAID_LEASE_DEAD_S": "3",
+            "BRAID_CRASH_AT": "advance.after_commit", "BRAID_CRASH_MARKERS": str(markers),
+            "BRAID_DUPLICATE_EVERY": str(duplicate_every or ""), "BRAID_LIVE": "0",
+            "BRAID_LOG_LEVEL": "WARNING",
+            # The crash-loop guard counts every worker death in the middle of a run's step;
+            # chaos kills a process every few seconds, so three unrelated deaths in one
+            # run's steps are common here (docs/reliability.md: "Found by chaos").
+            "BRAID_STEP_MAX_ATTEMPTS": "8"}  # fmt: skip
+
+
+def drop_database(postgres_url: str, database: str) -> None:
+    """Drop the run's database once it passed (a failed one is kept to look at)."""
+    from django.db import connections
+
+    connections.close_all()
+    import psycopg
+
+    from chaos.cluster import admin_url
+
+    with psycopg.connect(admin_url(postgres_url), autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')
 
 
 def exercise(chaos: Chaos, cluster: Cluster, redis: Redis | None, counts: dict[str, int],
