@@ -20,7 +20,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from approvals import audit, notify, services
+from approvals import audit, notify, refusals, services
 from approvals.context import request_context
 from approvals.models import ApprovalRequest, ApprovalStatus, EventKind
 from engine.core.events import Decision
@@ -227,7 +227,7 @@ class CountSerializer(serializers.Serializer[Any]):
     overdue = serializers.IntegerField()
 
 
-def refusal(refused: services.DecisionRefused) -> Response:
+def refusal(refused: refusals.DecisionRefused) -> Response:
     """Return a refusal as `{code, detail}` with its status."""
     return Response({"code": refused.code, "detail": str(refused)}, status=refused.http_status)
 
@@ -366,7 +366,7 @@ class ApprovalViewSet(
                 approval, caller(request), Decision(answer["decision"]), answer["comment"],
                 answer.get("execution_id"),
             )  # fmt: skip
-        except services.DecisionRefused as refused:
+        except refusals.DecisionRefused as refused:
             return refusal(refused)
         context = self.with_history([approval])
         return Response(ApprovalSerializer(approval, context=context).data, status=202)
@@ -422,7 +422,7 @@ class ApprovalViewSet(
         answer = form.validated_data
         try:
             services.delegate(approval, caller(request), answer["to"], answer["comment"])
-        except services.DecisionRefused as refused:
+        except refusals.DecisionRefused as refused:
             return refusal(refused)
         return Response(ApprovalSerializer(approval, context=self.with_history([approval])).data)
 
@@ -444,7 +444,7 @@ class ApprovalViewSet(
         answer = form.validated_data
         try:
             services.reassign(approval, caller(request), answer["to"], answer["comment"])
-        except services.DecisionRefused as refused:
+        except refusals.DecisionRefused as refused:
             return refusal(refused)
         return Response(ApprovalSerializer(approval, context=self.with_history([approval])).data)
 

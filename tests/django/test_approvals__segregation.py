@@ -10,7 +10,7 @@ from django.contrib.auth.models import Group, User
 from django.core.management import call_command
 from django.test import Client
 
-from approvals import services
+from approvals import refusals, services
 from approvals.models import ApprovalEvent, ApprovalRequest
 from engine.models import Run
 from runs import services as run_services
@@ -70,11 +70,11 @@ def both(people: dict[str, User], client_for: ClientFor) -> Run:
     return start(client_for("analyst"), "both-groups", {"amount": 7})
 
 
-def hand_over(approval_pk: int, user: User, to: str) -> services.DecisionRefused | None:
+def hand_over(approval_pk: int, user: User, to: str) -> refusals.DecisionRefused | None:
     """Delegate through the service; return the refusal (None when it was taken)."""
     try:
         services.delegate(ApprovalRequest.objects.get(pk=approval_pk), user, to)
-    except services.DecisionRefused as refused:
+    except refusals.DecisionRefused as refused:
         return refused
     return None
 

@@ -8,7 +8,7 @@ import pytest
 from django.contrib.auth.models import User
 
 from approvals.models import ApprovalRequest
-from approvals.services import AlreadyDecided
+from approvals.refusals import AlreadyDecided
 from designer.demo import demo_documents
 from engine import durable
 from engine.core.events import Decision

@@ -11,7 +11,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from approvals.models import ApprovalRequest, ApprovalStatus
-from approvals.services import DecisionRefused, decide_request
+from approvals.refusals import DecisionRefused
+from approvals.services import decide_request
 from designer.models import FlowVersion
 from engine import durable
 from engine.core.events import Decision

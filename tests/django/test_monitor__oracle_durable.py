@@ -17,7 +17,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from approvals.models import ApprovalRequest, ApprovalStatus
-from approvals.services import DecisionRefused, decide_request, delegate
+from approvals.refusals import DecisionRefused
+from approvals.services import decide_request, delegate
 from engine import durable
 from engine.core.events import Decision
 from engine.models import Run
