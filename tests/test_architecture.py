@@ -237,3 +237,44 @@ def test_imports_inside_functions_and_under_type_checking_are_counted() -> None:
     )
     names = set(imported_names(ast.parse(source), "runs.api", is_package=False))
     assert {"engine.models", "runs.services", "approvals.models"} <= names
+
+
+# ------------------------------------------------------------------ sizes
+
+MODULE_MAX_LINES = 700
+FUNCTION_MAX_LINES = 60
+
+
+def oversized(name: str, source: str) -> list[str]:
+    """Return what in one module is over the house's sizes: the module past 700 lines, and
+    each function or method past 60 (decorators and docstring included)."""
+    found = []
+    lines = source.count("\n")
+    if lines > MODULE_MAX_LINES:
+        found.append(f"{name}: {lines} lines")
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+            length = (node.end_lineno or node.lineno) - first + 1
+            if length > FUNCTION_MAX_LINES:
+                found.append(f"{name}.{node.name} (line {node.lineno}): {length} lines")
+    return found
+
+
+def test_no_product_module_is_over_700_lines_and_no_function_over_60() -> None:
+    found = [
+        problem
+        for name, path in product_modules().items()
+        if ".migrations." not in f".{name}."
+        for problem in oversized(name, path.read_text())
+    ]
+    assert not found, "\n" + "\n".join(found)
+
+
+def test_the_size_check_names_a_long_module_and_a_long_function() -> None:
+    body = "\n".join(f"    x{n} = {n}" for n in range(61))
+    source = f"@decorated\ndef long():\n{body}\n" + "\n" * 700
+    assert oversized("made.up", source) == [
+        "made.up: 763 lines",
+        "made.up.long (line 2): 63 lines",
+    ]
