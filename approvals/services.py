@@ -35,13 +35,13 @@ from approvals.models import (
     NoticeReason,
 )
 from braid.auth import Role, group_names, has_role
-from engine import durable
 from engine.core import graph as g
 from engine.core import seats
 from engine.core.events import ApprovalDecided, Decision
 from engine.core.runtime import EventRefused, OpenApproval, choose_approval
 from engine.core.scheduler import approval_outcome
 from engine.models import Run, Runtime
+from engine.runtime import clock, inbox
 
 User = AbstractBaseUser | AnonymousUser
 # What a listing reads with each request: its run's flow, version and starter, and its assignee.
@@ -437,9 +437,9 @@ def decide_request(
                 f"the approval at {approval.node} is already decided by "
                 f"{', '.join(sorted(votes))}; the run is applying it"
             )
-        event = ApprovalDecided(at=durable.now_text(), key=approval.key, user=username,
+        event = ApprovalDecided(at=clock.now_text(), key=approval.key, user=username,
                                 groups=groups, decision=decision, comment=comment)  # fmt: skip
-        durable.submit(str(run.pk), inbox_key, event)
+        inbox.submit(str(run.pk), inbox_key, event)
         approval.decided_by = sorted({*approval.decided_by, username})
         approval.save(update_fields=["decided_by"])
         audit.record(EventKind.DECIDED, approval, username, decision=decision.value,

@@ -39,7 +39,7 @@ def after_task(**_: Any) -> None:
 @worker_init.connect
 def note_capacity(sender: Any, **_: Any) -> None:
     """Tell the leases which worker this is and how many tasks it runs at once, before a
-    prefork worker forks its pool (its processes inherit it); engine.durable sizes the
+    prefork worker forks its pool (its processes inherit it); engine.runtime.outbox sizes the
     chunks of a wide fan-out by it."""
     from engine import leases
 

@@ -312,7 +312,7 @@ BRAID_TEST_RUN_TIMEOUT_S = float(os.environ.get("BRAID_TEST_RUN_TIMEOUT_S", "10"
 BRAID_TEST_RUN_MAX_STEPS = int(os.environ.get("BRAID_TEST_RUN_MAX_STEPS", "10000"))
 
 # A step that killed its worker process this many times fails its run with the reason,
-# instead of being redelivered and resumed forever (engine.durable.begin_step).
+# instead of being redelivered and resumed forever (engine.runtime.attempts.begin_step).
 BRAID_STEP_MAX_ATTEMPTS = int(os.environ.get("BRAID_STEP_MAX_ATTEMPTS", "3"))
 
 # Live push to the monitor's sockets after each committed step (engine/live.py). Off only

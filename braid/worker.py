@@ -30,7 +30,7 @@ def sweep_forever(interval_s: float, stop: threading.Event) -> None:
     """
     from django.db import close_old_connections
 
-    from engine.durable import sweep
+    from engine.runtime.sweep import sweep
 
     while not stop.wait(interval_s):
         try:

@@ -33,11 +33,12 @@ from braid.permissions import ALL, Act, Allowed, scope
 from braid.schema import RefusalSerializer
 from designer.documents import NUL_REFUSED, holds_nul
 from designer.models import FlowVersion
-from engine import durable, services
+from engine import services
 from engine.core.events import RunStatus
 from engine.core.inputs import InputRejected
 from engine.core.values import loads_strict
 from engine.models import Run
+from engine.runtime import runs as durable
 
 
 class RunSerializer(serializers.ModelSerializer):

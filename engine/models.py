@@ -95,7 +95,7 @@ class Run(models.Model):
 
 
 class NodeState(models.Model):
-    """A node row (CONTRACT §3): written only by the fenced upsert in engine/store.py."""
+    """A node row (CONTRACT §3): written only by the fenced upsert (engine/runtime/fence.py)."""
 
     # The unique (run, node) index serves lookups by run; a second index on run alone
     # would only cost every inserted row.

@@ -3,14 +3,18 @@
 import collections
 import json
 import random
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from django.utils import timezone
 
-from engine import durable, tasks
+from engine import tasks
+from engine.core.runtime import ManualClock
 from engine.core.state import RunState
 from engine.models import Dispatch, PendingEvent, Run, Timer
-from engine.store import DjangoStore
+from engine.runtime import clock, step
+from engine.runtime.store import DjangoStore
 
 
 def drain(run: Run, repeat_deliveries: int = 1, max_rounds: int = 500) -> Run:
@@ -21,7 +25,7 @@ def drain(run: Run, repeat_deliveries: int = 1, max_rounds: int = 500) -> Run:
     for _ in range(max_rounds):
         progressed = False
         for _ in range(repeat_deliveries):
-            progressed |= durable.advance(str(run.pk)) > 0
+            progressed |= step.advance(str(run.pk)) > 0
         for dispatch in Dispatch.objects.filter(run=run, completed_at=None).order_by("id"):
             for _ in range(repeat_deliveries):
                 tasks.run_actions([dispatch.pk])
@@ -31,6 +35,15 @@ def drain(run: Run, repeat_deliveries: int = 1, max_rounds: int = 500) -> Run:
             break
     run.refresh_from_db()
     return run
+
+
+@contextmanager
+def stopped_clock() -> Iterator[ManualClock]:
+    """Run the block on a clock stopped at the wall clock's now: the runtime's time moves
+    only when the test sleeps on it (`clock.sleep(seconds)`), and timers come due at once."""
+    with clock.use_clock(ManualClock(timezone.now())) as stopped:
+        assert isinstance(stopped, ManualClock)
+        yield stopped
 
 
 def fire_next_timer(run: Run, repeat_deliveries: int) -> bool:
@@ -44,14 +57,14 @@ def fire_next_timer(run: Run, repeat_deliveries: int) -> bool:
     timer = Timer.objects.filter(run=run).order_by("due_at").first()
     if timer is None:
         return False
-    Timer.objects.filter(pk=timer.pk).update(due_at=timezone.now())
+    Timer.objects.filter(pk=timer.pk).update(due_at=clock.now())
     for _ in range(repeat_deliveries):
         tasks.fire_timer(str(run.pk), timer.key)
     return True
 
 
 class Processes(collections.OrderedDict[str, tuple[int, RunState]]):
-    """Stands in for `durable._STATES`: the cached states of several worker processes.
+    """Stands in for `state_cache._STATES`: the cached states of several worker processes.
 
     Each step takes its run's state out of the cache of a process drawn at random and puts
     the state it committed back into that process's cache, as when the step's events land

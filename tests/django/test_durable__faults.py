@@ -2,18 +2,19 @@
 
 import pytest
 
-from engine import durable
+from engine.core import scheduler
 from engine.core.events import ActionCompleted
 from engine.models import PendingEvent
+from engine.runtime import runs, step
+from engine.runtime.store import DjangoStore
 from engine.services import resolve_graphs
-from engine.store import DjangoStore
 from tests.django.durable_driver import drain
 from tests.django.test_durable__dispatch import fork_of
 
 
 @pytest.mark.django_db
 def test_an_unreadable_inbox_event_is_skipped_and_the_run_goes_on() -> None:
-    run = durable.create_run(resolve_graphs(fork_of(2)), "fork", {})
+    run = runs.create_run(resolve_graphs(fork_of(2)), "fork", {})
     PendingEvent.objects.create(run=run, key="junk", event={"kind": "nonsense", "at": "now"})
     run = drain(run)
     assert (run.status, run.state) == ("completed", {"hits": 2})
@@ -24,15 +25,15 @@ def test_an_unreadable_inbox_event_is_skipped_and_the_run_goes_on() -> None:
 def test_an_engine_error_fails_the_run_closed_instead_of_failing_the_step_forever(
     monkeypatch,
 ) -> None:  # type: ignore[no-untyped-def]
-    real_step = durable.step
+    real_step = scheduler.step
 
     def broken_step(state, event, pick=None):  # type: ignore[no-untyped-def]
         if isinstance(event, ActionCompleted):
             raise RuntimeError("boom")
         return real_step(state, event, pick)
 
-    monkeypatch.setattr(durable, "step", broken_step)
-    run = durable.create_run(resolve_graphs(fork_of(2)), "fork", {})
+    monkeypatch.setattr(scheduler, "step", broken_step)
+    run = runs.create_run(resolve_graphs(fork_of(2)), "fork", {})
     run = drain(run)
     first = f"{run.pk}|t0|root:1:split.b0:1|1"
     assert (run.status, run.error) == (
@@ -40,6 +41,6 @@ def test_an_engine_error_fails_the_run_closed_instead_of_failing_the_step_foreve
         f"internal error applying action.completed {first}: RuntimeError('boom')",
     )
     assert PendingEvent.objects.filter(run=run, applied_at=None).count() == 0
-    assert durable.advance(str(run.pk)) == 0
+    assert step.advance(str(run.pk)) == 0
     snapshot = DjangoStore().load(str(run.pk)).snapshot
     assert snapshot["status"] == "failed" and snapshot["frames"] == []

@@ -8,11 +8,12 @@ from django.test import Client
 
 from approvals.models import ApprovalRequest
 from designer import services as flows
-from engine import durable, services
+from engine import services
 from engine.actions import ACTIONS
 from engine.core.events import Decision
 from engine.core.runtime import perform
 from engine.models import Dispatch, NodeState, Run, TraceEvent
+from engine.runtime import clock, outbox, results, step
 from tests.django.durable_driver import drain
 
 
@@ -114,14 +115,14 @@ def test_a_retry_reopens_the_requests_the_failure_closed_and_keeps_a_decision_it
         "/api/runs/", json.dumps({"flow": "retry-signed"}), content_type="application/json"
     ).json()
     run_id = body["id"]
-    durable.advance(run_id)  # asks finance and dispatches the flaky action
+    step.advance(run_id)  # asks finance and dispatches the flaky action
     dispatch = Dispatch.objects.get(run_id=run_id)
-    failure = perform(ACTIONS, durable.action_command(dispatch.command), run_id, durable.now_text)
-    durable.record_results([(dispatch, failure)])  # the failure is recorded, not yet applied
+    failure = perform(ACTIONS, outbox.action_command(dispatch.command), run_id, clock.now_text)
+    results.record_results([(dispatch, failure)])  # the failure is recorded, not yet applied
     sign = ApprovalRequest.objects.get(run_id=run_id)
     # finance decides before the failure is applied; the failed run then refuses it
     services.decide(run_id, "sign", demo_users["finance"], Decision.APPROVE)
-    durable.advance(run_id)
+    step.advance(run_id)
     sign.refresh_from_db()
     assert (Run.objects.get(pk=run_id).status, sign.status, sign.outcome) == (
         "failed", "closed",

@@ -13,9 +13,10 @@ from hypothesis import strategies as st
 from approvals.models import ApprovalRequest, ApprovalStatus
 from approvals.services import DecisionRefused, decide_request
 from designer.models import FlowVersion
-from engine import durable, services
+from engine import services
 from engine.core.events import Decision
 from engine.models import Run
+from engine.runtime import runs
 from monitor import deltas, reading
 from tests.core.test_colors__walks import DEMOS
 from tests.django.durable_driver import drain
@@ -42,7 +43,7 @@ def start_demo(name: str, data: dict[str, Any]) -> Run:
     """Start a durable run of a published demo flow, as the analyst."""
     version = FlowVersion.objects.filter(flow__slug=name).order_by("-number").first()
     assert version is not None
-    return durable.create_run(services.resolve_graphs(version.graph), name, data, version,
+    return runs.create_run(services.resolve_graphs(version.graph), name, data, version,
                               User.objects.get(username="analyst"))  # fmt: skip
 
 
@@ -63,7 +64,7 @@ def step(run: Run, rng: random.Random) -> bool:
             except DecisionRefused:
                 continue
     elif move == "cancel":
-        durable.cancel(run, "admin", "chaos")
+        runs.cancel(run, "admin", "chaos")
     drain(run)
     return True
 

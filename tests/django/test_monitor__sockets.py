@@ -10,8 +10,9 @@ from django.test import Client
 
 from braid.asgi import application
 from designer.models import FlowVersion
-from engine import durable, services
+from engine import services
 from engine.models import Run
+from engine.runtime import runs
 from tests.django.durable_driver import drain
 
 ORIGIN = (b"origin", b"http://127.0.0.1:8000")
@@ -22,7 +23,7 @@ def start(flow: str, data: dict[str, Any], user: Any = None) -> Run:
     version = FlowVersion.objects.filter(flow__slug=flow).order_by("-number").first()
     assert version is not None
     graphs = services.resolve_graphs(version.graph)
-    return durable.create_run(graphs, f"{flow} v1", data, version, user)
+    return runs.create_run(graphs, f"{flow} v1", data, version, user)
 
 
 def headers(client: Client | None, origin: tuple[bytes, bytes] = ORIGIN) -> list:  # type: ignore[type-arg]

@@ -5,7 +5,7 @@ from collections.abc import Callable
 
 import pytest
 
-from engine.store import DjangoStore
+from engine.runtime.store import DjangoStore
 from tests.core.store_contract import CONTRACT
 
 
