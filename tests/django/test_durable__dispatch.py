@@ -541,7 +541,7 @@ def test_a_wide_forks_chunk_finds_its_dispatches_by_id_not_among_all_open_ones()
     run = runs.create_run(resolve_graphs(fork_of(1)), "fork", {})
     now = timezone.now()
 
-    def outbox(count: int, first: int) -> list[int]:
+    def write_outbox(count: int, first: int) -> list[int]:
         rows = Dispatch.objects.bulk_create(
             Dispatch(run=run, key=f"k{first + i}", command={"key": f"k{first + i}"},
                      created_at=now)
@@ -551,11 +551,11 @@ def test_a_wide_forks_chunk_finds_its_dispatches_by_id_not_among_all_open_ones()
 
     def chunk() -> None:
         for first in range(0, 12, 2):  # planned while the outbox holds a few rows
-            outbox.claim(outbox(1, first))
+            outbox.claim(write_outbox(1, first))
             results.record_results([(records.DispatchRow(pk, run.pk, "k", {}),
                                      ActionCompleted(at=clock.now_text(), key=f"k{pk}"))
-                                    for pk in outbox(1, first + 1)])  # fmt: skip
-        ids = outbox(3000, 12)[::10]
+                                    for pk in write_outbox(1, first + 1)])  # fmt: skip
+        ids = write_outbox(3000, 12)[::10]
         claimed, _ = outbox.claim(ids)
         assert [row.pk for row in claimed] == ids
         results.record_results([(row, ActionCompleted(at=clock.now_text(), key=row.key))
