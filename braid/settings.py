@@ -352,7 +352,7 @@ BRAID_SWEEP_INTERVAL_S = float(os.environ.get("BRAID_SWEEP_INTERVAL_S", "5"))
 # duplicate message that finds the action done).
 BRAID_SWEEP_STALE_S = float(os.environ.get("BRAID_SWEEP_STALE_S", "30"))
 # Each process that runs actions beats its lease this often; an action claimed by a
-# process silent for BRAID_LEASE_DEAD_S is sent again at the next sweep (engine/leases.py).
+# process silent for BRAID_LEASE_DEAD_S is sent again at the next sweep (engine/runtime/leases.py).
 BRAID_LEASE_BEAT_S = float(os.environ.get("BRAID_LEASE_BEAT_S", "2"))
 BRAID_LEASE_DEAD_S = float(os.environ.get("BRAID_LEASE_DEAD_S", "8"))
 # The engine's statements on PostgreSQL (a step's lock and writes, node rows, claims,

@@ -13,7 +13,7 @@ from celery.worker import WorkController
 from django.conf import settings
 
 from braid.celery import app as celery_app
-from engine import leases
+from engine.runtime import leases
 
 _lock = threading.Lock()
 _worker: WorkController | None = None

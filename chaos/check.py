@@ -17,8 +17,8 @@ def check(chaos: Any, planned: list[PlannedRun], traffic: Any) -> dict[str, Any]
     from django.utils import timezone
 
     from approvals.models import ApprovalRequest
-    from engine import leases
     from engine.models import Dispatch, PendingEvent, Run, Timer, TraceEvent
+    from engine.runtime import leases
     from monitor import reading
 
     connection.close()  # a fault may have ended the driver's connection

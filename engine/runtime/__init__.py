@@ -23,5 +23,6 @@ Where things live:
 - transport.py: how messages leave (Celery's is registered by engine.apps).
 - observers.py: the run-observer hook the apps above register on (approvals).
 - clock.py: the runtime's clock (the wall clock unless a test sets another).
+- leases.py: worker leases (which processes are alive), and writes left to the next beat.
 - records.py: the rows passed between these parts.
 """

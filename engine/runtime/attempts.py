@@ -10,8 +10,8 @@ from collections.abc import Sequence
 from django.conf import settings
 from django.db.models import F
 
-from engine import leases
 from engine.models import Run
+from engine.runtime import leases
 from engine.runtime.backends import backend
 from engine.runtime.records import Begun, InboxRow
 

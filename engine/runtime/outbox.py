@@ -8,10 +8,10 @@ from typing import Any
 from django.conf import settings
 from django.db import DatabaseError
 
-from engine import leases
 from engine.core.events import RunAction
 from engine.faults import duplicate_now
 from engine.models import Dispatch, Run
+from engine.runtime import leases
 from engine.runtime.backends import backend
 from engine.runtime.records import DispatchRow
 from engine.runtime.transport import transport

@@ -9,12 +9,11 @@ from collections.abc import Sequence
 from django.conf import settings
 from django.db import connection, transaction
 
-from engine import leases
 from engine.actions import ACTIONS
 from engine.core.events import Event
 from engine.core.runtime import perform
 from engine.faults import crash_point
-from engine.runtime import clock, step
+from engine.runtime import clock, leases, step
 from engine.runtime.backends import backend
 from engine.runtime.inbox import has_pending, lock_and_take
 from engine.runtime.outbox import action_command, claim, release

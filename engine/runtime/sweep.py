@@ -6,9 +6,8 @@ import datetime as dt
 from django.conf import settings
 from django.db.models import Q
 
-from engine import leases
 from engine.models import Dispatch, PendingEvent, Timer
-from engine.runtime import clock, observers
+from engine.runtime import clock, leases, observers
 from engine.runtime.outbox import publish
 from engine.runtime.timers import fire
 from engine.runtime.transport import transport

@@ -10,11 +10,22 @@ import pytest
 from celery.signals import before_task_publish
 from django.utils import timezone
 
-from engine import leases, tasks
+from engine import tasks
 from engine.core.events import ActionCompleted
 from engine.core.runtime import ManualClock
 from engine.models import Dispatch, PendingEvent, Run, WorkerLease
-from engine.runtime import attempts, clock, inbox, outbox, records, results, runs, step, sweep
+from engine.runtime import (
+    attempts,
+    clock,
+    inbox,
+    leases,
+    outbox,
+    records,
+    results,
+    runs,
+    step,
+    sweep,
+)
 from engine.runtime.transport import use_transport
 from engine.services import resolve_graphs
 from tests.django.durable_driver import drain

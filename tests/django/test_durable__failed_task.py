@@ -12,9 +12,9 @@ import pytest
 from django.db import OperationalError
 from django.utils import timezone
 
-from engine import leases, tasks
+from engine import tasks
 from engine.models import Dispatch, WorkerLease
-from engine.runtime import attempts, results, runs, step, sweep
+from engine.runtime import attempts, leases, results, runs, step, sweep
 from engine.services import resolve_graphs
 from tests.django.test_durable__dispatch import fork_of
 

@@ -11,13 +11,12 @@ from typing import Any
 from django.db import connection, transaction
 from django.db.models import F, Model
 
-from engine import leases
 from engine.core.events import Event, RunAction, RunStatus, Trace
 from engine.core.parts import GONE, SnapshotDelta
 from engine.core.rows import NodeRow
 from engine.core.values import dumps
 from engine.models import Dispatch, PartChange, PendingEvent, Run, RunPart, TraceEvent
-from engine.runtime import clock
+from engine.runtime import clock, leases
 from engine.runtime.fence import ROWS_PER_STATEMENT, fenced_upsert_sql
 from engine.runtime.part_changes import logged_keys
 from engine.runtime.records import RUN_COLUMNS, Begun, DispatchRow, InboxRow

@@ -15,13 +15,12 @@ import psycopg
 from django.conf import settings
 from django.db import connection
 
-from engine import leases
 from engine.core.events import Event, RunAction, RunStatus, Trace, WriteRow
 from engine.core.parts import GONE, SnapshotDelta
 from engine.core.rows import NodeRow
 from engine.core.values import dumps
 from engine.models import PendingEvent, Run, RunPart
-from engine.runtime import clock
+from engine.runtime import clock, leases
 from engine.runtime.backends import postgresql_sql as sql
 from engine.runtime.backends.portable import PortableBackend, from_row, run_key
 from engine.runtime.fence import collapse
