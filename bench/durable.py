@@ -8,15 +8,15 @@ demo flows and measures, in this order:
 1. in this process, before any worker starts: database round trips per node step (the
    tasks' own code called from here under `connection.execute_wrapper`), the snapshot's size
    and cost against the number of frames, and the physical limit (raw psycopg 3 conditional
-   UPDATEs against `engine.store.write_rows` at the same batch sizes), and a foreach of 1,000
-   approvals decided one by one through `engine.services.decide` (first vs last 100);
+   UPDATEs against `engine.runtime.store.write_rows` at the same batch sizes), and a foreach
+   of 1,000 approvals decided one by one through `engine.services.decide` (first vs last 100);
 2. on two `celery -A braid worker --concurrency=2` processes (one with `--beat`): runs/s of
    the demo flows without approvals, node steps/s, the latency from an action's completion
    to the next action's dispatch on a chain of noop tasks, and a wide fork into one gather;
 3. with those stopped, on two `celery -A bench.durable worker --concurrency=2` processes: a
    raw Celery chord of as many no-op tasks and a raw Celery chain, over the same Redis.
 
-Runs are created in this process with `engine.durable.create_run`, whose transaction
+Runs are created in this process with `engine.runtime.runs.create_run`, whose transaction
 publishes `advance_run` on commit. Every process started here is stopped at the end, also
 on errors. This module is also the raw peer's Celery app (`app`), so it must stay importable
 without Django.
@@ -2001,8 +2001,9 @@ METHODS: dict[str, list[str]] = {
         "",
         "Raw: psycopg 3 on its own connection, `UPDATE bench_nodes SET status, status_detail "
         "WHERE run_id AND node_id AND status_detail <= %s` on a table with the same key. "
-        "Braid: `engine.store.write_rows(run_id, rows)` (the fenced `INSERT … ON CONFLICT DO "
-        "UPDATE … WHERE`) on engine_nodestate, outside a transaction for 1 row/tx, inside "
+        "Braid: `engine.runtime.store.write_rows(run_id, rows)` (the fenced `INSERT … ON "
+        "CONFLICT DO UPDATE … WHERE`) on engine_nodestate, outside a transaction for 1 row/tx, "
+        "inside "
         "`transaction.atomic()` for 100 rows/tx. Every write lands (same id, running). "
         "Each path is warmed up once, then the paths are timed in turns, one repetition of "
         "each per round, so that a passing disturbance (a checkpoint, an autovacuum) falls "

@@ -914,7 +914,7 @@ def render_tree(part: dict[str, Any], results: dict[str, Any]) -> list[str]:
              "Through Django's handler in the bench process (the SELECTs, the walk, the "
              "JSON), logged in as the admin; every subject once per round, in interleaved "
              "rounds. The fork and the foreach are durable runs started with "
-             "`runs.create_run` and driven to the end in this process by "
+             "`engine.runtime.runs.create_run` and driven to the end in this process by "
              "`step.advance` and `results.run_actions` "
              f"({part['fork_s']:.1f} s and {part['foreach_s']:.1f} s). Targets: "
              f"tree/ under {WALK_TARGET_MS} ms, executions/ under {EXECUTIONS_TARGET_MS} "
