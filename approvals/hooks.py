@@ -1,14 +1,28 @@
 """What happens around a request opening and closing, whichever runtime opened or closed it:
-the audit entries (approvals/audit.py), in the engine's own transaction, a live inbox
-update after it commits (approvals/live.py), and, for a new request, emails to the people
-who may decide it after it commits (approvals/notify.py)."""
+the request rows, the audit entries (approvals/audit.py), in the engine's own transaction,
+a live inbox update after it commits (approvals/live.py), and, for a new request, emails
+to the people who may decide it after it commits (approvals/notify.py).
 
-from collections.abc import Sequence
+The engine calls these through its run-observer hook (engine/runtime/observers.py), on
+which ApprovalsConfig.ready() registers ApprovalsObserver.
+"""
+
+import datetime as dt
+from collections.abc import Mapping, Sequence
+
+from django.db.models import Case, Value, When
 
 from approvals import live, notify
 from approvals.audit import Entry, append
-from approvals.models import ApprovalRequest, EventKind
+from approvals.models import ApprovalRequest, ApprovalStatus, EventKind
+from approvals.services import record_expired
+from engine.core.events import RequestApproval
 from engine.core.graph import Outcome
+from engine.core.runtime import parse_time
+from engine.core.timestamps import format_timestamp
+from engine.runtime import clock
+
+ROWS_PER_STATEMENT = 500
 
 DECIDED = frozenset({Outcome.APPROVED.value, Outcome.REJECTED.value})
 
@@ -47,3 +61,72 @@ def reopened(requests: Sequence[ApprovalRequest], by: str) -> None:
     append(
         [Entry(EventKind.REOPENED, r, actor=by, detail={"reason": "run retried"}) for r in requests]
     )
+
+
+class ApprovalsObserver:
+    """The approvals app on the engine's run-observer hook (engine.runtime.observers)."""
+
+    def approvals_requested(self, run_id: str, requests: Sequence[RequestApproval]) -> None:
+        """Store the new requests and audit them, 500 at a time; a stored key is left as it is."""
+        for start in range(0, len(requests), ROWS_PER_STATEMENT):
+            open_requests(run_id, requests[start : start + ROWS_PER_STATEMENT])
+
+    def approvals_closed(self, run_id: str, reasons: Mapping[str, str]) -> None:
+        """Close the open requests with their reasons and audit them: one UPDATE per 500."""
+        keys = list(reasons)
+        for start in range(0, len(keys), ROWS_PER_STATEMENT):
+            close_requests(run_id, keys[start : start + ROWS_PER_STATEMENT], reasons)
+
+    def approvals_reopened(self, run_id: str, keys: Sequence[str], by: str) -> None:
+        """Open closed requests again after a retry, and audit it."""
+        closed = ApprovalRequest.objects.filter(
+            run_id=run_id, key__in=keys, status=ApprovalStatus.CLOSED
+        )
+        reopening = list(closed.order_by("id"))
+        closed.update(status=ApprovalStatus.OPEN, outcome="", closed_at=None)
+        reopened(reopening, by)
+
+    def open_approvals(self, run_id: str) -> list[RequestApproval]:
+        """Return the run's open requests as the engine's commands, in the order asked."""
+        return [
+            RequestApproval(key=r.key, node=r.node, execution_id=r.execution_id,
+                            groups=tuple(r.groups), policy=r.policy, title=r.title,
+                            instructions=r.instructions, allow_starter=r.allow_starter,
+                            shown=tuple((s["field"], s["value"]) for s in r.shown),
+                            due=format_timestamp(r.due_at) if r.due_at else None)
+            for r in ApprovalRequest.objects.filter(run_id=run_id, status=ApprovalStatus.OPEN)
+            .order_by("id")
+        ]  # fmt: skip
+
+    def swept(self, now: dt.datetime) -> None:
+        """Audit the requests that passed their due time."""
+        record_expired(now)
+
+
+def open_requests(run_id: str, chunk: Sequence[RequestApproval]) -> None:
+    """Insert approval requests and audit them; a key already stored is left as it is."""
+    keys = [r.key for r in chunk]
+    known = set(ApprovalRequest.objects.filter(key__in=keys).values_list("key", flat=True))
+    ApprovalRequest.objects.bulk_create(
+        [ApprovalRequest(run_id=run_id, key=r.key, node=r.node, execution_id=r.execution_id,
+                         groups=list(r.groups), policy=r.policy, title=r.title,
+                         instructions=r.instructions, allow_starter=r.allow_starter,
+                         shown=[{"field": f, "value": v} for f, v in r.shown],
+                         due_at=parse_time(r.due) if r.due else None)
+         for r in chunk if r.key not in known],
+        ignore_conflicts=True,
+    )  # fmt: skip
+    fresh = [key for key in keys if key not in known]
+    if fresh:
+        opened(list(ApprovalRequest.objects.filter(key__in=fresh).order_by("id")))
+
+
+def close_requests(run_id: str, chunk: Sequence[str], reasons: Mapping[str, str]) -> None:
+    """Close these keys' open requests with their reasons and audit them: one UPDATE."""
+    outcome = Case(*(When(key=key, then=Value(reasons[key])) for key in chunk))
+    still_open = ApprovalRequest.objects.filter(
+        run_id=run_id, key__in=chunk, status=ApprovalStatus.OPEN
+    )
+    closing = list(still_open.order_by("id"))
+    still_open.update(status=ApprovalStatus.CLOSED, outcome=outcome, closed_at=clock.now())
+    closed(closing, dict(reasons))

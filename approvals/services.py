@@ -56,13 +56,13 @@ from approvals.refusals import (
     StarterMayNotDecide,
     WouldStrand,
 )
-from engine import durable
 from engine.core import graph as g
 from engine.core import seats
 from engine.core.events import ApprovalDecided, Decision
 from engine.core.nodes.approval import approval_outcome
 from engine.core.runtime import OpenApproval, choose_approval
 from engine.models import Run, Runtime
+from engine.runtime import clock, inbox
 from web.auth import Role, group_names, has_role
 
 User = AbstractBaseUser | AnonymousUser
@@ -332,9 +332,9 @@ def decide_request(
                 f"the approval at {approval.node} is already decided by "
                 f"{', '.join(sorted(votes))}; the run is applying it"
             )
-        event = ApprovalDecided(at=durable.now_text(), key=approval.key, user=username,
+        event = ApprovalDecided(at=clock.now_text(), key=approval.key, user=username,
                                 groups=groups, decision=decision, comment=comment)  # fmt: skip
-        durable.submit(str(run.pk), inbox_key, event)
+        inbox.submit(str(run.pk), inbox_key, event)
         approval.decided_by = sorted({*approval.decided_by, username})
         approval.save(update_fields=["decided_by"])
         audit.record(EventKind.DECIDED, approval, username, decision=decision.value,

@@ -8,15 +8,15 @@ demo flows and measures, in this order:
 1. in this process, before any worker starts: database round trips per node step (the
    tasks' own code called from here under `connection.execute_wrapper`), the snapshot's size
    and cost against the number of frames, and the physical limit (raw psycopg 3 conditional
-   UPDATEs against `engine.store.write_rows` at the same batch sizes), and a foreach of 1,000
-   approvals decided one by one through `runs.services.decide` (first vs last 100);
+   UPDATEs against `engine.runtime.store.write_rows` at the same batch sizes), and a foreach
+   of 1,000 approvals decided one by one through `runs.services.decide` (first vs last 100);
 2. on two `celery -A braid worker --concurrency=2` processes (one with `--beat`): runs/s of
    the demo flows without approvals, node steps/s, the latency from an action's completion
    to the next action's dispatch on a chain of noop tasks, and a wide fork into one gather;
 3. with those stopped, on two `celery -A bench.durable worker --concurrency=2` processes: a
    raw Celery chord of as many no-op tasks and a raw Celery chain, over the same Redis.
 
-Runs are created in this process with `engine.durable.create_run`, whose transaction
+Runs are created in this process with `engine.runtime.runs.create_run`, whose transaction
 publishes `advance_run` on commit. Every process started here is stopped at the end, also
 on errors. This module is also the raw peer's Celery app (`app`), so it must stay importable
 without Django.
@@ -437,9 +437,9 @@ def resolved(doc: dict[str, Any]) -> Any:
 
 def start_run(graphs: Any, label: str, input_value: Any, version: Any = None) -> str:
     """Create a run; its transaction publishes advance_run on commit."""
-    from engine import durable
+    from engine.runtime import runs
 
-    return str(durable.create_run(graphs, label, input_value, version).pk)
+    return str(runs.create_run(graphs, label, input_value, version).pk)
 
 
 def wait_finished(
@@ -593,12 +593,13 @@ def drive(run_id: str) -> dict[str, Any]:
     An action task advances the run itself after recording its result; those steps count
     as steps, the rest of the task as the action.
     """
-    from engine import durable, tasks
+    from engine import tasks
     from engine.models import Dispatch
+    from engine.runtime import results, step
 
     steps, actions = QueryCount(), QueryCount()
     first_sql: list[list[str]] = []
-    real_advance = durable.advance
+    real_advance = step.advance
 
     def counted_advance(run_id: str, take: Any = None, counted: bool = False) -> int:
         step = QueryCount()
@@ -616,12 +617,12 @@ def drive(run_id: str) -> dict[str, Any]:
         steps.add(step)
         first_sql.append(step.sql)
 
-    real_recording = durable.record_and_advance
-    durable.advance = counted_advance
-    durable.record_and_advance = counted_recording
+    real_recording = results.record_and_advance
+    step.advance = counted_advance
+    results.record_and_advance = counted_recording
     try:
         for _ in range(10_000):
-            applied = durable.advance(run_id)
+            applied = step.advance(run_id)
             open_ids = list(
                 Dispatch.objects.filter(run_id=run_id, completed_at=None)
                 .order_by("id")
@@ -633,8 +634,8 @@ def drive(run_id: str) -> dict[str, Any]:
                 with counting(actions):
                     tasks.run_actions([dispatch_id])
     finally:
-        durable.advance = real_advance
-        durable.record_and_advance = real_recording
+        step.advance = real_advance
+        results.record_and_advance = real_recording
     return {
         "steps": steps,
         "actions": actions,
@@ -717,11 +718,11 @@ def opened_approvals(n: int) -> tuple[str, list[str], float]:
     opened, and the seconds the start and the first step took.
     """
     from approvals.models import ApprovalRequest, ApprovalStatus
-    from engine import durable
+    from engine.runtime import step
 
     started = time.perf_counter()
     run_id = start_run(resolved(approvals_doc(n)), f"approvals-{n}", {"items": list(range(n))})
-    durable.advance(run_id)
+    step.advance(run_id)
     opened_s = time.perf_counter() - started
     open_ids = ApprovalRequest.objects.filter(run_id=run_id, status=ApprovalStatus.OPEN)
     eids = list(open_ids.order_by("id").values_list("execution_id", flat=True))
@@ -743,10 +744,11 @@ def measure_decisions(plan: Plan) -> dict[str, Any]:
     """A foreach of N approvals, decided one by one through the service function.
 
     Each decision is `runs.services.decide` (the API's and the CLI's path) and then the
-    step a worker would take, `engine.durable.advance`, timed together in this process.
+    step a worker would take, `engine.runtime.step.advance`, timed together in this process.
     """
-    from engine import durable, services
     from engine.core.events import Decision
+    from engine.runtime import step
+    from runs import services
 
     n, user = plan.decisions, decider()
     run_id, eids, opened_s = opened_approvals(n)
@@ -754,7 +756,7 @@ def measure_decisions(plan: Plan) -> dict[str, Any]:
     for eid in eids:
         begun = time.perf_counter()
         services.decide(run_id, "ask", user, Decision.APPROVE, execution_id=eid)
-        durable.advance(run_id)
+        step.advance(run_id)
         times.append((time.perf_counter() - begun) * 1e3)
     ended_completed(run_id, f"the run of {n} approvals")
     tenth = max(1, n // 10)
@@ -800,7 +802,7 @@ def decisions_goal(part: dict[str, Any]) -> str:
 def measure_workers(plan: Plan) -> dict[str, Any]:
     """The same foreach of N approvals, its decisions landing on three workers in turn.
 
-    Each worker process keeps its own cached states (`engine.durable._STATES`, swapped
+    Each worker process keeps its own cached states (`engine.runtime.state_cache._STATES`, swapped
     here), so every step finds its state two versions old and catches up from the parts
     the two steps before it changed. Every tenth decision lands on a worker that holds
     nothing of the run (its cache emptied): that step reads every part, as any step of a
@@ -808,14 +810,15 @@ def measure_workers(plan: Plan) -> dict[str, Any]:
     """
     import collections
 
-    from engine import durable, services
     from engine.core.events import Decision
+    from engine.runtime import state_cache, step
+    from runs import services
 
     n, user = plan.decisions, decider()
     run_id, eids, _ = opened_approvals(n)
     workers = [collections.OrderedDict[str, Any]() for _ in range(3)]
-    workers[0].update(durable._STATES)  # the process that opened them holds the run
-    kept, caught_up = durable._STATES, durable.caught_up
+    workers[0].update(state_cache._STATES)  # the process that opened them holds the run
+    kept, caught_up = state_cache._STATES, state_cache.caught_up
     counted = {"caught": 0}
 
     def counting(run: Any, version: int, state: Any) -> bool:
@@ -825,20 +828,20 @@ def measure_workers(plan: Plan) -> dict[str, Any]:
 
     warm: list[tuple[int, float]] = []
     cold: list[tuple[int, float]] = []
-    durable.caught_up = counting
+    state_cache.caught_up = counting
     try:
         for index, eid in enumerate(eids):
-            durable._STATES = workers[index % 3]
+            state_cache._STATES = workers[index % 3]
             empty = index % 10 == 9
             if empty:
-                durable._STATES.clear()
+                state_cache._STATES.clear()
             begun = time.perf_counter()
             services.decide(run_id, "ask", user, Decision.APPROVE, execution_id=eid)
-            durable.advance(run_id)
+            step.advance(run_id)
             elapsed = (time.perf_counter() - begun) * 1e3
             (cold if empty else warm).append((index, elapsed))
     finally:
-        durable._STATES, durable.caught_up = kept, caught_up
+        state_cache._STATES, state_cache.caught_up = kept, caught_up
     ended_completed(run_id, f"the run of {n} approvals on three workers")
     tenth = max(1, n // 10)
 
@@ -888,7 +891,7 @@ def half_done(graphs: Any, input_value: Any) -> tuple[Any, list[Any]]:
     from engine.core.runtime import perform
     from engine.core.scheduler import step
     from engine.core.state import RunState
-    from engine.durable import now_text
+    from engine.runtime.clock import now_text
 
     state = RunState(run_id=str(uuid.uuid4()), graphs=graphs)
     state, commands = step(state, Start(at=now_text(), input=input_value))
@@ -932,7 +935,7 @@ def snapshot_case(label: str, doc: dict[str, Any], input_value: Any) -> dict[str
     from engine.core.scheduler import step
     from engine.core.state import RunState
     from engine.models import Run
-    from engine.store import DjangoStore
+    from engine.runtime.store import DjangoStore
 
     graphs = resolved(doc)
     state, rest = half_done(graphs, input_value)
@@ -1101,13 +1104,15 @@ def braid_writer(
     from django.utils import timezone
 
     from engine.core.events import RowStatus, WriteRow
-    from engine.store import fenced_upsert_sql, write_rows
+    from engine.runtime.backends import backend
+    from engine.runtime.fence import fenced_upsert_sql
+    from engine.runtime.store import write_rows
 
     writes = [
         WriteRow(node=n, status=RowStatus.RUNNING, execution_id=e)
         for n, e in zip(rows.nodes, rows.execution_ids, strict=True)
     ]
-    sql = fenced_upsert_sql(1)
+    sql = fenced_upsert_sql(1, backend().collate)
     connection.ensure_connection()
 
     def write(n: int) -> None:
@@ -1168,7 +1173,7 @@ def rows_per_s(
 
 def measure_limit(plan: Plan, database: str) -> dict[str, Any]:
     """Raw psycopg 3 conditional UPDATEs against Braid's write path, at equal batch sizes."""
-    from engine.store import DjangoStore
+    from engine.runtime.store import DjangoStore
 
     rows = limit_rows(plan.limit_rows)
     DjangoStore().create(rows.run_id, "limit", None, {})
@@ -1963,7 +1968,8 @@ METHODS: dict[str, list[str]] = {
         "",
         "In this process, like the decisions above, on a second run of the same size: decision "
         "k is applied by worker k mod 3, each with its own cache of states "
-        "(`engine.durable._STATES`), so each step finds the state it holds two versions old "
+        "(`engine.runtime.state_cache._STATES`), so each step finds the state it holds two "
+        "versions old "
         "and catches it up from the parts the two steps before it changed "
         "(`engine.core.parts.catch_up`). Every tenth decision goes to a worker whose cache "
         "was emptied, which reads every part of the run, as every stale step did before. "
@@ -1974,7 +1980,7 @@ METHODS: dict[str, list[str]] = {
         "In this process, before any worker runs: a durable run of a foreach over N items "
         "(concurrency N) whose body is one approval, advanced until all N requests are open; "
         "then each request, in the order opened, is decided with `runs.services.decide` "
-        "and applied with `engine.durable.advance` (what a worker does next), timed "
+        "and applied with `engine.runtime.step.advance` (what a worker does next), timed "
         "together. A step writes only the parts it changed (docs/durable.md), so the last "
         "decisions should cost what the first ones do. The goal is judged on the median "
         "decision of each tenth (the sums are shown too): a busy moment of the shared "
@@ -1983,7 +1989,7 @@ METHODS: dict[str, list[str]] = {
     "round_trips": [
         "",
         "Method: each run is created and driven in this process with the tasks' own code "
-        "(`engine.durable.advance`, `engine.tasks.run_actions` with one action each, which "
+        "(`engine.runtime.step.advance`, `engine.tasks.run_actions` with one action each, which "
         "advances the run itself after recording the result), before any worker runs. "
         "Steps are the `advance` calls that applied events and the action tasks' "
         "`record_and_advance` (which records a result and applies it in one transaction), "
@@ -1998,8 +2004,9 @@ METHODS: dict[str, list[str]] = {
         "",
         "Raw: psycopg 3 on its own connection, `UPDATE bench_nodes SET status, status_detail "
         "WHERE run_id AND node_id AND status_detail <= %s` on a table with the same key. "
-        "Braid: `engine.store.write_rows(run_id, rows)` (the fenced `INSERT … ON CONFLICT DO "
-        "UPDATE … WHERE`) on engine_nodestate, outside a transaction for 1 row/tx, inside "
+        "Braid: `engine.runtime.store.write_rows(run_id, rows)` (the fenced `INSERT … ON "
+        "CONFLICT DO UPDATE … WHERE`) on engine_nodestate, outside a transaction for 1 row/tx, "
+        "inside "
         "`transaction.atomic()` for 100 rows/tx. Every write lands (same id, running). "
         "Each path is warmed up once, then the paths are timed in turns, one repetition of "
         "each per round, so that a passing disturbance (a checkpoint, an autovacuum) falls "

@@ -776,15 +776,15 @@ def measure_publishing(plan: Plan, procs: Processes, base: str, daphne: int,
 def drain_here(run_id: str, rounds: int = 500) -> None:
     """Advance a run and carry out its actions in this process until it stops moving (a
     foreach of 10,000 items takes about 170 rounds)."""
-    from engine import durable
     from engine.models import Dispatch
+    from engine.runtime import results, step
 
     for _ in range(rounds):
-        progressed = durable.advance(run_id) > 0
+        progressed = step.advance(run_id) > 0
         waiting = Dispatch.objects.filter(run_id=run_id, completed_at=None)
         dispatches = list(waiting.values_list("pk", flat=True))
         if dispatches:
-            durable.run_actions(dispatches)
+            results.run_actions(dispatches)
             progressed = True
         if not progressed:
             return
@@ -917,8 +917,8 @@ def render_tree(part: dict[str, Any], results: dict[str, Any]) -> list[str]:
              "Through Django's handler in the bench process (the SELECTs, the walk, the "
              "JSON), logged in as the admin; every subject once per round, in interleaved "
              "rounds. The fork and the foreach are durable runs started with "
-             "`durable.create_run` and driven to the end in this process by "
-             "`durable.advance` and `durable.run_actions` "
+             "`engine.runtime.runs.create_run` and driven to the end in this process by "
+             "`step.advance` and `results.run_actions` "
              f"({part['fork_s']:.1f} s and {part['foreach_s']:.1f} s). Targets: "
              f"tree/ under {WALK_TARGET_MS} ms, executions/ under {EXECUTIONS_TARGET_MS} "
              "ms, on the median.", ""]  # fmt: skip
@@ -1015,7 +1015,7 @@ def render_publishing(part: dict[str, Any], results: dict[str, Any]) -> list[str
 
 def render_hot_path(part: dict[str, Any], results: dict[str, Any]) -> list[str]:
     return ["## The engine's cost of publishing, in one process", "", when(part, results), "",
-            "Demo runs driven to the end by `durable.advance` and `durable.run_actions` in "
+            "Demo runs driven to the end by `step.advance` and `results.run_actions` in "
             "the bench process on PostgreSQL (no broker or worker scheduling in the "
             "figure), publishing on and off in alternating batches; the publisher thread "
             f"sends through Redis {'(it ran)' if part['thread'] else '(it did not start!)'}.",

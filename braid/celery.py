@@ -22,7 +22,7 @@ def before_task(**_: Any) -> None:
     """Drop broken or expired connections, and make sure this process beats its lease."""
     from django.db import close_old_connections
 
-    from engine import leases
+    from engine.runtime import leases
 
     close_old_connections()
     leases.start_beating()
@@ -39,9 +39,9 @@ def after_task(**_: Any) -> None:
 @worker_init.connect
 def note_capacity(sender: Any, **_: Any) -> None:
     """Tell the leases which worker this is and how many tasks it runs at once, before a
-    prefork worker forks its pool (its processes inherit it); engine.durable sizes the
+    prefork worker forks its pool (its processes inherit it); engine.runtime.outbox sizes the
     chunks of a wide fan-out by it."""
-    from engine import leases
+    from engine.runtime import leases
 
     leases.set_capacity(sender.hostname, worker_slots(sender))
 

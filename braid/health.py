@@ -13,17 +13,18 @@ from django.db import connection
 from django.http import HttpRequest, JsonResponse
 
 from braid.celery import app as celery_app
+from engine.runtime.backends import database_vendor
 from web.auth import Role, has_role
 
 PACKAGES = ("django", "djangorestframework", "channels", "daphne", "celery")
 
 
 def check_database() -> str:
-    """Run one query on the default database and return its vendor."""
+    """Run one query on the default database and return its vendor (the storage backend's)."""
     with connection.cursor() as cursor:
         cursor.execute("SELECT 1")
         cursor.fetchone()
-    return connection.vendor
+    return database_vendor()
 
 
 def check_broker() -> str:

@@ -315,7 +315,7 @@ BRAID_TEST_RUN_TIMEOUT_S = float(os.environ.get("BRAID_TEST_RUN_TIMEOUT_S", "10"
 BRAID_TEST_RUN_MAX_STEPS = int(os.environ.get("BRAID_TEST_RUN_MAX_STEPS", "10000"))
 
 # A step that killed its worker process this many times fails its run with the reason,
-# instead of being redelivered and resumed forever (engine.durable.begin_step).
+# instead of being redelivered and resumed forever (engine.runtime.attempts.begin_step).
 BRAID_STEP_MAX_ATTEMPTS = int(os.environ.get("BRAID_STEP_MAX_ATTEMPTS", "3"))
 
 # Live push to the monitor's sockets after each committed step (engine/live.py). Off only
@@ -355,7 +355,7 @@ BRAID_SWEEP_INTERVAL_S = float(os.environ.get("BRAID_SWEEP_INTERVAL_S", "5"))
 # duplicate message that finds the action done).
 BRAID_SWEEP_STALE_S = float(os.environ.get("BRAID_SWEEP_STALE_S", "30"))
 # Each process that runs actions beats its lease this often; an action claimed by a
-# process silent for BRAID_LEASE_DEAD_S is sent again at the next sweep (engine/leases.py).
+# process silent for BRAID_LEASE_DEAD_S is sent again at the next sweep (engine/runtime/leases.py).
 BRAID_LEASE_BEAT_S = float(os.environ.get("BRAID_LEASE_BEAT_S", "2"))
 BRAID_LEASE_DEAD_S = float(os.environ.get("BRAID_LEASE_DEAD_S", "8"))
 # The engine's statements on PostgreSQL (a step's lock and writes, node rows, claims,

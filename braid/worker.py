@@ -13,7 +13,7 @@ from celery.worker import WorkController
 from django.conf import settings
 
 from braid.celery import app as celery_app
-from engine import leases
+from engine.runtime import leases
 
 _lock = threading.Lock()
 _worker: WorkController | None = None
@@ -30,7 +30,7 @@ def sweep_forever(interval_s: float, stop: threading.Event) -> None:
     """
     from django.db import close_old_connections
 
-    from engine.durable import sweep
+    from engine.runtime.sweep import sweep
 
     while not stop.wait(interval_s):
         try:

@@ -57,7 +57,7 @@ class Findings:
     def __init__(self) -> None:
         from django.utils import timezone
 
-        from engine import leases
+        from engine.runtime import leases
 
         self.counts: Counter[str] = Counter()
         self.examples: dict[str, list[str]] = {}

@@ -162,8 +162,8 @@ class Traffic:
     def watch_leases(self) -> None:
         """Time how long each open action goes without a live claimer (unsent, unclaimed, or
         claimed by a dead or stopped worker); past ORPHAN_LIMIT_S it counts as lost."""
-        from engine import leases
         from engine.models import Dispatch
+        from engine.runtime import leases
 
         now = time.monotonic()
         open_ones = Dispatch.objects.filter(completed_at=None)

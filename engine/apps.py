@@ -7,9 +7,16 @@ class EngineConfig(AppConfig):
     name = "engine"
 
     def ready(self) -> None:
-        """Apply the BRAID_CEL_* settings and the run limits to the core's limits."""
+        """Apply the BRAID_CEL_* settings and the run limits to the core's limits, and send the
+        runtime's messages as Celery tasks.
+
+        Imported here, not above: the tasks import the models, which load after this module.
+        """
         from django.conf import settings
 
         from engine.core.expressions import configure_limits
+        from engine.runtime.transport import use_transport
+        from engine.tasks import CeleryTransport
 
         configure_limits(**settings.BRAID_CEL_LIMITS, **settings.BRAID_RUN_LIMITS)
+        use_transport(CeleryTransport())

@@ -63,7 +63,8 @@ class Run(models.Model):
         default=0, help_text="commits of the snapshot so far: a cached state is current if equal"
     )
     step_attempts = models.PositiveIntegerField(
-        default=0, help_text="steps begun since the last committed one (engine.durable.begin_step)"
+        default=0,
+        help_text="steps begun since the last committed one (engine.runtime.attempts.begin_step)",
     )
     runtime = models.CharField(max_length=16, choices=Runtime.choices, default=Runtime.IN_PROCESS)
     started_by = models.ForeignKey(
@@ -95,7 +96,7 @@ class Run(models.Model):
 
 
 class NodeState(models.Model):
-    """A node row (CONTRACT §3): written only by the fenced upsert in engine/store.py."""
+    """A node row (CONTRACT §3): written only by the fenced upsert (engine/runtime/fence.py)."""
 
     # The unique (run, node) index serves lookups by run; a second index on run alone
     # would only cost every inserted row.

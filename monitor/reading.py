@@ -16,7 +16,6 @@ from typing import Any
 
 from django.db.models import Q
 
-from engine import durable
 from engine.core.colors import (
     FRAME_EVENTS,
     LOOP_EVENTS,
@@ -35,7 +34,8 @@ from engine.core.graph import Graph
 from engine.core.history import Write, lineage_writes
 from engine.core.rows import NodeRow
 from engine.models import NodeState, Run, TraceEvent
-from engine.store import DjangoStore
+from engine.runtime.state_cache import run_graphs
+from engine.runtime.store import DjangoStore
 
 ROOT = "root:1"
 
@@ -68,7 +68,7 @@ def build_tree(run: Run) -> dict[str, Any]:
     """run_tree's work, with the collector running as usual."""
     rows = DjangoStore().rows(str(run.pk))
     deferred = "graphs" in run.get_deferred_fields()
-    graphs = durable.run_graphs(str(run.pk), None if deferred else run.graphs)
+    graphs = run_graphs(str(run.pk), None if deferred else run.graphs)
     votes = decided_votes(str(run.pk), rows)
     status = RunStatus(run.status)
     cut_rows = {} if status.finished else cut_short(str(run.pk), rows)
@@ -199,7 +199,7 @@ def execution_view(run: Run, execution_id: str) -> dict[str, Any] | str:
     if execution_id not in known:
         shown = execution_id[:80]
         return f"this run has no execution {shown!r}" if shown else "name one: ?id=root:1"
-    graphs = durable.run_graphs(str(run.pk), None)
+    graphs = run_graphs(str(run.pk), None)
     verdicts = explain_execution(graphs, trace, status, execution_id, ended)
     return {
         "run": str(run.pk), "execution": execution_id, "status": run.status,

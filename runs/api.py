@@ -28,11 +28,11 @@ from rest_framework.response import Response
 
 from approvals.models import ApprovalRequest, ApprovalStatus
 from designer.models import FlowVersion
-from engine import durable
 from engine.core.events import RunStatus
 from engine.core.inputs import InputRejected
 from engine.core.values import loads_strict
 from engine.models import Run
+from engine.runtime import runs as durable
 from runs import services
 from web.api_errors import NUMBER_MAX
 from web.auth import group_names

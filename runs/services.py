@@ -15,7 +15,6 @@ from approvals.models import ApprovalRequest, EventKind
 from approvals.services import decide_request, deciding_groups, open_request_at, starter_decides
 from designer.models import Flow, FlowVersion
 from designer.services import check_graph
-from engine import durable
 from engine.actions import ACTIONS
 from engine.core import expression_limits
 from engine.core.colors import explain_run
@@ -27,7 +26,9 @@ from engine.core.state import MAIN, RunState, subflow_key
 from engine.core.store import UnknownRun
 from engine.core.validation import Report
 from engine.models import PendingEvent, Run, Runtime
-from engine.store import DjangoStore
+from engine.runtime import runs as runtime_runs
+from engine.runtime.store import DjangoStore
+from engine.runtime.timers import record_timers
 from runs import test_runs
 
 
@@ -144,7 +145,7 @@ def hand_over_timers(state: RunState) -> bool:
     with transaction.atomic():
         run = Run.objects.select_for_update().get(pk=state.run_id)
         Run.objects.filter(pk=run.pk).update(runtime=Runtime.DURABLE)
-        durable.record_timers(run, [SetTimer(key=key, due=due) for due, key in timers])
+        record_timers(run, [SetTimer(key=key, due=due) for due, key in timers])
     return True
 
 
@@ -210,7 +211,7 @@ def follow(decided: Decided, wait_s: float | None = None) -> bool:
     if decided.runtime is Runtime.IN_PROCESS:
         return True
     if settings.BRAID_EMBEDDED_WORKER:
-        durable.drive(decided.run_id)
+        runtime_runs.drive(decided.run_id)
         return True
     wait_s = settings.BRAID_DECIDE_WAIT_S if wait_s is None else wait_s
     return applied_within(decided.run_id, decided.inbox_key, wait_s)

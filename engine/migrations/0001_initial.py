@@ -112,7 +112,7 @@ class Migration(migrations.Migration):
                     "step_attempts",
                     models.PositiveIntegerField(
                         default=0,
-                        help_text="steps begun since the last committed one (engine.durable.begin_step)",
+                        help_text="steps begun since the last committed one (engine.runtime.attempts.begin_step)",
                     ),
                 ),
                 (

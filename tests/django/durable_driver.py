@@ -3,14 +3,18 @@
 import collections
 import json
 import random
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from django.utils import timezone
 
-from engine import durable, tasks
+from engine import tasks
+from engine.core.runtime import ManualClock
 from engine.core.state import RunState
 from engine.models import Dispatch, PendingEvent, Run, Timer
-from engine.store import DjangoStore
+from engine.runtime import clock, records, step
+from engine.runtime.store import DjangoStore
 
 
 def drain(run: Run, repeat_deliveries: int = 1, max_rounds: int = 500) -> Run:
@@ -21,7 +25,7 @@ def drain(run: Run, repeat_deliveries: int = 1, max_rounds: int = 500) -> Run:
     for _ in range(max_rounds):
         progressed = False
         for _ in range(repeat_deliveries):
-            progressed |= durable.advance(str(run.pk)) > 0
+            progressed |= step.advance(str(run.pk)) > 0
         for dispatch in Dispatch.objects.filter(run=run, completed_at=None).order_by("id"):
             for _ in range(repeat_deliveries):
                 tasks.run_actions([dispatch.pk])
@@ -33,9 +37,18 @@ def drain(run: Run, repeat_deliveries: int = 1, max_rounds: int = 500) -> Run:
     return run
 
 
-def row_of(dispatch: Dispatch) -> durable.DispatchRow:
+def row_of(dispatch: Dispatch) -> records.DispatchRow:
     """Return an outbox row as a worker holds it (the runtime's plain tuple, not the model)."""
-    return durable.DispatchRow(dispatch.pk, dispatch.run_id, dispatch.key, dispatch.command)
+    return records.DispatchRow(dispatch.pk, dispatch.run_id, dispatch.key, dispatch.command)
+
+
+@contextmanager
+def stopped_clock() -> Iterator[ManualClock]:
+    """Run the block on a clock stopped at the wall clock's now: the runtime's time moves
+    only when the test sleeps on it (`clock.sleep(seconds)`), and timers come due at once."""
+    with clock.use_clock(ManualClock(timezone.now())) as stopped:
+        assert isinstance(stopped, ManualClock)
+        yield stopped
 
 
 def fire_next_timer(run: Run, repeat_deliveries: int) -> bool:
@@ -49,14 +62,14 @@ def fire_next_timer(run: Run, repeat_deliveries: int) -> bool:
     timer = Timer.objects.filter(run=run).order_by("due_at").first()
     if timer is None:
         return False
-    Timer.objects.filter(pk=timer.pk).update(due_at=timezone.now())
+    Timer.objects.filter(pk=timer.pk).update(due_at=clock.now())
     for _ in range(repeat_deliveries):
         tasks.fire_timer(str(run.pk), timer.key)
     return True
 
 
 class Processes(collections.OrderedDict[str, tuple[int, RunState]]):
-    """Stands in for `durable._STATES`: the cached states of several worker processes.
+    """Stands in for `state_cache._STATES`: the cached states of several worker processes.
 
     Each step takes its run's state out of the cache of a process drawn at random and puts
     the state it committed back into that process's cache, as when the step's events land

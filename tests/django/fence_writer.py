@@ -11,7 +11,7 @@ def main() -> None:
     import django
 
     django.setup()
-    from engine.store import write_rows
+    from engine.runtime.store import write_rows
     from tests.django.test_store__fenced_race import shuffled_writes
 
     run_id, seed = sys.argv[1], int(sys.argv[2])

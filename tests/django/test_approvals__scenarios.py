@@ -20,8 +20,8 @@ from django.test import Client
 from approvals import audit
 from approvals.models import ApprovalEvent, ApprovalRequest
 from designer.demo import DEMO_DIR
-from engine import durable
 from engine.models import PendingEvent, Run
+from engine.runtime import sweep
 from tests.django.approval_helpers import (
     INVOICE,
     decide,
@@ -31,7 +31,7 @@ from tests.django.approval_helpers import (
     request_id,
     start,
 )
-from tests.django.durable_driver import drain
+from tests.django.durable_driver import drain, stopped_clock
 from tests.django.fixture_types import ClientFor, DemoUsers
 
 
@@ -100,11 +100,14 @@ def test_an_approval_raced_by_a_one_second_wait_is_cancelled_when_the_timer_wins
     timer = next(n for n in graph["nodes"] if n["id"] == "timer")
     timer["seconds"] = 1
     publish(client_for("analyst"), "quick-deadline", graph)
-    run = start(client_for("analyst"), "quick-deadline", {"item": "desk", "hours": 0})
-    pk = request_id(run, "approve")
-    time.sleep(1.1)
-    assert durable.sweep()["timers"] == 1
-    run = drain(run)
+    with stopped_clock() as runtime_clock:
+        run = start(client_for("analyst"), "quick-deadline", {"item": "desk", "hours": 0})
+        pk = request_id(run, "approve")
+        runtime_clock.sleep(0.9)
+        assert sweep.sweep()["timers"] == 0  # not due yet
+        runtime_clock.sleep(0.2)
+        assert sweep.sweep()["timers"] == 1
+        run = drain(run)
     assert (run.status, run.state["outcome"]) == ("completed", "escalated: no decision in time")
     request = ApprovalRequest.objects.get(pk=pk)
     assert (request.status, request.outcome) == ("closed", "race deadline won by timer")

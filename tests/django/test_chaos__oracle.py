@@ -7,9 +7,9 @@ from approvals.models import ApprovalRequest
 from chaos import workload
 from chaos.oracle import compare
 from designer.services import import_graph
-from engine import durable
 from engine.core.events import Decision
 from engine.models import NodeState, PendingEvent, Run, TraceEvent
+from engine.runtime import runs
 from runs import services
 from tests.django.durable_driver import drain
 
@@ -22,7 +22,7 @@ def finished_run(demo_users: dict[str, User], deliveries: int = 1) -> Run:
     """A run of every kind of chaos block, driven to its end in this process."""
     import_graph(demo_users["analyst"], workload.child_flow(), workload.CHILD_SLUG, True)
     graphs = services.resolve_graphs(workload.flow(3, 99, KINDS))
-    run = durable.create_run(graphs, "every block", {"salt": "3.1", "items": [1, 2, 3]})
+    run = runs.create_run(graphs, "every block", {"salt": "3.1", "items": [1, 2, 3]})
     run = drain(run, deliveries)
     while run.status == "waiting":
         approval = ApprovalRequest.objects.filter(run=run, status="open").first()

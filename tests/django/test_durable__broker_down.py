@@ -12,8 +12,9 @@ from django.test import Client
 from django.utils import timezone
 from kombu.exceptions import OperationalError
 
-from engine import durable, tasks
+from engine import tasks
 from engine.models import PendingEvent, Run
+from engine.runtime import step, sweep
 from tests.django.fixture_types import ClientFor, DemoUsers
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -43,8 +44,8 @@ def test_a_start_while_the_broker_is_down_answers_201_and_the_sweeper_starts_it(
     sent: list[str] = []
     monkeypatch.setattr(tasks.advance_run, "delay", sent.append)
     PendingEvent.objects.update(created_at=timezone.now() - dt.timedelta(minutes=1))
-    assert durable.sweep()["runs"] == 1
+    assert sweep.sweep()["runs"] == 1
     assert sent == [str(run.pk)]
-    assert durable.advance(str(run.pk)) == 1
+    assert step.advance(str(run.pk)) == 1
     run.refresh_from_db()
     assert run.status == "running" and run.snapshot["status"] == "running"

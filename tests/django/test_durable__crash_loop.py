@@ -14,11 +14,11 @@ from django.db.models import F
 from django.test import override_settings
 
 from designer import services as flows
-from engine import durable
 from engine.core.expression_limits import Limits
 from engine.core.expressions import configure_limits
 from engine.core.validation import validate
 from engine.models import Run, TraceEvent
+from engine.runtime import attempts, runs, step
 from runs import services
 from tests.django.test_durable__workers import (  # noqa: F401  (cluster is a fixture)
     cluster,
@@ -66,7 +66,7 @@ def run_on_a_crashing_worker(
     crashing = worker(env, "crashing", servers["tmp"] / "crashing.log", beat=True)
     try:
         version = services.latest_version(slug)
-        run = durable.create_run(services.resolve_graphs(version.graph), slug, {}, version)
+        run = runs.create_run(services.resolve_graphs(version.graph), slug, {}, version)
         (finished,) = wait_finished([str(run.pk)], seconds)
     finally:
         stop(crashing)
@@ -103,7 +103,7 @@ def test_a_step_applying_an_action_result_that_kills_the_worker_fails_the_run(
     lifted_limits: None,
 ) -> None:
     """The first delivery applies the result in the transaction that records it, without
-    counting (engine.durable.record_and_advance); the kill leaves its dispatch to a dead
+    counting (engine.runtime.results.record_and_advance); the kill leaves its dispatch to a dead
     claimer, the sweeper sends it again, and from then on every attempt is counted."""
     run = run_on_a_crashing_worker(cluster, AFTER_A_TASK, "crashing-late", 150)
     key = run.pending_events.exclude(key="start").get().key
@@ -120,12 +120,12 @@ def test_a_step_applying_an_action_result_that_kills_the_worker_fails_the_run(
 
 @override_settings(BRAID_STEP_MAX_ATTEMPTS=2)
 def test_a_step_begun_more_often_than_allowed_fails_the_run_with_its_event_keys() -> None:
-    run = durable.create_run(
+    run = runs.create_run(
         {"main": flows_graph()}, "counted", {}, None, User.objects.create(username="starter")
     )
     Run.objects.filter(pk=run.pk).update(step_attempts=2)  # two earlier tries died
 
-    durable.advance(str(run.pk))
+    step.advance(str(run.pk))
 
     run.refresh_from_db()
     assert run.status == "failed"
@@ -137,20 +137,20 @@ def test_a_step_begun_more_often_than_allowed_fails_the_run_with_its_event_keys(
 
 
 def test_a_step_that_raises_takes_its_attempt_back() -> None:
-    run = durable.create_run(
+    run = runs.create_run(
         {"main": flows_graph()}, "raises", {}, None, User.objects.create(username="starter")
     )
 
     def broken(*args: object, **kwargs: object) -> None:
         raise ConnectionError("the database went away")
 
-    original = durable.commit_step
-    durable.commit_step = broken
+    original = step.commit_step
+    step.commit_step = broken
     try:
         with pytest.raises(ConnectionError):
-            durable.advance(str(run.pk))
+            step.advance(str(run.pk))
     finally:
-        durable.commit_step = original
+        step.commit_step = original
 
     run.refresh_from_db()
     assert (run.status, run.step_attempts) == ("running", 0)
@@ -160,7 +160,7 @@ def test_a_step_that_raises_takes_its_attempt_back() -> None:
 def test_attempts_that_live_workers_counted_at_the_same_moment_do_not_fail_the_run(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    run = durable.create_run(
+    run = runs.create_run(
         {"main": flows_graph()}, "crowded", {}, None, User.objects.create(username="starter")
     )
     # Two other workers counted an attempt at this step just now; they find the run taken
@@ -173,9 +173,9 @@ def test_attempts_that_live_workers_counted_at_the_same_moment_do_not_fail_the_r
         Run.objects.filter(pk=run.pk).update(step_attempts=F("step_attempts") - 2)
 
     # Not time.sleep itself: the live publisher's thread sleeps too (the test was flaky).
-    monkeypatch.setattr(durable, "crowded_backoff", others_take_theirs_back)
+    monkeypatch.setattr(attempts, "crowded_backoff", others_take_theirs_back)
 
-    assert durable.advance(str(run.pk)) == 1
+    assert step.advance(str(run.pk)) == 1
 
     run.refresh_from_db()
     assert (run.status, run.state, run.step_attempts) == ("completed", {"n": 0}, 0)

@@ -4,7 +4,7 @@ import datetime as dt
 import itertools
 import os
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import pytest
@@ -12,9 +12,23 @@ from celery.signals import before_task_publish
 from django.utils import timezone
 from pytest_django import Settings
 
-from engine import durable, leases, tasks
+from engine import tasks
 from engine.core.events import ActionCompleted
+from engine.core.runtime import ManualClock
 from engine.models import Dispatch, PendingEvent, Run, WorkerLease
+from engine.runtime import (
+    attempts,
+    clock,
+    inbox,
+    leases,
+    outbox,
+    records,
+    results,
+    runs,
+    step,
+    sweep,
+)
+from engine.runtime.transport import use_transport
 from runs.services import resolve_graphs
 from tests.django.durable_driver import drain, row_of
 
@@ -44,10 +58,10 @@ def fork_of(n: int) -> dict[str, object]:
 
 
 def test_streams_split_items_into_contiguous_chunks_of_nearly_equal_size() -> None:
-    assert durable.streams([], 4) == []
-    assert durable.streams([1, 2, 3], 4) == [[1], [2], [3]]
-    assert durable.streams(list(range(10)), 4) == [[0, 1, 2], [3, 4, 5], [6, 7], [8, 9]]
-    assert durable.streams(list(range(5)), 0) == [[0, 1, 2, 3, 4]]
+    assert outbox.streams([], 4) == []
+    assert outbox.streams([1, 2, 3], 4) == [[1], [2], [3]]
+    assert outbox.streams(list(range(10)), 4) == [[0, 1, 2], [3, 4, 5], [6, 7], [8, 9]]
+    assert outbox.streams(list(range(5)), 0) == [[0, 1, 2, 3, 4]]
 
 
 type Published = list[tuple[str, Any]]
@@ -73,8 +87,8 @@ def test_a_fork_of_100_sends_its_actions_as_32_messages_and_completes(
 ) -> None:
     settings.BRAID_DISPATCH_STREAMS = 32
     settings.BRAID_STREAMS_PER_SLOT = 0  # no limit by the live workers' slots
-    run = durable.create_run(resolve_graphs(fork_of(100)), "fork", {})
-    durable.advance(str(run.pk))
+    run = runs.create_run(resolve_graphs(fork_of(100)), "fork", {})
+    step.advance(str(run.pk))
     chunks = [args[0] for name, args in published if name == "braid.run_actions"]
     assert [len(c) for c in chunks] == [4] * 4 + [3] * 28
     assert sorted(i for c in chunks for i in c) == sorted(
@@ -84,6 +98,39 @@ def test_a_fork_of_100_sends_its_actions_as_32_messages_and_completes(
         assert tasks.run_actions(chunk) == len(chunk)
     run = drain(run)
     assert (run.status, run.state) == ("completed", {"hits": 100})
+
+
+class InProcessTransport:
+    """Carries each message out at once in this process, instead of sending it to Celery."""
+
+    def __init__(self) -> None:
+        self.sent: list[str] = []
+
+    def send_advance(self, run_id: str) -> None:
+        self.sent.append("advance")
+        step.advance(run_id)
+
+    def send_actions(self, dispatch_ids: Sequence[int]) -> None:
+        self.sent.append(f"actions {len(dispatch_ids)}")
+        results.run_actions(dispatch_ids)
+
+    def send_timer(self, run_id: str, key: str, countdown: float) -> None:
+        self.sent.append(f"timer {key}")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_run_goes_by_the_transport_registered_and_never_by_celery(published, settings) -> None:  # type: ignore[no-untyped-def]
+    settings.BRAID_STREAMS_PER_SLOT = 0  # no limit by the live workers' slots
+    in_process = InProcessTransport()
+    before = use_transport(in_process)
+    try:
+        run = runs.create_run(resolve_graphs(fork_of(3)), "fork", {})
+    finally:
+        use_transport(before)
+    run.refresh_from_db()
+    assert (run.status, run.state) == ("completed", {"hits": 3})
+    assert in_process.sent == ["advance", "actions 1", "actions 1", "actions 1"]
+    assert published == []
 
 
 def beating(name: str, worker: str, slots: int, seconds_ago: float = 0) -> None:
@@ -109,18 +156,18 @@ def test_live_slots_count_each_live_worker_once_with_its_concurrency(settings: S
 def test_a_wide_fan_out_leaves_as_two_messages_per_live_slot_at_most(settings: Settings) -> None:
     settings.BRAID_DISPATCH_STREAMS, settings.BRAID_STREAMS_PER_SLOT = 32, 2
     leases.live_slots(fresh=True)
-    assert durable.stream_count(1000) == 32  # no lease beats: the setting alone
+    assert outbox.stream_count(1000) == 32  # no lease beats: the setting alone
     beating("h:1:a", "one@h", 2)
     beating("h:2:b", "two@h", 2)
     leases.live_slots(fresh=True)
-    assert (durable.stream_count(1000), durable.stream_count(5)) == (8, 8)
-    assert durable.stream_count(1) == 32  # one action: no count is read
+    assert (outbox.stream_count(1000), outbox.stream_count(5)) == (8, 8)
+    assert outbox.stream_count(1) == 32  # one action: no count is read
     beating("h:3:c", "three@h", 16)
     leases.live_slots(fresh=True)
-    assert durable.stream_count(1000) == 32
+    assert outbox.stream_count(1000) == 32
     settings.BRAID_STREAMS_PER_SLOT = 0
     beating("h:4:d", "", 1)
-    assert durable.stream_count(1000) == 32
+    assert outbox.stream_count(1000) == 32
     WorkerLease.objects.all().delete()
     leases.live_slots(fresh=True)
 
@@ -135,7 +182,7 @@ def test_chunks_follow_the_setting_when_the_leases_cannot_be_read(
 
     settings.BRAID_DISPATCH_STREAMS, settings.BRAID_STREAMS_PER_SLOT = 32, 2
     monkeypatch.setattr(leases, "live_slots", unreachable)
-    assert durable.stream_count(1000) == 32
+    assert outbox.stream_count(1000) == 32
 
 
 @pytest.mark.django_db(transaction=True)
@@ -147,8 +194,8 @@ def test_a_fork_of_100_on_two_workers_of_two_slots_is_8_messages(
     beating("h:2:b", "two@h", 2)
     leases.live_slots(fresh=True)
     try:
-        run = durable.create_run(resolve_graphs(fork_of(100)), "fork", {})
-        durable.advance(str(run.pk))
+        run = runs.create_run(resolve_graphs(fork_of(100)), "fork", {})
+        step.advance(str(run.pk))
     finally:
         WorkerLease.objects.all().delete()
         leases.live_slots(fresh=True)
@@ -200,8 +247,8 @@ def test_a_lease_says_which_worker_it_belongs_to_and_its_slots() -> None:
 
 @pytest.mark.django_db
 def test_a_duplicate_chunk_runs_nothing_again_and_records_nothing_twice() -> None:
-    run = durable.create_run(resolve_graphs(fork_of(3)), "fork", {})
-    durable.advance(str(run.pk))
+    run = runs.create_run(resolve_graphs(fork_of(3)), "fork", {})
+    step.advance(str(run.pk))
     ids = list(Dispatch.objects.filter(run=run).order_by("pk").values_list("pk", flat=True))
     assert tasks.run_actions(ids) == 3  # and applies their results right after
     assert tasks.run_actions(ids) == 0
@@ -213,22 +260,20 @@ def test_a_duplicate_chunk_runs_nothing_again_and_records_nothing_twice() -> Non
 
 @pytest.mark.django_db
 def test_results_are_recorded_together_once_the_flush_time_passed() -> None:
-    run = durable.create_run(resolve_graphs(fork_of(3)), "fork", {})
-    durable.advance(str(run.pk))
+    run = runs.create_run(resolve_graphs(fork_of(3)), "fork", {})
+    step.advance(str(run.pk))
     dispatches = list(Dispatch.objects.filter(run=run).order_by("pk"))
-    results = durable.Results(flush_after_s=3600)
+    kept = results.Results(flush_after_s=3600)
     for dispatch in dispatches[:2]:
-        results.add(
-            row_of(dispatch), ActionCompleted(at=durable.now_text(), key=dispatch.key, output=1)
-        )
+        kept.add(row_of(dispatch), ActionCompleted(at=clock.now_text(), key=dispatch.key, output=1))
     recorded = PendingEvent.objects.filter(run=run).exclude(key="start")
     assert recorded.count() == 0
-    results.flush()
+    kept.flush()
     assert (recorded.count(), recorded.filter(applied_at=None).count()) == (2, 0)
     assert Dispatch.objects.filter(run=run, completed_at=None).count() == 1
-    at_once = durable.Results(flush_after_s=0)
+    at_once = results.Results(flush_after_s=0)
     last = dispatches[2]
-    at_once.add(row_of(last), ActionCompleted(at=durable.now_text(), key=last.key, output=1))
+    at_once.add(row_of(last), ActionCompleted(at=clock.now_text(), key=last.key, output=1))
     assert Dispatch.objects.filter(run=run, completed_at=None).count() == 0
 
 
@@ -246,11 +291,11 @@ def claimed(run: Run, by: str, minutes_ago: float) -> Dispatch:
 @pytest.mark.django_db
 def test_an_action_of_a_live_worker_is_left_alone_however_long_it_takes(settings: Settings) -> None:
     settings.BRAID_LEASE_DEAD_S = 10
-    run = durable.create_run(resolve_graphs(fork_of(1)), "fork", {})
-    durable.advance(str(run.pk))
+    run = runs.create_run(resolve_graphs(fork_of(1)), "fork", {})
+    step.advance(str(run.pk))
     WorkerLease.objects.create(name="host:1:alive", beat_at=timezone.now())
     claimed(run, "host:1:alive", minutes_ago=60)
-    assert durable.lost_dispatches(timezone.now(), timezone.now()) == []
+    assert sweep.lost_dispatches(timezone.now(), timezone.now()) == []
 
 
 @pytest.mark.django_db
@@ -258,25 +303,25 @@ def test_an_action_of_a_worker_whose_lease_stopped_beating_is_sent_again(
     settings: Settings,
 ) -> None:
     settings.BRAID_LEASE_DEAD_S = 10
-    run = durable.create_run(resolve_graphs(fork_of(1)), "fork", {})
-    durable.advance(str(run.pk))
+    run = runs.create_run(resolve_graphs(fork_of(1)), "fork", {})
+    step.advance(str(run.pk))
     silent = timezone.now() - dt.timedelta(seconds=11)
     WorkerLease.objects.create(name="host:2:dead", beat_at=silent)
     dispatch = claimed(run, "host:2:dead", minutes_ago=0.2)
     stale = timezone.now() - dt.timedelta(hours=1)  # far longer than it has been out
-    assert durable.lost_dispatches(stale, stale) == [dispatch.pk]
-    assert durable.sweep(stale_after_s=3600)["actions"] == 1
+    assert sweep.lost_dispatches(stale, stale) == [dispatch.pk]
+    assert sweep.sweep(stale_after_s=3600)["actions"] == 1
     assert drain(run).state == {"hits": 1}
 
 
 @pytest.mark.django_db
 def test_an_unclaimed_message_counts_as_lost_only_after_the_stale_time() -> None:
-    run = durable.create_run(resolve_graphs(fork_of(1)), "fork", {})
-    durable.advance(str(run.pk))
+    run = runs.create_run(resolve_graphs(fork_of(1)), "fork", {})
+    step.advance(str(run.pk))
     dispatch = claimed(run, "", minutes_ago=1)
     now = timezone.now()
-    assert durable.lost_dispatches(now, now - dt.timedelta(minutes=2)) == []
-    assert durable.lost_dispatches(now, now - dt.timedelta(seconds=30)) == [dispatch.pk]
+    assert sweep.lost_dispatches(now, now - dt.timedelta(minutes=2)) == []
+    assert sweep.lost_dispatches(now, now - dt.timedelta(seconds=30)) == [dispatch.pk]
 
 
 @pytest.mark.django_db
@@ -313,8 +358,8 @@ def test_an_action_task_runs_the_rest_of_a_chain_itself_without_a_message(
     published: Published, settings: Settings
 ) -> None:
     settings.BRAID_INLINE_ACTIONS = 100
-    run = durable.create_run(resolve_graphs(chain_of(3)), "chain", {})
-    durable.advance(str(run.pk))
+    run = runs.create_run(resolve_graphs(chain_of(3)), "chain", {})
+    step.advance(str(run.pk))
     ((_, (first,)),) = [(n, a) for n, a in published if n == "braid.run_actions"]
     assert tasks.run_actions(first) == 3
     run.refresh_from_db()
@@ -328,8 +373,8 @@ def test_past_its_inline_limit_an_action_task_sends_the_next_action(
     published: Published, settings: Settings
 ) -> None:
     settings.BRAID_INLINE_ACTIONS = 1
-    run = durable.create_run(resolve_graphs(chain_of(3)), "chain", {})
-    durable.advance(str(run.pk))
+    run = runs.create_run(resolve_graphs(chain_of(3)), "chain", {})
+    step.advance(str(run.pk))
     ((_, (first,)),) = [(n, a) for n, a in published if n == "braid.run_actions"]
     assert tasks.run_actions(first) == 1
     sent = [a[0] for n, a in published if n == "braid.run_actions"]
@@ -341,9 +386,9 @@ def test_past_its_inline_limit_an_action_task_sends_the_next_action(
 
 @pytest.mark.django_db
 def test_recording_dispatches_returns_the_open_rows_and_keeps_a_key_stored_before() -> None:
-    run = durable.create_run(resolve_graphs(fork_of(3)), "fork", {})
+    run = runs.create_run(resolve_graphs(fork_of(3)), "fork", {})
     actions = [
-        durable.action_command({"kind": "run_action", **command})
+        outbox.action_command({"kind": "run_action", **command})
         for command in [
             {"key": f"k{i}", "node": f"t{i}", "execution_id": f"e{i}", "action": "noop",
              "params": {}, "attempt": 1}
@@ -351,7 +396,7 @@ def test_recording_dispatches_returns_the_open_rows_and_keeps_a_key_stored_befor
         ]
     ]  # fmt: skip
     kept = Dispatch.objects.create(run=run, key="k1", command={"earlier": True})
-    found = durable.record_dispatches(run, actions, room=2)
+    found = outbox.record_dispatches(run, actions, room=2)
     assert [(d.key, d.pk == kept.pk) for d in found] == [("k1", True), ("k0", False),
                                                          ("k2", False)]  # fmt: skip
     stored = {d.key: d for d in Dispatch.objects.filter(run=run)}
@@ -366,7 +411,7 @@ def test_recording_dispatches_returns_the_open_rows_and_keeps_a_key_stored_befor
 def test_a_step_marks_no_inbox_event_of_a_run_another_worker_holds() -> None:
     from django.db import connection, transaction
 
-    run = durable.create_run(resolve_graphs(fork_of(1)), "fork", {})
+    run = runs.create_run(resolve_graphs(fork_of(1)), "fork", {})
     if connection.vendor != "postgresql":
         pytest.skip("SQLite has no row locks to skip")
     import psycopg
@@ -377,10 +422,10 @@ def test_a_step_marks_no_inbox_event_of_a_run_another_worker_holds() -> None:
     try:
         other.execute("SELECT 1 FROM engine_run WHERE id = %s FOR NO KEY UPDATE", [run.pk])
         with transaction.atomic():
-            assert durable.lock_and_take(str(run.pk)) == (None, [])
+            assert inbox.lock_and_take(str(run.pk)) == (None, [])
         other.rollback()
         with transaction.atomic():
-            locked, pending = durable.lock_and_take(str(run.pk))
+            locked, pending = inbox.lock_and_take(str(run.pk))
             assert locked is not None and locked.pk == run.pk and locked.snapshot == {}
             assert [event.key for event in pending] == ["start"]
     finally:
@@ -398,8 +443,8 @@ def test_a_result_recorded_with_the_lock_is_applied_only_when_the_lock_is_taken(
 
     if connection.vendor != "postgresql":
         pytest.skip("the result goes with the lock on PostgreSQL only")
-    run = durable.create_run(resolve_graphs(fork_of(2)), "fork", {})
-    durable.advance(str(run.pk))
+    run = runs.create_run(resolve_graphs(fork_of(2)), "fork", {})
+    step.advance(str(run.pk))
     first, second = Dispatch.objects.filter(run=run).order_by("pk")
     import psycopg
 
@@ -408,23 +453,23 @@ def test_a_result_recorded_with_the_lock_is_applied_only_when_the_lock_is_taken(
                             user=settings["USER"], dbname=settings["NAME"])  # fmt: skip
 
     def done(dispatch: Dispatch) -> ActionCompleted:
-        command = durable.action_command(dispatch.command)
+        command = outbox.action_command(dispatch.command)
         return ActionCompleted(at="2026-12-04T00:00:00Z", key=command.key, output={"n": 1})
 
     try:
         other.execute("SELECT 1 FROM engine_run WHERE id = %s FOR NO KEY UPDATE", [run.pk])
         with transaction.atomic():
-            assert durable.lock_and_take(str(run.pk), (row_of(first), done(first))) == (None, [])
+            assert inbox.lock_and_take(str(run.pk), (row_of(first), done(first))) == (None, [])
         other.rollback()
         held = PendingEvent.objects.get(run=run, key=done(first).key)
         assert held.applied_at is None
         with transaction.atomic():
-            locked, pending = durable.lock_and_take(str(run.pk), (row_of(second), done(second)))
+            locked, pending = inbox.lock_and_take(str(run.pk), (row_of(second), done(second)))
             assert locked is not None and locked.pk == run.pk
             assert [event.key for event in pending] == [done(first).key, done(second).key]
             assert [event.event for event in pending] == [done(first).to_json(),
                                                           done(second).to_json()]  # fmt: skip
-        again = durable.lock_and_take  # a result recorded before inserts nothing
+        again = inbox.lock_and_take  # a result recorded before inserts nothing
         with transaction.atomic():
             _, pending = again(str(run.pk), (row_of(second), done(second)))
             assert pending == []
@@ -449,7 +494,7 @@ def test_an_attempt_taken_back_while_a_step_holds_the_run_waits_on_a_thread(
     import psycopg
 
     leases.amend()  # the process-wide list may hold what an earlier test's thread left
-    run = durable.create_run(resolve_graphs(fork_of(1)), "fork", {})
+    run = runs.create_run(resolve_graphs(fork_of(1)), "fork", {})
     Run.objects.filter(pk=run.pk).update(step_attempts=2)  # this worker's and the holder's
     settings = connection.settings_dict
     other = psycopg.connect(host=settings["HOST"], port=settings["PORT"],
@@ -461,7 +506,7 @@ def test_an_attempt_taken_back_while_a_step_holds_the_run_waits_on_a_thread(
         other.execute("SELECT 1 FROM engine_run WHERE id = %s FOR NO KEY UPDATE", [run.pk])
         with connection.cursor() as cursor:
             cursor.execute("SET lock_timeout = '5s'")  # waiting would raise, not hang
-        durable.forget_attempt(str(run.pk))
+        attempts.forget_attempt(str(run.pk))
         assert "taken back at the next beat" not in caplog.text  # no lock time-out
         assert Run.objects.get(pk=run.pk).step_attempts == 2  # not waited for
         if holder == "rolls back":
@@ -489,7 +534,7 @@ def test_marking_dispatches_sent_skips_one_a_worker_is_claiming() -> None:
         pytest.skip("SQLite has no row locks to skip")
     import psycopg
 
-    run = durable.create_run(resolve_graphs(fork_of(3)), "fork", {})
+    run = runs.create_run(resolve_graphs(fork_of(3)), "fork", {})
     rows = [Dispatch.objects.create(run=run, key=f"k{i}", command={}) for i in range(3)]
     settings = connection.settings_dict
     other = psycopg.connect(host=settings["HOST"], port=settings["PORT"],
@@ -499,7 +544,7 @@ def test_marking_dispatches_sent_skips_one_a_worker_is_claiming() -> None:
                       [rows[1].pk])  # fmt: skip
         with connection.cursor() as cursor:
             cursor.execute("SET lock_timeout = '5s'")  # waiting would raise, not hang
-        durable.mark_published([row.pk for row in rows])
+        outbox.mark_published([row.pk for row in rows])
         other.commit()
     finally:
         other.close()
@@ -522,10 +567,10 @@ def test_a_wide_forks_chunk_finds_its_dispatches_by_id_not_among_all_open_ones()
         pytest.skip("the one-statement claim and close are PostgreSQL's")
     from tests.django.plans import examined, executed_plans, parameter_arrays
 
-    run = durable.create_run(resolve_graphs(fork_of(1)), "fork", {})
+    run = runs.create_run(resolve_graphs(fork_of(1)), "fork", {})
     now = timezone.now()
 
-    def outbox(count: int, first: int) -> list[int]:
+    def write_outbox(count: int, first: int) -> list[int]:
         rows = Dispatch.objects.bulk_create(
             Dispatch(run=run, key=f"k{first + i}", command={"key": f"k{first + i}"},
                      created_at=now)
@@ -535,14 +580,14 @@ def test_a_wide_forks_chunk_finds_its_dispatches_by_id_not_among_all_open_ones()
 
     def chunk() -> None:
         for first in range(0, 12, 2):  # planned while the outbox holds a few rows
-            durable.claim(outbox(1, first))
-            durable.record_results([(durable.DispatchRow(pk, run.pk, "k", {}),
-                                     ActionCompleted(at=durable.now_text(), key=f"k{pk}"))
-                                    for pk in outbox(1, first + 1)])  # fmt: skip
-        ids = outbox(3000, 12)[::10]
-        claimed, _ = durable.claim(ids)
+            outbox.claim(write_outbox(1, first))
+            results.record_results([(records.DispatchRow(pk, run.pk, "k", {}),
+                                     ActionCompleted(at=clock.now_text(), key=f"k{pk}"))
+                                    for pk in write_outbox(1, first + 1)])  # fmt: skip
+        ids = write_outbox(3000, 12)[::10]
+        claimed, _ = outbox.claim(ids)
         assert [row.pk for row in claimed] == ids
-        durable.record_results([(row, ActionCompleted(at=durable.now_text(), key=row.key))
+        results.record_results([(row, ActionCompleted(at=clock.now_text(), key=row.key))
                                 for row in claimed])  # fmt: skip
 
     plans = executed_plans(chunk)
@@ -555,25 +600,22 @@ def test_a_wide_forks_chunk_finds_its_dispatches_by_id_not_among_all_open_ones()
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_step_stamps_its_events_after_the_step_before_whatever_its_workers_clock_says(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def test_a_step_stamps_its_events_after_the_step_before_whatever_its_workers_clock_says() -> None:
     """The chaos oracle replays a run's events in `applied_at` order. A worker stopped
     between reading its clock and taking the run stamped its step 6 s before the step that
     ran in between, and the oracle replayed the two in the wrong order."""
     from django.db import connection, transaction
 
-    run = durable.create_run(resolve_graphs(fork_of(1)), "fork", {})
+    run = runs.create_run(resolve_graphs(fork_of(1)), "fork", {})
     if connection.vendor != "postgresql":
         pytest.skip("SQLite steps one at a time, stamped by the one writer")
-    durable.advance(str(run.pk))
+    step.advance(str(run.pk))
     first = PendingEvent.objects.get(run=run, key="start").applied_at
     assert first is not None
     PendingEvent.objects.create(run=run, key="late", event={"kind": "start", "at": "x"})
     stale = first - dt.timedelta(seconds=6)
-    monkeypatch.setattr(timezone, "now", lambda: stale)
-    with transaction.atomic():
-        locked, pending = durable.lock_and_take(str(run.pk))
+    with clock.use_clock(ManualClock(stale)), transaction.atomic():
+        locked, pending = inbox.lock_and_take(str(run.pk))
     assert locked is not None and [event.key for event in pending] == ["late"]
     late = PendingEvent.objects.get(run=run, key="late").applied_at
     assert late is not None and late > first

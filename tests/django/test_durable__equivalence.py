@@ -10,10 +10,10 @@ from django.contrib.auth.models import User
 from approvals.models import ApprovalRequest
 from approvals.refusals import AlreadyDecided
 from designer.demo import demo_documents
-from engine import durable
 from engine.core.events import Decision
 from engine.core.runtime import ManualClock
 from engine.models import NodeState, Run, Runtime, TraceEvent
+from engine.runtime import runs
 from runs import services
 from tests.django.durable_driver import drain
 
@@ -64,7 +64,7 @@ def durable_run(slug: str, deliveries: int) -> Run:
     Deciding twice is a person clicking twice: the second records nothing.
     """
     version = services.latest_version(slug)
-    run = durable.create_run(services.resolve_graphs(version.graph), slug, INPUTS[slug], version)
+    run = runs.create_run(services.resolve_graphs(version.graph), slug, INPUTS[slug], version)
     run = drain(run, deliveries)
     for node, username, decision in DECISIONS.get(slug, []):
         user = User.objects.get(username=username)

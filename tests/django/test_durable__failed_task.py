@@ -12,8 +12,9 @@ import pytest
 from django.db import OperationalError
 from django.utils import timezone
 
-from engine import durable, leases, tasks
+from engine import tasks
 from engine.models import Dispatch, WorkerLease
+from engine.runtime import attempts, leases, results, runs, step, sweep
 from runs.services import resolve_graphs
 from tests.django.test_durable__dispatch import fork_of
 
@@ -24,8 +25,8 @@ LIVE = "host:1:live"
 def test_the_actions_of_a_task_that_failed_are_released_at_the_next_beat_and_re_sent(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    run = durable.create_run(resolve_graphs(fork_of(2)), "fork", {})
-    durable.advance(str(run.pk))
+    run = runs.create_run(resolve_graphs(fork_of(2)), "fork", {})
+    step.advance(str(run.pk))
     minute_ago = timezone.now() - dt.timedelta(minutes=1)
     Dispatch.objects.update(published_at=minute_ago)  # sent a minute ago
     ids = sorted(Dispatch.objects.values_list("pk", flat=True))
@@ -34,7 +35,7 @@ def test_the_actions_of_a_task_that_failed_are_released_at_the_next_beat_and_re_
     def database_away(results: object) -> list[str]:
         raise OperationalError("server closed the connection unexpectedly")
 
-    monkeypatch.setattr(durable, "record_results", database_away)
+    monkeypatch.setattr(results, "record_results", database_away)
     with pytest.raises(OperationalError):
         tasks.run_actions(ids)
 
@@ -42,18 +43,18 @@ def test_the_actions_of_a_task_that_failed_are_released_at_the_next_beat_and_re_
     assert list(claims.all()) == [(LIVE, None), (LIVE, None)]
     WorkerLease.objects.create(name=LIVE, beat_at=timezone.now())
     now = timezone.now()
-    assert durable.lost_dispatches(now - dt.timedelta(seconds=10), now) == []  # a live claim
+    assert sweep.lost_dispatches(now - dt.timedelta(seconds=10), now) == []  # a live claim
 
     leases.beat(LIVE)
 
     assert list(claims.all()) == [("", None), ("", None)]
-    assert durable.lost_dispatches(now - dt.timedelta(seconds=10), now) == ids
+    assert sweep.lost_dispatches(now - dt.timedelta(seconds=10), now) == ids
     assert leases.amend() == 0  # nothing left to hand back
 
 
 def test_a_task_that_succeeds_hands_nothing_back(monkeypatch: pytest.MonkeyPatch) -> None:
-    run = durable.create_run(resolve_graphs(fork_of(2)), "fork", {})
-    durable.advance(str(run.pk))
+    run = runs.create_run(resolve_graphs(fork_of(2)), "fork", {})
+    step.advance(str(run.pk))
     monkeypatch.setattr(leases, "current", lambda: LIVE)
     ids = sorted(Dispatch.objects.values_list("pk", flat=True))
 
@@ -66,9 +67,9 @@ def test_a_task_that_succeeds_hands_nothing_back(monkeypatch: pytest.MonkeyPatch
 def test_a_step_that_lost_its_database_takes_its_attempt_back_at_the_next_beat(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    run = durable.create_run(resolve_graphs(fork_of(2)), "fork", {})
+    run = runs.create_run(resolve_graphs(fork_of(2)), "fork", {})
     ended = OperationalError("terminating connection due to administrator command")
-    real = durable.take_back_attempt
+    real = attempts.take_back_attempt
     tries: list[str] = []
 
     def commit_fails(*args: object, **kwargs: object) -> None:
@@ -80,10 +81,10 @@ def test_a_step_that_lost_its_database_takes_its_attempt_back_at_the_next_beat(
             raise ended
         real(run_id)
 
-    monkeypatch.setattr(durable, "commit_step", commit_fails)
-    monkeypatch.setattr(durable, "take_back_attempt", away_once)
+    monkeypatch.setattr(step, "commit_step", commit_fails)
+    monkeypatch.setattr(attempts, "take_back_attempt", away_once)
     with pytest.raises(OperationalError):
-        durable.advance(str(run.pk))
+        step.advance(str(run.pk))
     run.refresh_from_db()
     assert run.step_attempts == 1  # counted as if the step had killed its process
 

@@ -26,7 +26,7 @@ from engine.core.events import RowStatus, WriteRow
 from engine.core.execution_ids import ExecutionId
 from engine.core.rows import NodeRow, apply_write
 from engine.models import Run
-from engine.store import DjangoStore, write_rows
+from engine.runtime.store import DjangoStore, write_rows
 
 OPERATIONS = int(os.environ.get("BRAID_FENCE_OPERATIONS", "10000"))
 PER_EXAMPLE = 200

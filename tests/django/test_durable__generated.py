@@ -8,8 +8,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engine import durable
 from engine.core.graph import Graph
+from engine.runtime import runs, state_cache
 from tests.core.harness import Driver
 from tests.core.test_scheduler__order import generated_flows
 from tests.django.durable_driver import Processes, drain
@@ -26,7 +26,7 @@ def test_a_generated_flow_ends_the_same_on_the_durable_path(
     data = {"items": [1, 2, 3]}
     pure = Driver(document, data)
     pure.settle(random.Random(0))
-    run = durable.create_run({"main": Graph.from_json(document)}, "generated", data)
+    run = runs.create_run({"main": Graph.from_json(document)}, "generated", data)
     run = drain(run, deliveries)
     rows = {r.node: (r.status, r.execution_id, r.result, r.attempt) for r in run.node_rows.all()}
     assert (run.status, run.state) == (pure.status, pure.result)
@@ -44,8 +44,8 @@ def test_a_generated_flow_ends_the_same_with_its_steps_on_several_workers(
     data = {"items": [1, 2, 3, 4]}
     pure = Driver(document, data)
     pure.settle(random.Random(0))
-    monkeypatch.setattr(durable, "_STATES", Processes(3, random.Random(seed)))
-    run = durable.create_run({"main": Graph.from_json(document)}, "generated", data)
+    monkeypatch.setattr(state_cache, "_STATES", Processes(3, random.Random(seed)))
+    run = runs.create_run({"main": Graph.from_json(document)}, "generated", data)
     run = drain(run)
     rows = {r.node: (r.status, r.execution_id, r.result, r.attempt) for r in run.node_rows.all()}
     assert (run.status, run.state) == (pure.status, pure.result)

@@ -10,13 +10,13 @@ from django.db.models import F
 from django.test.utils import CaptureQueriesContext
 
 from approvals.models import ApprovalRequest, ApprovalStatus
-from engine import durable
 from engine.core.events import Decision, RunStatus
 from engine.core.parts import GONE, SnapshotDelta
 from engine.core.state import RunState
 from engine.core.values import JSON
 from engine.models import PartChange, Run, RunPart
-from engine.store import DjangoStore, changed_parts, graphs_digest, stored_snapshot
+from engine.runtime import records, runs, state_cache, step, store
+from engine.runtime.store import DjangoStore, changed_parts, graphs_digest
 from runs import services
 from tests.django.durable_driver import Processes, drain
 from tests.django.plans import examined, executed_plans, parameter_arrays
@@ -56,7 +56,7 @@ def started() -> tuple[Run, User]:
     user = User.objects.create(username="fin")
     user.groups.add(Group.objects.create(name="finance"))
     items = list(range(10, 10 + ITEMS))
-    run = durable.create_run(services.resolve_graphs(approvals_flow()), "each", {"items": items})
+    run = runs.create_run(services.resolve_graphs(approvals_flow()), "each", {"items": items})
     return drain(run), user
 
 
@@ -87,7 +87,7 @@ def test_a_decision_writes_only_the_parts_it_changed() -> None:
     }
     decide(run, user, 2)
     with CaptureQueriesContext(connection) as queries:
-        assert durable.advance(str(run.pk)) == 1
+        assert step.advance(str(run.pk)) == 1
     item = f"{run.pk}|ask|root:1:each:3|approval"
     assert part_keys(run) == (before - {"frame:4", f"wait:{item}", "live:f1:3"}) | {
         "done:1/3", "write:4/0",
@@ -103,7 +103,7 @@ class Loads:
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.full = 0
         self.caught: list[set[str]] = []
-        full, changed = stored_snapshot, changed_parts
+        full, changed = store.stored_snapshot, store.changed_parts  # what state_cache calls
 
         def counted_full(*args: Any) -> Any:
             self.full += 1
@@ -115,18 +115,18 @@ class Loads:
                 self.caught.append(set(found))
             return found
 
-        monkeypatch.setattr(durable, "stored_snapshot", counted_full)
-        monkeypatch.setattr(durable, "changed_parts", counted_changed)
+        monkeypatch.setattr(state_cache, "stored_snapshot", counted_full)
+        monkeypatch.setattr(state_cache, "changed_parts", counted_changed)
 
 
 def decided_elsewhere(run: Run, user: User, index: int) -> tuple[int, RunState]:
     """Decide an item and apply it as another worker would; return the state this process
     held before, with its version (put back in its cache, as a worker would keep it)."""
-    version, stale = durable._STATES[str(run.pk)]
+    version, stale = state_cache._STATES[str(run.pk)]
     decide(run, user, index)
-    durable._STATES.clear()  # another worker applies the decision
-    assert durable.advance(str(run.pk)) == 1
-    durable._STATES[str(run.pk)] = (version, stale)  # this process still holds the old state
+    state_cache._STATES.clear()  # another worker applies the decision
+    assert step.advance(str(run.pk)) == 1
+    state_cache._STATES[str(run.pk)] = (version, stale)  # this process still holds the old state
     return version, stale
 
 
@@ -144,14 +144,14 @@ def test_a_state_another_worker_moved_on_from_is_caught_up_from_the_parts_it_cha
     elsewhere = PartChange.objects.get(run=run, version=version + 1)
     decide(run, user, 1)
     loads = Loads(monkeypatch)
-    assert durable.advance(str(run.pk)) == 1
+    assert step.advance(str(run.pk)) == 1
     # Only the parts the other worker's step changed were read: the foreach, item 1's frame,
     # wait and live count (gone), its done entry and its write, and item 2's frame.
     item = f"{run.pk}|ask|root:1:each:1|approval"
     assert (loads.full, loads.caught) == (0, [set(json.loads(elsewhere.keys))])
     assert loads.caught[0] == {"frame:1", "frame:2", f"wait:{item}", "live:f1:1", "done:1/1",
                                "write:2/0"}  # fmt: skip
-    version, state = durable._STATES[str(run.pk)]
+    version, state = state_cache._STATES[str(run.pk)]
     assert version == Run.objects.get(pk=run.pk).snapshot_version
     assert json.loads(json.dumps({**state.to_json(), "stored": None})) == {
         **as_stored(run), "stored": None,
@@ -167,12 +167,12 @@ def test_decisions_landing_on_three_workers_in_turn_read_only_what_changed(
 ) -> None:
     run, user = started()
     processes = Processes(3)
-    processes.caches[0][str(run.pk)] = durable._STATES[str(run.pk)]  # the one that started it
-    monkeypatch.setattr(durable, "_STATES", processes)
+    processes.caches[0][str(run.pk)] = state_cache._STATES[str(run.pk)]  # the one that started it
+    monkeypatch.setattr(state_cache, "_STATES", processes)
     loads = Loads(monkeypatch)
     for index in range(ITEMS):
         decide(run, user, index)
-        assert durable.advance(str(run.pk)) == 1
+        assert step.advance(str(run.pk)) == 1
     assert Run.objects.get(pk=run.pk).state == {"seen": list(range(10, 10 + ITEMS))}
     # Workers 2 and 3 read the run once each; every step after caught up with what the two
     # decisions before it changed: the foreach's frame, and each item's frame, wait, live
@@ -189,7 +189,7 @@ def test_a_state_further_behind_than_the_changes_kept_is_read_again(
     PartChange.objects.filter(run=run, version=version + 1).delete()  # as if pruned
     decide(run, user, 1)
     loads = Loads(monkeypatch)
-    assert durable.advance(str(run.pk)) == 1
+    assert step.advance(str(run.pk)) == 1
     assert (loads.full, loads.caught) == (1, [])
     for index in range(2, ITEMS):
         decide(run, user, index)
@@ -201,7 +201,7 @@ def test_a_retry_records_no_changes_so_a_state_from_before_it_is_read_again(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     run, user = started()
-    version, _ = durable._STATES[str(run.pk)]
+    version, _ = state_cache._STATES[str(run.pk)]
     # As `retry` does: a whole snapshot written, one version more, and no change row.
     DjangoStore().commit(str(run.pk), RunStatus.WAITING, DjangoStore().load(str(run.pk)).snapshot,
                          [], [])  # fmt: skip
@@ -209,7 +209,7 @@ def test_a_retry_records_no_changes_so_a_state_from_before_it_is_read_again(
     assert not PartChange.objects.filter(run=run, version=version + 1).exists()
     decide(run, user, 0)
     loads = Loads(monkeypatch)
-    assert durable.advance(str(run.pk)) == 1
+    assert step.advance(str(run.pk)) == 1
     assert (loads.full, loads.caught) == (1, [])
 
 
@@ -236,7 +236,7 @@ def test_a_run_stored_as_one_snapshot_loads_and_its_next_step_writes_parts() -> 
     del whole["stored"]  # as a run stored before the parts were
     RunPart.objects.filter(run=run).delete()
     Run.objects.filter(pk=run.pk).update(snapshot=whole, snapshot_version=F("snapshot_version") + 1)
-    durable._STATES.clear()
+    state_cache._STATES.clear()
     for index in range(ITEMS):
         decide(run, user, index)
     run = drain(run)
@@ -249,29 +249,29 @@ def test_a_run_stored_as_one_snapshot_loads_and_its_next_step_writes_parts() -> 
 def test_a_run_whose_graphs_this_process_decoded_for_another_reads_no_graph_documents() -> None:
     first, _ = started()
     items = {"items": [1]}
-    second = drain(durable.create_run(services.resolve_graphs(approvals_flow()), "each", items))
+    second = drain(runs.create_run(services.resolve_graphs(approvals_flow()), "each", items))
     assert first.graphs_digest == second.graphs_digest == graphs_digest(first.graphs)
-    durable._GRAPHS.pop(str(second.pk), None)  # only the first run's entries are left
-    durable._STATES.clear()  # a cold step: the state is read from its parts
-    held = Run.objects.only(*durable.RUN_COLUMNS).get(pk=second.pk)  # as a step locks it
+    state_cache._GRAPHS.pop(str(second.pk), None)  # only the first run's entries are left
+    state_cache._STATES.clear()  # a cold step: the state is read from its parts
+    held = Run.objects.only(*records.RUN_COLUMNS).get(pk=second.pk)  # as a step locks it
     with CaptureQueriesContext(connection) as queries:
-        durable.load_state(held, cached=False)
+        state_cache.load_state(held, cached=False)
     assert not [q for q in queries if "graphs" in q["sql"]]
     assert [q for q in queries if reads_parts(q["sql"])]
-    durable._GRAPHS.clear()  # a process that never decoded them reads them once
+    state_cache._GRAPHS.clear()  # a process that never decoded them reads them once
     with CaptureQueriesContext(connection) as queries:
-        durable.load_state(held, cached=False)
+        state_cache.load_state(held, cached=False)
     assert len([q for q in queries if "graphs" in q["sql"]]) == 1
 
 
 def test_a_worker_keeps_no_state_of_a_finished_run() -> None:
     run, user = started()
-    assert str(run.pk) in durable._STATES  # waiting on its approvals: kept for the next step
+    assert str(run.pk) in state_cache._STATES  # waiting on its approvals: kept for the next step
     for index in range(ITEMS):
         decide(run, user, index)
     run = drain(run)
     assert run.status == "completed"
-    assert str(run.pk) not in durable._STATES
+    assert str(run.pk) not in state_cache._STATES
 
 
 def test_a_step_dropping_many_parts_touches_each_part_once() -> None:

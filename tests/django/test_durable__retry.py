@@ -9,11 +9,11 @@ from django.test import Client
 
 from approvals.models import ApprovalRequest
 from designer import services as flows
-from engine import durable
 from engine.actions import ACTIONS
 from engine.core.events import Decision
 from engine.core.runtime import perform
 from engine.models import Dispatch, NodeState, Run, TraceEvent
+from engine.runtime import clock, outbox, results, step
 from runs import services
 from tests.django.durable_driver import drain, row_of
 from tests.django.fixture_types import ClientFor, DemoUsers
@@ -117,14 +117,14 @@ def test_a_retry_reopens_the_requests_the_failure_closed_and_keeps_a_decision_it
         "/api/runs/", json.dumps({"flow": "retry-signed"}), content_type="application/json"
     ).json()
     run_id = body["id"]
-    durable.advance(run_id)  # asks finance and dispatches the flaky action
+    step.advance(run_id)  # asks finance and dispatches the flaky action
     dispatch = Dispatch.objects.get(run_id=run_id)
-    failure = perform(ACTIONS, durable.action_command(dispatch.command), run_id, durable.now_text)
-    durable.record_results([(row_of(dispatch), failure)])  # recorded, not yet applied
+    failure = perform(ACTIONS, outbox.action_command(dispatch.command), run_id, clock.now_text)
+    results.record_results([(row_of(dispatch), failure)])  # recorded, not yet applied
     sign = ApprovalRequest.objects.get(run_id=run_id)
     # finance decides before the failure is applied; the failed run then refuses it
     services.decide(run_id, "sign", demo_users["finance"], Decision.APPROVE)
-    durable.advance(run_id)
+    step.advance(run_id)
     sign.refresh_from_db()
     assert (Run.objects.get(pk=run_id).status, sign.status, sign.outcome) == (
         "failed", "closed",

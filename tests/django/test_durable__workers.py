@@ -5,10 +5,11 @@ run in the PostgreSQL pass of `make test` (the SQLite test database lives in mem
 """
 
 import os
+import re
 import signal
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -173,6 +174,29 @@ def test_two_hundred_runs_on_two_worker_processes_all_end_like_in_process_runs(
     assert mismatched == []
 
 
+def wait_until[T](condition: Callable[[], T], seconds: float, failure: str) -> T:
+    """Poll a condition until it holds (a true value, returned), or fail after `seconds`."""
+    deadline = time.monotonic() + seconds
+    while not (found := condition()):
+        assert time.monotonic() < deadline, failure
+        time.sleep(0.05)
+    return found
+
+
+def first_task(log: Path, name: str) -> str:
+    """Return the id of the first task of this name the worker logged as received, or ""."""
+    pattern = rf"Task {re.escape(name)}\[([0-9a-f-]+)\] received"
+    found = re.search(pattern, log.read_text(errors="replace"))
+    return found.group(1) if found else ""
+
+
+def task_ended(log: Path, task_id: str) -> bool:
+    """Return whether the worker logged the task's end: succeeded, raised, or out of time."""
+    ends = ("succeeded", "raised", "exceeded")
+    return any(f"[{task_id}]" in line and any(end in line for end in ends)
+               for line in log.read_text(errors="replace").splitlines())  # fmt: skip
+
+
 def approve_when_asked(cluster: dict[str, Any], run_id: str, seconds: float = 120) -> None:
     """Wait for the run's approval request, then approve it through the API as finance."""
     finance = Browserless(cluster["client"].base_url)
@@ -259,15 +283,16 @@ def test_a_stopped_worker_resumed_after_later_iterations_cannot_clobber_them(
 
     flows.import_graph(Flow.objects.get(slug="staged-gathers").owner, LOOPING, "looping", True)
     logs = cluster["tmp"]
-    slowpoke = worker(cluster["env"], "slowpoke", logs / "slowpoke.log")
+    slowpoke_log = logs / "slowpoke.log"
+    slowpoke = worker(cluster["env"], "slowpoke", slowpoke_log)
     other = None
     try:
         run_id = start(cluster["client"], "looping", {})
-        deadline = time.monotonic() + 60
-        while not Dispatch.objects.filter(run_id=run_id).exclude(published_at=None).exists():
-            assert time.monotonic() < deadline, "the first action was never sent"
-            time.sleep(0.05)
-        time.sleep(0.5)  # the slowpoke is inside iteration 1's action now
+        claimed = Dispatch.objects.filter(run_id=run_id).exclude(claimed_by="")
+        wait_until(claimed.exists, 60, "the first action was never claimed")
+        # The slowpoke is inside iteration 1's action now (it sleeps 1.5 s once claimed).
+        task_id = wait_until(lambda: first_task(slowpoke_log, "braid.run_actions"), 10,
+                             "the slowpoke never logged the action's task")  # fmt: skip
         os.killpg(slowpoke.pid, signal.SIGSTOP)
         other = worker(cluster["env"], "other", logs / "other.log", beat=True)
         (run,) = wait_finished([run_id], 120)
@@ -275,7 +300,9 @@ def test_a_stopped_worker_resumed_after_later_iterations_cannot_clobber_them(
             r.node: (r.status, r.execution_id) for r in NodeState.objects.filter(run_id=run_id)
         }
         os.killpg(slowpoke.pid, signal.SIGCONT)
-        time.sleep(4)  # the slowpoke finishes its stale iteration-1 action and reports it
+        # The slowpoke finishes its stale iteration-1 action and reports it.
+        wait_until(lambda: task_ended(slowpoke_log, task_id), 60,
+                   "the slowpoke never ended its stale action's task")  # fmt: skip
     finally:
         os.killpg(slowpoke.pid, signal.SIGCONT)
         stop(slowpoke)

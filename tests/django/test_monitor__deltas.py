@@ -14,9 +14,9 @@ from approvals.models import ApprovalRequest, ApprovalStatus
 from approvals.refusals import DecisionRefused
 from approvals.services import decide_request
 from designer.models import FlowVersion
-from engine import durable
 from engine.core.events import Decision
 from engine.models import Run
+from engine.runtime import runs
 from monitor import deltas, reading
 from runs import services
 from tests.core.test_colors__walks import DEMOS
@@ -44,7 +44,7 @@ def start_demo(name: str, data: dict[str, Any]) -> Run:
     """Start a durable run of a published demo flow, as the analyst."""
     version = FlowVersion.objects.filter(flow__slug=name).order_by("-number").first()
     assert version is not None
-    return durable.create_run(services.resolve_graphs(version.graph), name, data, version,
+    return runs.create_run(services.resolve_graphs(version.graph), name, data, version,
                               User.objects.get(username="analyst"))  # fmt: skip
 
 
@@ -65,7 +65,7 @@ def step(run: Run, rng: random.Random) -> bool:
             except DecisionRefused:
                 continue
     elif move == "cancel":
-        durable.cancel(run, "admin", "chaos")
+        runs.cancel(run, "admin", "chaos")
     drain(run)
     return True
 

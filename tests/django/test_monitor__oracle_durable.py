@@ -19,9 +19,9 @@ from hypothesis import strategies as st
 from approvals.models import ApprovalRequest, ApprovalStatus
 from approvals.refusals import DecisionRefused
 from approvals.services import decide_request, delegate
-from engine import durable
 from engine.core.events import Decision
 from engine.models import Run
+from engine.runtime import runs, state_cache
 from monitor import deltas, reading
 from tests.django.durable_driver import drain
 from tests.django.test_monitor__deltas import CASES, snapshot, start_demo
@@ -38,7 +38,7 @@ DECIDERS = ("finance", "legal", "deputy")
 def oracle_of(run: Run) -> Model:
     """Return the oracle over a stored run: its stored trace and graphs, nothing else."""
     run.refresh_from_db()
-    return Model(durable.run_graphs(str(run.pk), run.graphs), reading.whole_trace(str(run.pk)))
+    return Model(state_cache.run_graphs(str(run.pk), run.graphs), reading.whole_trace(str(run.pk)))
 
 
 def deputy() -> User:
@@ -68,7 +68,7 @@ def step(run: Run, rng: random.Random) -> str:
         elif move == "delegate" and request is not None:
             delegate(request, User.objects.get(username=rng.choice(DECIDERS[:2])), "deputy")
         elif move == "cancel":
-            durable.cancel(run, "admin", "chaos")
+            runs.cancel(run, "admin", "chaos")
     except DecisionRefused:
         move += " (refused)"
     drain(run)

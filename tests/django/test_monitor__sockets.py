@@ -11,8 +11,8 @@ from pytest_django import Settings
 
 from braid.asgi import application
 from designer.models import FlowVersion
-from engine import durable
 from engine.models import Run
+from engine.runtime import runs
 from runs import services
 from tests.django.durable_driver import drain
 from tests.django.fixture_types import ClientFor, DemoUsers
@@ -25,7 +25,7 @@ def start(flow: str, data: dict[str, Any], user: Any = None) -> Run:
     version = FlowVersion.objects.filter(flow__slug=flow).order_by("-number").first()
     assert version is not None
     graphs = services.resolve_graphs(version.graph)
-    return durable.create_run(graphs, f"{flow} v1", data, version, user)
+    return runs.create_run(graphs, f"{flow} v1", data, version, user)
 
 
 def headers(

@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
-from engine import durable
 from engine.core import expression_limits
 from engine.models import NodeState, Run
+from engine.runtime import runs
 from runs import services
 from tests.django.durable_driver import drain
 
@@ -47,7 +47,7 @@ def rows(run_id: str) -> dict[str, tuple[str, Any]]:
 def both(document: dict[str, Any], input_value: Any) -> tuple[Run, Run]:
     """Run a flow in-process and durably; return both runs as stored."""
     in_process = services.start_run(document, "flow", input_value)
-    durable_run = drain(durable.create_run(services.resolve_graphs(document), "flow", input_value))
+    durable_run = drain(runs.create_run(services.resolve_graphs(document), "flow", input_value))
     return Run.objects.get(pk=in_process.run_id), durable_run
 
 

@@ -5,15 +5,15 @@ import io
 import json
 from pathlib import Path
 from typing import Any
-from unittest import mock
 
 import pytest
 from django.core.management import call_command
 from django.utils import timezone
 
 from approvals.models import ApprovalRequest
-from engine import durable
+from engine.core.runtime import ManualClock
 from engine.models import PendingEvent, Run, Timer
+from engine.runtime import clock, step, sweep
 from tests.django.fixture_types import DemoUsers
 
 DEMO = Path(__file__).resolve().parents[2] / "designer" / "demo_flows"
@@ -49,21 +49,17 @@ def test_a_timer_left_by_braid_run_fires_once_after_its_due_time_and_the_run_esc
     run = Run.objects.get(pk=report["run"])
     assert run.runtime == "durable"  # handed over, so the sweeper owns the timer now
 
-    assert durable.sweep()["timers"] == 0  # not due yet
-    with mock.patch(
-        "django.utils.timezone.now", return_value=timer.due_at - dt.timedelta(seconds=1)
-    ):
-        assert durable.sweep()["timers"] == 0
-    with mock.patch(
-        "django.utils.timezone.now", return_value=timer.due_at + dt.timedelta(seconds=1)
-    ):
-        assert durable.sweep()["timers"] == 1
-        assert durable.sweep()["timers"] == 0  # exactly once
+    assert sweep.sweep()["timers"] == 0  # not due yet
+    with clock.use_clock(ManualClock(timer.due_at - dt.timedelta(seconds=1))) as later:
+        assert sweep.sweep()["timers"] == 0
+        later.sleep(2)
+        assert sweep.sweep()["timers"] == 1
+        assert sweep.sweep()["timers"] == 0  # exactly once
     fired = PendingEvent.objects.filter(run=run, key=timer.key)
     assert fired.count() == 1
     assert fired.get().event["kind"] == "timer.fired"
 
-    durable.advance(str(run.pk))
+    step.advance(str(run.pk))
 
     shown = braid_json("show", str(run.pk))
     assert shown["status"] == "completed"
@@ -84,10 +80,8 @@ def test_a_decision_before_the_timer_wins_and_the_timer_row_goes(demo_users: Dem
     assert decided["state"] == {"outcome": "decided: approved", "decision": "approved"}
     assert (decided["colors"]["decided"], decided["colors"]["timer"]) == ("completed", "cancelled")
     assert not Timer.objects.filter(run_id=report["run"]).exists()
-    with mock.patch(
-        "django.utils.timezone.now", return_value=timer.due_at + dt.timedelta(seconds=1)
-    ):
-        assert durable.sweep()["timers"] == 0
+    with clock.use_clock(ManualClock(timer.due_at + dt.timedelta(seconds=1))):
+        assert sweep.sweep()["timers"] == 0
 
 
 @pytest.mark.django_db

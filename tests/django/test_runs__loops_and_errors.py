@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 from django.core.management import call_command
 
-from engine import durable
 from engine.models import NodeState, Run
+from engine.runtime import runs
 from runs import services
 from tests.django.durable_driver import drain
 
@@ -94,7 +94,7 @@ def test_braid_run_and_a_durable_run_end_alike(case: str, tmp_path: Path) -> Non
     report = json.loads(out.getvalue())
     in_process = Run.objects.get(pk=report["run"])
 
-    started = durable.create_run(services.resolve_graphs(document), "flow", input_value)
+    started = runs.create_run(services.resolve_graphs(document), "flow", input_value)
     done = drain(started)
 
     assert (report["status"], in_process.error, report["state"]) == (status, error, state)

@@ -9,7 +9,7 @@ import pytest
 from engine.core.events import RequestApproval, Trace
 from engine.core.rows import NodeRow
 from engine.core.store import StoredRun
-from engine.store import DjangoStore
+from engine.runtime.store import DjangoStore
 from tests.core.store_contract import CONTRACT, StoreFactory
 
 

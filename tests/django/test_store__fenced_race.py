@@ -10,7 +10,7 @@ from django.db import connection, connections
 
 from engine.core.events import RowStatus, WriteRow
 from engine.models import NodeState, Run
-from engine.store import write_rows
+from engine.runtime.store import write_rows
 from tests.processes import ROOT, base_env
 
 ITERATIONS = 30

@@ -1,6 +1,6 @@
 """Driving runs for the oracle: the core harness plus a retry, random moves and the comparison.
 
-`RetryingDriver` adds what the durable runtime's retry does (engine/durable.py `retry`):
+`RetryingDriver` adds what the durable runtime's retry does (engine/runtime/runs.py `retry`):
 it keeps the state from before each action failure; a retry restores it (rows and trace
 are kept, as the runtime keeps them), holds again the actions, timers and approval
 requests the restored state waits on, and sends `Redrive` for the failed action.

@@ -14,6 +14,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
+from typing import Any
 
 from django.conf import settings
 from django.db import close_old_connections, connections
@@ -179,7 +180,7 @@ def beat_forever(name: str) -> None:
             close_old_connections()
 
 
-def alive_names() -> QuerySet[WorkerLease]:
+def alive_names() -> QuerySet[WorkerLease, Any]:
     """Return a subquery of the leases that beat recently enough to count as alive."""
     since = timezone.now() - dt.timedelta(seconds=settings.BRAID_LEASE_DEAD_S)
     return WorkerLease.objects.filter(beat_at__gte=since).values("name")

@@ -1,0 +1,93 @@
+"""Step attempts: each step is counted before its work and the count is reset by its
+commit, so a step that kills its worker process every time fails its run instead of
+crashing workers forever."""
+
+import functools
+import logging
+import time
+from collections.abc import Sequence
+
+from django.conf import settings
+from django.db.models import F
+
+from engine.models import Run
+from engine.runtime import leases
+from engine.runtime.backends import backend
+from engine.runtime.records import Begun, InboxRow
+
+
+class Crowded(Exception):
+    """A step saw more attempts than allowed, which live workers may have counted too."""
+
+
+CROWDED_BACKOFF_S = 0.2
+logger = logging.getLogger(__name__)
+
+
+def crowded_backoff() -> None:
+    """Wait for workers that counted an attempt at the same moment to take theirs back."""
+    time.sleep(CROWDED_BACKOFF_S)
+
+
+def begin_step(run_id: str) -> Begun:
+    """Count one more attempt at the run's next step, committed before the step's work.
+
+    A step whose evaluation kills its worker process rolls back, its message is delivered
+    again, and the sweeper resumes it at every start: without this count a run holding
+    such a node would crash a worker (or the whole `make run` server) forever. The step's
+    own commit sets the count back to 0. Nothing is counted when another worker holds the
+    run (PostgreSQL skips it, as the step's lock does) or it has nothing pending.
+    """
+    return backend().begin_step(run_id)
+
+
+def forget_attempt(run_id: str) -> None:
+    """Take back the attempt of a step that raised instead of killing its process, or did
+    not step.
+
+    When the database is why the step raised (its connection was ended, it refuses
+    connections), taking back fails too, and the lease's next beat does it once the
+    database answers. Without that, each database outage counted against every run it
+    caught mid-step, and `make chaos` saw a healthy run failed as a crash loop.
+
+    A run whose row another worker's step holds is not waited for here: a worker waited
+    there up to 126 ms on a fork of 1,000, its actions idle. A thread of this process
+    waits instead (leases.amend_soon), as soon as the step ends: its commit sets the count
+    to 0, so the attempt is taken back only if the run's snapshot did not move (the step
+    rolled back, or died). Left for the beat, a step that saw too many attempts and backed
+    off could still see this one when it looked again, and fail the run.
+    """
+    try:
+        held_at = take_back_attempt(run_id)
+    except Exception:
+        logger.warning("run %s: the step attempt is taken back at the next beat", run_id,
+                       exc_info=True)  # fmt: skip
+        leases.amend_later(functools.partial(take_back_attempt, run_id))
+        return
+    if held_at is not None:
+        leases.amend_soon(functools.partial(take_back_attempt, run_id, held_at))
+
+
+def take_back_attempt(run_id: str, unless_moved_from: int | None = None) -> int | None:
+    """Count one step attempt less (never below 0); with `unless_moved_from`, only while
+    the run's snapshot version is still that one.
+
+    On PostgreSQL, without it, a run whose row another step holds is skipped, not waited
+    for: it returns the run's committed snapshot version then, and None otherwise.
+    """
+    if unless_moved_from is None:
+        return backend().take_back_attempt(run_id)
+    Run.objects.filter(pk=run_id, step_attempts__gt=0, snapshot_version=unless_moved_from).update(
+        step_attempts=F("step_attempts") - 1
+    )
+    return None
+
+
+def crashed(run: Run, pending: Sequence[InboxRow]) -> str:
+    """Say why a run fails after its step killed the worker process too often."""
+    keys = ", ".join(row.key for row in pending[:5])
+    return (
+        f"applying {keys} killed the worker process {run.step_attempts - 1} times; the run "
+        f"fails instead of being resumed again (BRAID_STEP_MAX_ATTEMPTS="
+        f"{settings.BRAID_STEP_MAX_ATTEMPTS})"
+    )

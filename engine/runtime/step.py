@@ -1,0 +1,206 @@
+"""The step: take a run's lock and pending events, apply them with the core's `step`, and
+commit the snapshot, node rows, trace, new dispatches and timers together. Messages leave
+only after that commit."""
+
+import dataclasses
+import logging
+from collections.abc import Sequence
+
+from django.conf import settings
+from django.db import connection, transaction
+
+from engine import live
+from engine.core import scheduler
+from engine.core.events import (
+    ActionFailed,
+    CloseApproval,
+    Command,
+    RequestApproval,
+    RunAction,
+    RunStatus,
+    Trace,
+    WriteRow,
+    event_from_json,
+)
+from engine.core.parts import take_delta
+from engine.core.state import RunState
+from engine.faults import crash_point
+from engine.models import Run
+from engine.runtime import attempts, clock
+from engine.runtime.backends import backend
+from engine.runtime.inbox import has_pending, lock_and_take
+from engine.runtime.outbox import publish
+from engine.runtime.records import Begun, DispatchRow, InboxRow, Taken
+from engine.runtime.state_cache import load_state, remember_state
+from engine.runtime.store import DjangoStore, record_approvals
+from engine.runtime.timers import record_timers
+
+logger = logging.getLogger(__name__)
+
+
+def advance(run_id: str, take: Taken | None = None, counted: bool = False) -> int:
+    """Apply a run's pending events until none is left; return how many were applied.
+
+    A run that another worker is advancing right now is skipped: that worker looks for
+    new events again after its commit, so no worker waits on the run's lock and no event
+    is left behind. `counted`: the caller already counted the first step's attempt.
+    """
+    applied = 0
+    while True:
+        count, more = advance_once(run_id, take, counted)
+        counted = False
+        applied += count or 0
+        if not count:
+            return applied
+        if not (has_pending(run_id) if more is None else more):
+            return applied
+
+
+def advance_once(
+    run_id: str, take: Taken | None = None, counted: bool = False
+) -> tuple[int | None, bool | None]:
+    """Apply the pending events in one transaction; None when another worker holds the run.
+
+    With the count it returns whether the inbox held new events right after the commit,
+    when the step looked (PostgreSQL sends that look with the commit), else None.
+
+    The lock is FOR NO KEY UPDATE: it does not block the key-share lock that recording an
+    event or a dispatch takes on the run row for its foreign key.
+
+    An attempt counted by a worker that then does not step (another one holds the run, or
+    applied its events) is taken back. Workers that count at the same moment still add up
+    for an instant, so a step that sees too many attempts first takes its own back, lets
+    the others settle, and counts again; only a second sighting fails the run (a step that
+    kills its worker counts once per redelivery, and is seen twice).
+    """
+    for sighting in (1, 2):
+        if not counted and (begun := attempts.begin_step(run_id)) is not Begun.COUNTED:
+            return (None if begun is Begun.HELD else 0), None
+        counted = False
+        try:
+            applied, more = step_locked(run_id, take, crowded_ok=sighting == 2)
+        except attempts.Crowded:
+            attempts.forget_attempt(run_id)
+            attempts.crowded_backoff()
+            continue
+        except BaseException:
+            attempts.forget_attempt(run_id)  # this process lives to tell: only killed steps count
+            raise
+        if not applied:
+            attempts.forget_attempt(run_id)  # it did not step: the attempt was not this process's
+        return applied, more
+    return None, None
+
+
+def step_locked(
+    run_id: str, take: Taken | None, crowded_ok: bool
+) -> tuple[int | None, bool | None]:
+    """Lock the run, apply its pending events and commit the step; see advance_once."""
+    outermost = not connection.in_atomic_block
+    with transaction.atomic():
+        run, pending = lock_and_take(run_id)
+        if run is None:
+            return None, None
+        if not pending:
+            return 0, None
+        if run.step_attempts > settings.BRAID_STEP_MAX_ATTEMPTS:
+            if not crowded_ok:
+                raise attempts.Crowded(run_id)
+            state, commands = scheduler.abort(load_state(run, cached=False), clock.now_text(),
+                                              attempts.crashed(run, pending))  # fmt: skip
+        else:
+            state, commands = apply_events(run, pending)
+        more = commit_step(run, state, commands, take, commit=outermost)
+    return len(pending), more
+
+
+def apply_events(run: Run, pending: Sequence[InboxRow]) -> tuple[RunState, list[Command]]:
+    """Apply inbox events in order with `step`; return the state and every command.
+
+    An event that cannot be read is logged and skipped. If `step` itself raises (a bug in
+    the engine, never a flow's failure), the run fails closed from its last committed
+    state with the error, instead of failing the same step forever.
+    """
+    state = load_state(run)
+    commands: list[Command] = []
+    for row in pending:
+        try:
+            event = event_from_json(row.event)
+        except (TypeError, ValueError) as error:
+            logger.error("run %s: inbox event %s is unreadable and skipped: %s", run.pk, row.key,
+                         error)  # fmt: skip
+            continue
+        # An action's failure may fail the run; keep the state before it for a retry.
+        before = state.to_json() if isinstance(event, ActionFailed) else None
+        try:
+            state, produced = scheduler.step(state, event)
+        except Exception as error:
+            logger.exception("run %s: applying %s raised; the run fails", run.pk, row.key)
+            reason = f"internal error applying {event.kind} {row.key}: {error!r}"
+            return scheduler.abort(load_state(run, cached=False), clock.now_text(), reason)
+        commands.extend(produced)
+        if before is not None and state.status is RunStatus.FAILED:
+            redrive = {"snapshot": before, "key": event.key}  # type: ignore[attr-defined]
+            Run.objects.filter(pk=run.pk).update(redrive=redrive)
+    return state, commands
+
+
+def commit_step(
+    run: Run, state: RunState, commands: list[Command], take: Taken | None = None,
+    commit: bool = False,
+) -> bool | None:  # fmt: skip
+    """Save the step and its side effects; publish new dispatches after the commit.
+
+    With `commit` (the caller's block is the outermost transaction) on PostgreSQL, the
+    step's writes, its `COMMIT` and the look for events that arrived meanwhile go out as
+    one pipeline, one round trip: it returns what the look found. Otherwise Django commits
+    when the caller's block ends, and it returns None.
+    """
+    rows = [c for c in commands if isinstance(c, WriteRow)]
+    trace = [c for c in commands if isinstance(c, Trace)]
+    approvals = [c for c in commands if isinstance(c, (RequestApproval, CloseApproval))]
+    status = state.status if state.started or state.status.finished else RunStatus.RUNNING
+    # The run lock's read gave the trace length; the run's searchable state and the reset
+    # attempt count go in the snapshot's own UPDATE.
+    room = max(0, take.limit - len(take.dispatches)) if take else 0
+    actions = [c for c in commands if isinstance(c, RunAction)]
+    # Approval requests first: their hooks read what they write, which a pipeline defers.
+    record_approvals(str(run.pk), approvals)
+    record_timers(run, commands)
+    crash_point("advance.before_commit")
+    delta = take_delta(state)
+    if delta.replace and run.snapshot_version == 0:
+        # Nothing was ever committed, so no part is stored to replace: the step writes as
+        # any other (one statement on PostgreSQL, not a delete and five inserts).
+        delta = dataclasses.replace(delta, replace=False)
+    version = run.snapshot_version + 1  # the commit counts one more, under the run's lock
+
+    def write() -> None:
+        DjangoStore().commit(
+            str(run.pk), status, delta, rows, trace, state.error,
+            trace_length=run.trace_length,
+            columns={"state": state.current_view(), "step_attempts": 0}, version=version,
+        )  # fmt: skip
+
+    dispatches, more = backend().step_dispatches(write, run.pk, actions, room, commit)
+    after_commit(str(run.pk), version, state, dispatches, take, room)
+    return more
+
+
+def after_commit(
+    run_id: str, version: int, state: RunState, dispatches: list[DispatchRow],
+    take: Taken | None, room: int,
+) -> None:  # fmt: skip
+    """Keep the state, tell the live views, hand the taken actions to the caller and send
+    the rest once the step commits."""
+    transaction.on_commit(lambda: remember_state(run_id, version, state))
+    live.changed(run_id)
+    transaction.on_commit(lambda: crash_point("advance.after_commit"))
+    kept = dispatches[:room]
+    if kept and take is not None:
+        transaction.on_commit(lambda: take.dispatches.extend(kept))
+    sent = [d.pk for d in dispatches[room:]]
+    if sent:
+        # Robust: with the broker down the rows stay unsent and the sweeper sends them; the
+        # task goes on recording the results it holds.
+        transaction.on_commit(lambda: publish(sent), robust=True)
