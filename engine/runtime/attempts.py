@@ -13,7 +13,9 @@ from django.db.models import F
 from engine.models import Run
 from engine.runtime import leases
 from engine.runtime.backends import backend
+from engine.runtime.inbox import has_pending
 from engine.runtime.records import Begun, InboxRow
+from engine.runtime.transport import transport
 
 
 class Crowded(Exception):
@@ -65,7 +67,26 @@ def forget_attempt(run_id: str) -> None:
         leases.amend_later(functools.partial(take_back_attempt, run_id))
         return
     if held_at is not None:
-        leases.amend_soon(functools.partial(take_back_attempt, run_id, held_at))
+        leases.amend_soon(functools.partial(take_back_and_wake, run_id, held_at))
+
+
+def take_back_and_wake(run_id: str, unless_moved_from: int) -> None:
+    """Take back an attempt after the step that held the run ended (a thread of the worker
+    does it), then wake the run if events wait: the update held the run's row, and a worker
+    whose event committed meanwhile found the row held and left the event to its holder,
+    which is this thread, not a step that looks again."""
+    take_back_attempt(run_id, unless_moved_from)
+    try:
+        wake_if_pending(run_id)
+    except Exception:  # not retried with the take-back, which must happen once: the sweeper
+        logger.warning("run %s: not woken after its attempt was taken back", run_id,
+                       exc_info=True)  # fmt: skip
+
+
+def wake_if_pending(run_id: str) -> None:
+    """Send the run an advance if its inbox holds an event not applied yet."""
+    if has_pending(run_id):
+        transport().send_advance(run_id)
 
 
 def take_back_attempt(run_id: str, unless_moved_from: int | None = None) -> int | None:

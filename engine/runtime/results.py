@@ -84,7 +84,7 @@ def record_and_advance(dispatch: DispatchRow, event: Event, take: Taken | None) 
     rolled back to the counted way.
     """
     run_id = str(dispatch.run_id)
-    more: bool | None = False
+    more: bool | None = None  # not stepped (a duplicate result): look after the commit
     outermost = not connection.in_atomic_block
     with transaction.atomic():
         run, pending = lock_and_take(run_id, result=(dispatch, event))

@@ -38,6 +38,11 @@ from engine.runtime.timers import record_timers
 logger = logging.getLogger(__name__)
 
 
+# How many times in a row `advance` looks again after a step that found nothing: each such
+# look follows another worker's step, so more than a few means that worker is stepping now.
+EMPTY_LOOKS = 3
+
+
 def advance(run_id: str, take: Taken | None = None, counted: bool = False) -> int:
     """Apply a run's pending events until none is left; return how many were applied.
 
@@ -45,13 +50,17 @@ def advance(run_id: str, take: Taken | None = None, counted: bool = False) -> in
     new events again after its commit, so no worker waits on the run's lock and no event
     is left behind. `counted`: the caller already counted the first step's attempt.
     """
-    applied = 0
+    applied, empty_looks = 0, 0
     while True:
         count, more = advance_once(run_id, take, counted)
         counted = False
         applied += count or 0
+        if count == 0 and more and empty_looks < EMPTY_LOOKS:
+            empty_looks += 1  # see advance_once: an event came while this worker held the run
+            continue
         if not count:
             return applied
+        empty_looks = 0
         if not (has_pending(run_id) if more is None else more):
             return applied
 
@@ -88,6 +97,12 @@ def advance_once(
             raise
         if not applied:
             attempts.forget_attempt(run_id)  # it did not step: the attempt was not this process's
+        if applied == 0:
+            # It held the run and found nothing pending (another worker had applied it). A
+            # worker whose event committed meanwhile found the run held and left its event
+            # to this worker: look once more now that the lock and the attempt are given
+            # back, or that event waits for the sweeper (issue 33's stall of 13.5 s).
+            more = has_pending(run_id)
         return applied, more
     return None, None
 

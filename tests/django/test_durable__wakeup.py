@@ -1,0 +1,165 @@
+"""No lost wake-up: an event recorded while another worker holds the run is applied by
+that worker, even when its step found nothing to apply (issue 33's stall).
+
+A worker that records an event and finds the run held leaves the event to the holder,
+which looks at the inbox again once it lets go. These tests hold a worker inside its
+step, right after it locked the run and found nothing pending, while another worker
+records a result and is turned away; then they let the holder go and check that the
+result was applied before the holder returned, not left for the sweeper.
+"""
+
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+import pytest
+from django.db import connection, connections
+
+from engine.core.events import ActionCompleted
+from engine.models import Dispatch, PendingEvent, Run
+from engine.runtime import attempts, clock, inbox, outbox, results, runs, step
+from engine.runtime.records import DispatchRow, InboxRow
+from engine.runtime.transport import use_transport
+from runs.services import resolve_graphs
+from tests.django.durable_driver import row_of
+from tests.django.test_durable__dispatch import fork_of
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def postgresql_only() -> None:
+    if connection.vendor != "postgresql":
+        pytest.skip("SQLite has no row locks to skip: a writer waits for the run there")
+
+
+def done(dispatch: Dispatch) -> tuple[DispatchRow, ActionCompleted]:
+    """Return a dispatch's outbox row and the result of its action."""
+    command = outbox.action_command(dispatch.command)
+    return row_of(dispatch), ActionCompleted(at=clock.now_text(), key=command.key, output=1)
+
+
+class Held:
+    """Pause the holder thread inside its step, right after it locked the run and found
+    nothing pending, until the test lets it go."""
+
+    def __init__(self, holder: str) -> None:
+        self.holder = holder
+        self.locked = threading.Event()
+        self.go = threading.Event()
+        self.real = inbox.lock_and_take
+
+    def lock_and_take(self, *args: Any, **kwargs: Any) -> tuple[Run | None, list[InboxRow]]:
+        found = self.real(*args, **kwargs)
+        if threading.current_thread().name == self.holder and not self.locked.is_set():
+            assert found[0] is not None and found[1] == [], "the holder found something"
+            self.locked.set()
+            assert self.go.wait(30)
+        return found
+
+
+@pytest.fixture
+def held(monkeypatch: pytest.MonkeyPatch, postgresql_only: None) -> Iterator[Held]:
+    pause = Held("holder")
+    monkeypatch.setattr(step, "lock_and_take", pause.lock_and_take)
+    monkeypatch.setattr(results, "lock_and_take", pause.lock_and_take)
+    yield pause
+    pause.go.set()
+
+
+def hold(work: Callable[[], object], errors: list[BaseException]) -> threading.Thread:
+    """Start the holder thread on `work`."""
+
+    def run() -> None:
+        try:
+            work()
+        except BaseException as error:  # surfaced by the test
+            errors.append(error)
+        finally:
+            connections.close_all()
+
+    thread = threading.Thread(target=run, name="holder")
+    thread.start()
+    return thread
+
+
+def started_fork() -> tuple[str, list[Dispatch]]:
+    """A fork of 2 whose two actions are dispatched."""
+    run = runs.create_run(resolve_graphs(fork_of(2)), "fork", {})
+    step.advance(str(run.pk))
+    return str(run.pk), list(Dispatch.objects.filter(run=run).order_by("pk"))
+
+
+def turned_away(run_id: str, dispatch: Dispatch) -> None:
+    """Record a result as a worker does, and see it left to the holder of the run."""
+    results.record_results([done(dispatch)])
+    assert step.advance(run_id) == 0  # the run is held: this worker leaves its event
+    assert inbox.has_pending(run_id)
+
+
+def test_a_step_that_found_nothing_applies_what_came_while_it_held_the_run(
+    held: Held,
+) -> None:
+    run_id, (first, _) = started_fork()
+    Run.objects.filter(pk=run_id).update(step_attempts=1)  # counted, as begin_step does
+    errors: list[BaseException] = []
+    holder = hold(lambda: step.advance(run_id, counted=True), errors)
+    assert held.locked.wait(30)
+    turned_away(run_id, first)
+    held.go.set()
+    holder.join(30)
+    assert errors == []
+    assert not inbox.has_pending(run_id)
+    assert PendingEvent.objects.get(run_id=run_id, key=done(first)[1].key).applied_at is not None
+
+
+def test_a_duplicate_result_that_held_the_run_applies_what_came_meanwhile(held: Held) -> None:
+    run_id, (first, second) = started_fork()
+    results.record_results([done(first)])
+    step.advance(run_id)  # the first result is applied; its duplicate will record nothing
+    errors: list[BaseException] = []
+    holder = hold(lambda: results.record_and_advance(*done(first), None), errors)
+    assert held.locked.wait(30)
+    turned_away(run_id, second)
+    held.go.set()
+    holder.join(30)
+    assert errors == []
+    assert not inbox.has_pending(run_id)
+    assert Run.objects.get(pk=run_id).status == "completed"
+
+
+class Advances:
+    """A transport that notes the advances sent."""
+
+    def __init__(self) -> None:
+        self.sent: list[str] = []
+
+    def send_advance(self, run_id: str) -> None:
+        self.sent.append(run_id)
+
+    def send_actions(self, dispatch_ids: Sequence[int]) -> None:
+        raise AssertionError("no action is sent here")
+
+    def send_timer(self, run_id: str, key: str, countdown: float) -> None:
+        raise AssertionError("no timer is set here")
+
+
+@pytest.mark.parametrize("waiting", [True, False])
+def test_an_attempt_taken_back_after_another_step_wakes_the_run_if_events_wait(
+    waiting: bool,
+) -> None:
+    """The take-back a worker's thread makes after another step held the run holds the
+    run's row too, and turns recording workers away: it sends the run an advance."""
+    run_id, (first, _) = started_fork()
+    if waiting:
+        results.record_results([done(first)])
+    version = Run.objects.get(pk=run_id).snapshot_version
+    Run.objects.filter(pk=run_id).update(step_attempts=1)
+    advances = Advances()
+    before = use_transport(advances)
+    try:
+        attempts.take_back_and_wake(run_id, version)
+    finally:
+        use_transport(before)
+    assert Run.objects.get(pk=run_id).step_attempts == 0
+    assert advances.sent == ([run_id] if waiting else [])
