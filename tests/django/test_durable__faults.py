@@ -4,8 +4,9 @@ import pytest
 
 from engine import durable
 from engine.core.events import ActionCompleted, Command, Event
-from engine.core.scheduler import Pick, step
+from engine.core.scheduler import step
 from engine.core.state import RunState
+from engine.core.stepper import Pick
 from engine.models import PendingEvent
 from engine.store import DjangoStore
 from runs.services import resolve_graphs
