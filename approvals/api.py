@@ -3,7 +3,6 @@ deciding (one or many), delegating and reassigning. Refusals are `{code, detail}
 
 from typing import TYPE_CHECKING, Any
 
-from django.contrib.auth.models import User
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 from drf_spectacular.utils import (
@@ -14,7 +13,7 @@ from drf_spectacular.utils import (
 )
 from rest_framework import mixins, serializers, viewsets
 from rest_framework.decorators import action
-from rest_framework.exceptions import NotAuthenticated, ValidationError
+from rest_framework.exceptions import ValidationError
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -25,16 +24,9 @@ from approvals.context import request_context
 from approvals.models import ApprovalRequest, ApprovalStatus, EventKind
 from engine.core.events import Decision
 from web.api_errors import ID_MAX
-from web.auth import group_names
+from web.auth import caller, group_names
 from web.permissions import Act, Allowed
 from web.schema import RefusalSerializer
-
-
-def caller(request: Request) -> User:
-    """Return the signed-in user making the request; the views here let no one else in."""
-    if not isinstance(request.user, User):
-        raise NotAuthenticated()
-    return request.user
 
 
 class ShownSerializer(serializers.Serializer[Any]):

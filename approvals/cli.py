@@ -1,11 +1,10 @@
 """`braid audit verify`: check the approval audit's hash chain."""
 
-from typing import TextIO
-
 from approvals.audit import verify
+from web.output import Output
 
 
-def verify_command(out: TextIO) -> int:
+def verify_command(out: Output) -> int:
     """Verify the chain; print the verdict; return 0 when whole, 1 at the first broken entry."""
     verdict = verify()
     if verdict.ok:

@@ -2,7 +2,7 @@
 
 import json
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -10,14 +10,16 @@ from django.contrib.auth import get_user_model
 from designer.cli import print_lines, read_document
 from engine.core.events import Decision
 from engine.core.runtime import AmbiguousApproval, EventRefused, NoSuchApproval
+from engine.core.state import RunState
 from engine.core.store import UnknownRun
 from engine.core.values import loads_strict
 from engine.models import Timer
 from runs import services
 from web.documents import DocumentError
+from web.output import Output
 
 
-def print_report(report: dict[str, Any], as_json: bool, out: TextIO) -> None:
+def print_report(report: dict[str, Any], as_json: bool, out: Output) -> None:
     """Print a run as JSON, or as a short table for people."""
     if as_json:
         out.write(json.dumps(report, ensure_ascii=False, sort_keys=True) + "\n")
@@ -31,7 +33,7 @@ def print_report(report: dict[str, Any], as_json: bool, out: TextIO) -> None:
 
 
 def run_command(
-    target: str, input_text: str, as_json: bool, out: TextIO, max_wait: float | None = None
+    target: str, input_text: str, as_json: bool, out: Output, max_wait: float | None = None
 ) -> int:
     """Run a graph file or a flow slug's latest version; return the exit status."""
     try:
@@ -45,7 +47,8 @@ def run_command(
         print_lines([error.to_json()], out)
         return 1
     except services.RunRefused as refused:
-        print_lines(refused.report.to_json()["errors"] if refused.report else [], out)
+        errors = refused.report.errors if refused.report else ()
+        print_lines([problem.to_json() for problem in errors], out)
         out.write(f"{refused}\n")
         return 1
     print_report(services.report(state.run_id), as_json, out)
@@ -54,7 +57,7 @@ def run_command(
     return 0
 
 
-def print_handed_over(run_id: str, out: TextIO) -> None:
+def print_handed_over(run_id: str, out: Output) -> None:
     """Say which timers the sweeper now owns, for a run handed to the durable runtime."""
     for key, due in (
         Timer.objects.filter(run_id=run_id).order_by("due_at").values_list("key", "due_at")
@@ -66,7 +69,7 @@ def print_handed_over(run_id: str, out: TextIO) -> None:
         )
 
 
-def start(target: str, input_value: Any, max_wait: float | None = None):  # type: ignore[no-untyped-def]
+def start(target: str, input_value: Any, max_wait: float | None = None) -> RunState:
     """Start a run of a file path or of a flow slug."""
     if Path(target).is_file():
         return services.start_run(read_document(target), Path(target).name, input_value,
@@ -77,7 +80,7 @@ def start(target: str, input_value: Any, max_wait: float | None = None):  # type
                               approval_timer_wait_s=max_wait)  # fmt: skip
 
 
-def show_command(run_id: str, as_json: bool, out: TextIO) -> int:
+def show_command(run_id: str, as_json: bool, out: Output) -> int:
     """Print a stored run; return the exit status."""
     try:
         print_report(services.report(run_id), as_json, out)
@@ -89,7 +92,7 @@ def show_command(run_id: str, as_json: bool, out: TextIO) -> int:
 
 def decide_command(
     run_id: str, node: str, username: str, decision: str, comment: str, as_json: bool,
-    out: TextIO, execution_id: str | None = None,
+    out: Output, execution_id: str | None = None,
 ) -> int:  # fmt: skip
     """Decide an open approval as a user, let it take effect, print the run; return the status."""
     user = get_user_model().objects.filter(username=username).first()

@@ -8,6 +8,7 @@ import threading
 import time
 from typing import Any
 
+from axes.conf import settings as axes_settings
 from axes.handlers.proxy import AxesProxyHandler
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -16,6 +17,7 @@ from django.shortcuts import render
 from drf_spectacular.authentication import BasicScheme
 from rest_framework.authentication import BasicAuthentication
 from rest_framework.exceptions import APIException, AuthenticationFailed
+from rest_framework.request import Request
 
 
 class LockedOut(APIException):
@@ -100,7 +102,9 @@ class ThrottledBasicAuthentication(BasicAuthentication):
     request wrapper, so the mark is read back here.
     """
 
-    def authenticate_credentials(self, userid, password, request=None):  # type: ignore[no-untyped-def]
+    def authenticate_credentials(
+        self, userid: str, password: str, request: Request | None = None
+    ) -> tuple[Any, None]:
         if "\x00" in userid:  # no user has one, and PostgreSQL would refuse the lookup (500)
             raise AuthenticationFailed("Invalid username/password.")
         django_request = getattr(request, "_request", request)
@@ -126,7 +130,7 @@ def attempted_username(request: HttpRequest, credentials: dict[str, Any] | None 
     """AXES_USERNAME_CALLABLE: the user name an attempt gave (as django-axes reads it), with
     any NUL replaced and cut to what its table stores. No user's name is that long or holds
     a NUL, so no two real names are counted as one."""
-    field = settings.AXES_USERNAME_FORM_FIELD
+    field: str = axes_settings.AXES_USERNAME_FORM_FIELD  # django-axes gives it its default
     if credentials:
         name = credentials.get(field)
     else:

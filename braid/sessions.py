@@ -14,7 +14,7 @@ class SessionStore(db.SessionStore):
     """Database sessions whose keys are ASCII letters and digits, 8 to 40 of them."""
 
     def _validate_session_key(self, key: str | None) -> bool:
-        if not super()._validate_session_key(key):
+        if not super()._validate_session_key(key):  # type: ignore[misc]  # django-stubs leaves it out
             return False
         assert key is not None
         return len(key) <= SESSION_KEY_MAX and key.isascii() and key.isalnum()

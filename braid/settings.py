@@ -101,7 +101,7 @@ MIDDLEWARE = [
 # Content-Security-Policy on every response, from Django's own middleware (Django 6 took
 # django-csp's role, so no extra package): no inline script or style anywhere, nothing from
 # another origin. 'self' covers the same origin's ws:/wss: for the live pages.
-SECURE_CSP = {
+SECURE_CSP: dict[str, list[str]] = {
     "default-src": [CSP.SELF],
     "script-src": [CSP.SELF],
     "style-src": [CSP.SELF],

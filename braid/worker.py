@@ -112,4 +112,5 @@ def embedded_worker_state() -> str:
     """Describe the embedded worker; raise when it is not running."""
     if _thread is None or not _thread.is_alive():
         raise RuntimeError("the embedded worker thread is not running")
-    return f"embedded worker thread ({_worker.concurrency if _worker else 0} threads)"
+    threads = _worker.concurrency if _worker else 0  # type: ignore[attr-defined]  # celery-types leaves it out
+    return f"embedded worker thread ({threads} threads)"

@@ -2,7 +2,6 @@
 
 from typing import TYPE_CHECKING, Any
 
-from django.contrib.auth.models import User
 from django.db.models import Max, QuerySet
 from django.http import Http404
 from drf_spectacular.utils import (
@@ -15,7 +14,6 @@ from jsonschema import Draft202012Validator
 from jsonschema import ValidationError as JsonSchemaError
 from rest_framework import serializers, status, viewsets
 from rest_framework.decorators import action
-from rest_framework.exceptions import NotAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
 
@@ -23,18 +21,12 @@ from designer import services
 from designer.models import Flow, FlowVersion
 from designer.schema import GRAPH_SCHEMA, PROBLEM_SCHEMA, REPORT_SCHEMA
 from web.api_errors import NUMBER_MAX, bounded
+from web.auth import caller
 from web.documents import NUL_REFUSED, holds_nul
 from web.permissions import Act, Allowed
 from web.schema import ERROR
 
 GRAPH_SHAPE = Draft202012Validator(GRAPH_SCHEMA)
-
-
-def caller(request: Request) -> User:
-    """Return the signed-in user making the request; the views here let no one else in."""
-    if not isinstance(request.user, User):
-        raise NotAuthenticated()
-    return request.user
 
 
 @extend_schema_field(GRAPH_SCHEMA)

@@ -3,12 +3,12 @@
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TextIO
 
 from django.contrib.auth import get_user_model
 
 from designer import services
 from web.documents import DocumentError, load_document
+from web.output import Output
 
 
 def read_document(path: str) -> object:
@@ -20,13 +20,13 @@ def read_document(path: str) -> object:
     return load_document(data)
 
 
-def print_lines(problems: Sequence[Mapping[str, object]], out: TextIO) -> None:
+def print_lines(problems: Sequence[Mapping[str, object]], out: Output) -> None:
     """Print one JSON object per line."""
     for problem in problems:
         out.write(json.dumps(problem, ensure_ascii=False) + "\n")
 
 
-def validate_file(path: str, out: TextIO, err: TextIO) -> int:
+def validate_file(path: str, out: Output, err: Output) -> int:
     """Print each error as a JSON line on out (warnings on err); return the exit status."""
     try:
         document = read_document(path)
@@ -39,7 +39,7 @@ def validate_file(path: str, out: TextIO, err: TextIO) -> int:
     return 0 if report.ok else 1
 
 
-def import_file(path: str, username: str, slug: str, publish: bool, out: TextIO) -> int:
+def import_file(path: str, username: str, slug: str, publish: bool, out: Output) -> int:
     """Import a graph file as a flow draft, optionally publishing it; return the exit status."""
     owner = get_user_model().objects.filter(username=username).first()
     if owner is None:

@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from enum import StrEnum
 from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser, User
 from django.db import IntegrityError
 from django.db.models import Q, QuerySet
 from django.db.models.fields.json import KeyTransform
@@ -23,6 +23,7 @@ from drf_spectacular.utils import (
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
+from rest_framework.permissions import BasePermission
 from rest_framework.request import Request
 from rest_framework.response import Response
 
@@ -35,13 +36,13 @@ from engine.models import Run
 from engine.runtime import runs as durable
 from runs import services
 from web.api_errors import NUMBER_MAX
-from web.auth import group_names
+from web.auth import caller, group_names
 from web.documents import NUL_REFUSED, holds_nul
 from web.permissions import ALL, Act, Allowed, scope
 from web.schema import RefusalSerializer
 
 
-class RunSerializer(serializers.ModelSerializer):
+class RunSerializer(serializers.ModelSerializer[Run]):
     """A run as the API lists it."""
 
     flow = serializers.SerializerMethodField()
@@ -73,7 +74,8 @@ LISTED_COLUMNS = {
 
 def listed(runs: QuerySet[Run]) -> QuerySet[Run, dict[str, Any]]:
     """Read only the columns RunSerializer shows, as values (rows() formats them)."""
-    return runs.values(*LISTED_COLUMNS.values())
+    values: QuerySet[Run, dict[str, Any]] = runs.values(*LISTED_COLUMNS.values())
+    return values
 
 
 def rows(listed_runs: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -100,7 +102,7 @@ def rows(listed_runs: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     return shown
 
 
-class StartSerializer(serializers.Serializer):
+class StartSerializer(serializers.Serializer[Any]):
     """What starting a run takes: a flow slug, optionally a version, and the input."""
 
     flow = serializers.SlugField()
@@ -129,7 +131,7 @@ def start_digest(data: dict[str, object]) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def replayed(user: object, key: str, digest: str) -> Response | None:
+def replayed(user: User, key: str, digest: str) -> Response | None:
     """Answer a start whose Idempotency-Key the user sent before: the run it started, or
     422 when the key came with another request; None if the key is new."""
     run = Run.objects.filter(started_by=user, idempotency_key=key).first()
@@ -156,7 +158,7 @@ def reason_field() -> serializers.CharField:
                                  error_messages={"max_length": too_long})  # fmt: skip
 
 
-class CancelSerializer(serializers.Serializer):
+class CancelSerializer(serializers.Serializer[Any]):
     """Why a run is cancelled (optional, shown in the monitor's reasons and the trace)."""
 
     reason = reason_field()
@@ -191,7 +193,7 @@ class RunIdsField(serializers.ListField):
         return [str(value) for value in super().to_internal_value(data)]
 
 
-class BulkRunsSerializer(serializers.Serializer):
+class BulkRunsSerializer(serializers.Serializer[Any]):
     """One action on many runs; `reason` goes with a cancel."""
 
     action = serializers.ChoiceField(choices=[a.value for a in BulkAction])
@@ -199,7 +201,7 @@ class BulkRunsSerializer(serializers.Serializer):
     reason = reason_field()
 
 
-class BulkRunResultSerializer(serializers.Serializer):
+class BulkRunResultSerializer(serializers.Serializer[Any]):
     """What happened to one run: done, or why not (`code` and a sentence in `error`)."""
 
     id = serializers.CharField()
@@ -208,7 +210,7 @@ class BulkRunResultSerializer(serializers.Serializer):
     error = serializers.CharField(allow_blank=True)
 
 
-class BulkRunsSummarySerializer(serializers.Serializer):
+class BulkRunsSummarySerializer(serializers.Serializer[Any]):
     """A bulk action's counts and its per-run results, in the order asked."""
 
     action = serializers.CharField()
@@ -227,7 +229,7 @@ def messages(errors: Any) -> str:
     return str(errors)
 
 
-def invalid(form: serializers.Serializer) -> Response:
+def invalid(form: serializers.Serializer[Any]) -> Response:
     """Return a 400 naming each field at fault: `{code, detail, fields: {name: message}}`."""
     fields = {name: messages(errors) for name, errors in form.errors.items()}
     detail = "; ".join(f"{name}: {text}" for name, text in fields.items())
@@ -385,7 +387,7 @@ def visible_runs(runs: QuerySet[Run], user: AbstractBaseUser | AnonymousUser) ->
     return runs.filter(Q(started_by=user) | Q(pk__in=asked.values("run_id")))
 
 
-class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
+class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet[Run]):
     """Runs: admins see every run; everyone else the runs they started."""
 
     serializer_class = RunSerializer
@@ -399,7 +401,7 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
         runs = Run.objects.select_related("flow_version__flow", "started_by")
         return visible_runs(runs, self.request.user).order_by("-created_at")
 
-    def get_permissions(self):  # type: ignore[no-untyped-def]
+    def get_permissions(self) -> list[BasePermission]:
         act = {"create": Act.START_RUNS, "cancel": Act.ADMINISTER_RUNS,
                "retry": Act.ADMINISTER_RUNS, "bulk": Act.ADMINISTER_RUNS,
                }.get(self.action, Act.READ_RUNS)  # fmt: skip
@@ -409,6 +411,7 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
     def list(self, request: Request, *args: object, **kwargs: object) -> Response:
         runs = filtered(self.get_queryset(), request.query_params.dict(), request.user)
         page = self.paginate_queryset(listed(runs))
+        assert page is not None  # the API pages every list (REST_FRAMEWORK's settings)
         return self.get_paginated_response(rows(page))
 
     @extend_schema(
@@ -424,7 +427,7 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
         With an `Idempotency-Key` header, a retry of the same start answers the run it
         started (200) rather than starting another.
         """
-        key = request.headers.get("Idempotency-Key", "")
+        user, key = caller(request), request.headers.get("Idempotency-Key", "")
         if "Idempotency-Key" in request.headers and not IDEMPOTENCY_KEY.fullmatch(key):
             detail = "an Idempotency-Key is 1 to 255 visible ASCII characters"
             return Response({"code": "run.idempotency_key", "detail": detail}, status=400)
@@ -432,7 +435,7 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
         form.is_valid(raise_exception=True)
         data = form.validated_data
         digest = start_digest(data) if key else ""
-        if key and (answer := replayed(request.user, key, digest)) is not None:
+        if key and (answer := replayed(user, key, digest)) is not None:
             return answer
         try:
             version = services.latest_version(data["flow"], data.get("version"))
@@ -441,14 +444,14 @@ class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
             return Response({"code": "run.refused", "detail": str(refused)}, status=400)
         label = f"{version.flow.slug} v{version.number}"
         try:
-            run = durable.create_run(graphs, label, data["input"], version, request.user,
+            run = durable.create_run(graphs, label, data["input"], version, user,
                                      (key, digest))  # fmt: skip
         except InputRejected as rejected:
             body = {"code": "run.input", "detail": str(rejected), "fields": rejected.fields}
             return Response(body, status=400)
         except IntegrityError:
             # The same key, sent again while the first start was being stored: its run.
-            if key and (answer := replayed(request.user, key, digest)) is not None:
+            if key and (answer := replayed(user, key, digest)) is not None:
                 return answer
             raise
         return Response(RunSerializer(run).data, status=status.HTTP_201_CREATED)

@@ -68,13 +68,18 @@ def latest_version(slug: str, number: int | None = None) -> FlowVersion:
     return version
 
 
+# A graph whose subflows are still to load: the graph, its nesting depth, and the chain of
+# subflow keys that led to it.
+Pending = tuple[Graph, int, tuple[str, ...]]
+
+
 def resolve_graphs(document: object) -> dict[str, Graph]:
     """Validate a graph and load every subflow it calls, transitively, by key."""
     report = check_graph(document)
     if not report.ok or report.graph is None:
         raise RunRefused(f"the graph has {len(report.errors)} error(s)", report)
     graphs = {MAIN: report.graph}
-    pending = [(report.graph, 0, (MAIN,))]
+    pending: list[Pending] = [(report.graph, 0, (MAIN,))]
     while pending:
         graph, depth, chain = pending.pop()
         for node in graph.nodes:
@@ -83,8 +88,8 @@ def resolve_graphs(document: object) -> dict[str, Graph]:
     return graphs
 
 
-def load_subflow(node: SubflowNode, graphs: dict[str, Graph], pending: list, depth: int,
-                 chain: tuple[str, ...]) -> None:  # type: ignore[type-arg]  # fmt: skip
+def load_subflow(node: SubflowNode, graphs: dict[str, Graph], pending: list[Pending], depth: int,
+                 chain: tuple[str, ...]) -> None:  # fmt: skip
     """Add one subflow's graph (and queue its own subflows); refuse recursion."""
     key = subflow_key(node)
     if key in chain:

@@ -6,6 +6,8 @@ monitor adds its actions to runs: running a flow is this app's job, and the desi
 not import runs.
 """
 
+from typing import Any
+
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status, viewsets
 from rest_framework.decorators import action
@@ -21,14 +23,14 @@ from web.documents import NUL_REFUSED, holds_nul
 from web.permissions import Act, Allowed
 
 
-class TestDecisionSerializer(serializers.Serializer):
+class TestDecisionSerializer(serializers.Serializer[Any]):
     """One decision a test run takes at an approval node's open request."""
 
     node = serializers.CharField(max_length=1000)
     decision = serializers.ChoiceField(choices=[d.value for d in Decision])
 
 
-class TestRunSerializer(serializers.Serializer):
+class TestRunSerializer(serializers.Serializer[Any]):
     """A test run: sample input, optionally an unsaved graph, and decisions to take."""
 
     input = serializers.JSONField(required=False, default=dict)
@@ -41,7 +43,7 @@ class TestRunSerializer(serializers.Serializer):
         return value
 
 
-class TestRunResultSerializer(serializers.Serializer):
+class TestRunResultSerializer(serializers.Serializer[Any]):
     """What a test run did."""
 
     status = serializers.CharField()
@@ -57,7 +59,7 @@ class TestRunResultSerializer(serializers.Serializer):
     )
 
 
-class FlowTestRunViewSet(viewsets.GenericViewSet):
+class FlowTestRunViewSet(viewsets.GenericViewSet[Flow]):
     """The test run of a flow, under /api/flows/<slug>/: who may edit flows may test them."""
 
     # FlowSerializer as in FlowViewSet, where this action was: OPTIONS describes the same.
@@ -91,10 +93,14 @@ class FlowTestRunViewSet(viewsets.GenericViewSet):
         try:
             result = services.test_run(document, data["input"], data["decisions"])
         except services.RunInputRejected as rejected:
-            body = {"code": "run.input", "detail": str(rejected), "fields": rejected.fields}
+            body: dict[str, object] = {
+                "code": "run.input",
+                "detail": str(rejected),
+                "fields": rejected.fields,
+            }
             return Response(body, status=status.HTTP_400_BAD_REQUEST)
         except services.RunRefused as refused:
-            body: dict[str, object] = {"code": "run.refused", "detail": str(refused)}
+            body = {"code": "run.refused", "detail": str(refused)}
             if refused.report is not None:
                 body |= refused.report.to_json()
             return Response(body, status=status.HTTP_400_BAD_REQUEST)

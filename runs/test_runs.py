@@ -131,7 +131,9 @@ def decide_as_approvers(
     groups = tuple(asked[0].groups) if asked else ()
     policy = asked[0].policy if asked else "any"
     if isinstance(policy, dict):
-        people = int(policy.get("quorum", 1))
+        quorum = policy.get("quorum", 1)
+        assert isinstance(quorum, int)  # a stored policy's quorum is an integer (node_decoding)
+        people = quorum
     else:
         people = len(groups) if policy == PolicyKind.ALL.value else 1
     for n in range(1, max(people, 1) + 1):
@@ -174,6 +176,7 @@ def serve() -> None:
             setattr(settings, name, value)
         configure_limits(**job["limits"])
         graphs = {key: Graph.from_json(document) for key, document in job["graphs"].items()}
+        reply: dict[str, object]
         try:
             reply = {"result": play(graphs, job["input"], job["decisions"], job["timeout_s"])}
         except Exception as error:  # a bug must not take the worker (and its slot) down

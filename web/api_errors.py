@@ -20,7 +20,7 @@ from rest_framework.exceptions import APIException, ValidationError
 from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.views import exception_handler
+from rest_framework.views import APIView, exception_handler
 
 logger = logging.getLogger("braid.api")
 
@@ -155,7 +155,7 @@ class StrictLimitOffsetPagination(LimitOffsetPagination):
             return 0
         return bounded(self.offset_query_param, raw, 0, self.max_offset)
 
-    def get_schema_operation_parameters(self, view: object) -> list[dict[str, Any]]:
+    def get_schema_operation_parameters(self, view: APIView) -> list[dict[str, Any]]:
         parameters = super().get_schema_operation_parameters(view)
         bounds = {
             self.limit_query_param: (1, self.max_limit),

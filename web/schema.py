@@ -20,14 +20,14 @@ from typing import Any
 from rest_framework import serializers
 
 
-class RefusalSerializer(serializers.Serializer):
+class RefusalSerializer(serializers.Serializer[Any]):
     """Why a change was refused: a stable code and a sentence."""
 
     code = serializers.CharField()
     detail = serializers.CharField()
 
 
-ERROR = {
+ERROR: dict[str, Any] = {
     "type": "object",
     "description": "An error: a stable code and a sentence (500s add a request id).",
     "required": ["code", "detail"],
@@ -37,7 +37,7 @@ ERROR = {
         "request_id": {"type": "string"},
     },
 }
-INVALID = {
+INVALID: dict[str, Any] = {
     "description": "Malformed input: the fields at fault with their messages, or an error.",
     "content": {"application/json": {"schema": {"type": "object", "additionalProperties": {}}}},
 }

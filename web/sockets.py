@@ -15,6 +15,7 @@ browser stays open on logout.
 """
 
 import hashlib
+from collections.abc import Mapping
 from typing import Any
 
 from channels.generic.websocket import AsyncWebsocketConsumer
@@ -47,12 +48,12 @@ def read_client_message(text_data: str | None, bytes_data: bytes | None) -> str 
     return RESYNC_ONLY
 
 
-def groups_to_close_on(scope: dict[str, Any]) -> list[str]:
+def groups_to_close_on(scope: Mapping[str, object]) -> list[str]:
     """Return the groups whose `session.ended` closes this socket: its session's, its user's."""
     key = getattr(scope.get("session"), "session_key", None)
-    user = scope.get("user")
+    pk = getattr(scope.get("user"), "pk", None)
     groups = [] if not key else [group_of_session(key)]
-    return groups + ([group_of_user(user.pk)] if getattr(user, "pk", None) is not None else [])
+    return groups + ([group_of_user(pk)] if pk is not None else [])
 
 
 def group_of_user(pk: object) -> str:

@@ -6,23 +6,21 @@ from typing import Any, cast
 import pytest
 from asgiref.sync import async_to_sync
 from channels.db import database_sync_to_async
-from channels.routing import URLRouter
 from channels.testing import WebsocketCommunicator
 from django.contrib.auth.models import AnonymousUser
 from django.test import Client
 
-from braid.routing import websocket_urlpatterns
+from braid.routing import websocket_router
 from tests.django.approval_helpers import INVOICE, decide, request_id, start
 from tests.django.durable_driver import drain
 from tests.django.fixture_types import ClientFor, DemoUsers
 
 pytestmark = pytest.mark.django_db(transaction=True)
-ROUTES = URLRouter(websocket_urlpatterns)
 
 
 def connect(user: Any) -> WebsocketCommunicator:
     """Return a communicator for /ws/inbox/ as a user (the auth middleware's result)."""
-    communicator = WebsocketCommunicator(ROUTES, "/ws/inbox/")
+    communicator = WebsocketCommunicator(websocket_router, "/ws/inbox/")
     # The auth middleware's key, which channels' typed test scope does not list.
     cast(dict[str, Any], communicator.scope)["user"] = user
     return communicator

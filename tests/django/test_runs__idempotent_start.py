@@ -4,6 +4,7 @@ import json
 from typing import TypedDict
 
 import pytest
+from django.contrib.auth.models import User
 from django.test import Client
 from rest_framework.response import Response
 
@@ -92,7 +93,7 @@ def test_a_key_stored_meanwhile_answers_its_run(
     looks: list[str] = []
     original = api.replayed
 
-    def late(user: object, key: str, digest: str) -> Response | None:
+    def late(user: User, key: str, digest: str) -> Response | None:
         looks.append(key)
         return None if len(looks) == 1 else original(user, key, digest)
 
