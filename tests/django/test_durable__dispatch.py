@@ -119,7 +119,9 @@ class InProcessTransport:
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_run_goes_by_the_transport_registered_and_never_by_celery(published, settings) -> None:  # type: ignore[no-untyped-def]
+def test_a_run_goes_by_the_transport_registered_and_never_by_celery(
+    published: Published, settings: Settings
+) -> None:
     settings.BRAID_STREAMS_PER_SLOT = 0  # no limit by the live workers' slots
     in_process = InProcessTransport()
     before = use_transport(in_process)
