@@ -25,7 +25,7 @@ from engine.core.colors.reasons import (
 )
 from engine.core.colors.shapes import branch_segment, forward, forward_order, loops_of, start_of
 from engine.core.events import Decision, RowStatus, RunStatus
-from engine.core.execution_ids import SEPARATOR, ExecutionId
+from engine.core.execution_ids import SEPARATOR, ExecutionId, parse_id
 from engine.core.rows import NodeRow
 from engine.core.state import subflow_key
 
@@ -79,7 +79,7 @@ class Walk:
         nodes = graph.nodes_by_id
         edges = forward(graph)
         # Hoisted: the loop is hot (an enum member's lookup goes through a descriptor).
-        rows, result, parse, completed = self.rows, self.result, ExecutionId.parse, COMPLETED_ROW
+        rows, result, parse, completed = self.rows, self.result, parse_id, COMPLETED_ROW
         for node_id in forward_order(graph, start):
             claimed = claims.pop(node_id, None)
             if claimed is None:
@@ -384,7 +384,7 @@ class Walk:
         if type(node) is g.ForkNode and verdict.color is Color.COMPLETED:
             # A fork of 10,000 enters each branch: its branch ids, made in one loop from
             # their text, so that each is the parse cache's object its row's id is too.
-            parent, parse = f"{eid}{SEPARATOR}{node.id}.", ExecutionId.parse
+            parent, parse = f"{eid}{SEPARATOR}{node.id}.", parse_id
             entered = [
                 (e.target, Arrival(parse(f"{parent}{e.branch}{SEPARATOR}1"), None))
                 if e.branch is not None
