@@ -95,6 +95,9 @@ SAVER_LARGEST = 1_000
 class LangGraphSubject:
     """LangGraph's compiled StateGraph, invoked synchronously, with or without InMemorySaver.
 
+    With the saver it runs with `durability="sync"`: each checkpoint is written before the
+    next step starts, as Braid's snapshot per step is.
+
     Its work nodes either append one item to the reduced `log` field (the same work as a
     Braid `set` node) or write nothing (the same work as a Braid `task` calling `noop`).
     """
@@ -136,8 +139,12 @@ class LangGraphSubject:
             if saver is not None:
                 saver.delete_thread("bench")
 
+        # Braid's snapshot per step is synchronous: the saver writes each checkpoint before
+        # the next step runs, too, instead of LangGraph's default "async".
+        durability = "sync" if saver is not None else None
+
         def run() -> None:
-            graph.invoke({"log": []}, config)
+            graph.invoke({"log": []}, config, durability=durability)
 
         return Prepared(run, lambda: counter.calls, expected, reset)
 

@@ -398,8 +398,10 @@ Braid's fork gathers through `slots` b1..bN; LangGraph fans out with `Send` into
 foreach x fork is `Send` into a fork/join subgraph); Spiff uses a BPMN parallel gateway split
 and join. "+snapshot/step" commits after every step what the step changed (the parts of
 `engine.core.parts.take_delta`, JSON-encoded by the InMemoryStore); "+saver" is
-LangGraph's `InMemorySaver`. A ratio is the peer's µs/node over Braid's: above 1, Braid is
-faster. The machine is shared and noisy: compare side by side, not across runs."""
+LangGraph's `InMemorySaver` with `durability="sync"` (each checkpoint written before the next
+step, as Braid's snapshot is; LangGraph's default is "async"). A ratio is the peer's µs/node
+over Braid's: above 1, Braid is faster. The machine is shared and noisy: compare side by side,
+not across runs."""
 
 
 @dataclass(frozen=True, slots=True)
