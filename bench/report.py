@@ -6,6 +6,7 @@ import datetime as dt
 import importlib.metadata
 import os
 import platform
+import statistics
 import subprocess
 import sys
 from collections.abc import Iterable
@@ -33,7 +34,11 @@ RATIOS: tuple[tuple[str, str, str], ...] = (
 
 @dataclass(frozen=True, slots=True)
 class Outcome:
-    """One measurement (subject, shape, N): its timed runs, or why there are none."""
+    """One measurement (subject, shape, N): its timed runs, or why there are none.
+
+    Measured over several rounds, `runs` holds every round's timed runs and `round_medians`
+    the median of each round; the published median is the median of the rounds' medians.
+    """
 
     subject: str
     shape: Shape
@@ -43,6 +48,7 @@ class Outcome:
     note: str | None = None  # why there are no runs
     warm_up: float | None = None
     remark: str | None = None  # said about a measured outcome
+    round_medians: tuple[float, ...] = ()
 
     @property
     def stats(self) -> Stats | None:
@@ -50,10 +56,17 @@ class Outcome:
         return Stats(self.runs) if self.runs else None
 
     @property
+    def median(self) -> float | None:
+        """Return the median of the rounds' medians (of the runs, within one round)."""
+        if self.round_medians:
+            return statistics.median(self.round_medians)
+        return statistics.median(self.runs) if self.runs else None
+
+    @property
     def per_node_us(self) -> float | None:
         """Return the median run time per work node, in microseconds."""
-        stats = self.stats
-        return stats.median / self.work * 1e6 if stats and self.work else None
+        median = self.median
+        return median / self.work * 1e6 if median is not None and self.work else None
 
 
 @dataclass
@@ -84,8 +97,9 @@ class Results:
         found = []
         for n in self.sizes(shape):
             outcome = self.get(subject, shape, n)
-            if outcome is not None and outcome.stats is not None:
-                found.append((n, outcome.stats.median))
+            median = outcome.median if outcome is not None else None
+            if median is not None:
+                found.append((n, median))
         return found
 
     def ratio(self, peer: str, braid: str, shape: Shape, n: int) -> float | None:
@@ -202,16 +216,17 @@ def shape_table(results: Results, shape: Shape) -> list[str]:
 
 
 def detail_rows(results: Results, shape: Shape) -> list[list[str]]:
-    """Return one row per measured (subject, N): runs, median, min, max, spread."""
+    """Return one row per measured (subject, N): rounds, runs, median, min, max, spread."""
     rows = []
     for key, label in results.labels.items():
         for n in results.sizes(shape):
             outcome = results.get(key, shape, n)
             stats = outcome.stats if outcome else None
-            if outcome is None or stats is None:
+            if outcome is None or stats is None or outcome.median is None:
                 continue
             rows.append([
-                label, f"{n:,}", str(len(stats.runs)), format_seconds(stats.median),
+                label, f"{n:,}", str(len(outcome.round_medians) or 1), str(len(stats.runs)),
+                format_seconds(outcome.median),
                 format_seconds(stats.low), format_seconds(stats.high), f"{stats.spread:.0%}",
                 cell(outcome).split(" ")[0],
             ])  # fmt: skip
@@ -240,8 +255,9 @@ def shape_section(results: Results, shape: Shape) -> list[str]:
     )
     lines = [f"### {title}", "", f"µs per work node ({unit}), median (± half the spread):", ""]
     lines += shape_table(results, shape)
-    lines += ["", "<details><summary>runs, median, min, max, spread</summary>", ""]
-    header = ["subject", "N", "runs", "median", "min", "max", "spread", "µs/node"]
+    summary = "rounds, runs, median of the rounds' medians, min, max, spread of every run"
+    lines += ["", f"<details><summary>{summary}</summary>", ""]
+    header = ["subject", "N", "rounds", "runs", "median", "min", "max", "spread", "µs/node"]
     lines += table(header, detail_rows(results, shape))
     lines += ["", "</details>", ""]
     skipped = notes(results, shape)
@@ -379,10 +395,12 @@ def targets_section(results: Results, top: int) -> list[str]:
 
 
 METHOD = """\
-How it is measured: each (subject, shape) runs in a fresh Python process; in `make bench`,
-every measurement whose timed runs took under 10 s runs again in a second process after all
-the first ones, and the report keeps the faster median of the two, for every subject alike
-(a whole process sometimes runs twice as slow on this shared machine). Per size: the flow
+How it is measured: in rounds, interleaved over the subjects (3 in `make bench`, 2 in
+`make bench-quick`). Each round measures every (shape, subject) once, each in a fresh Python
+process, every size of the shape in that process; the subjects' order turns by one place per
+round. So every subject gets the same passes at every N, and a slow spell of this shared
+machine (a whole process sometimes runs twice as slow) falls on all of them alike. A
+measurement's median is the median of its rounds' medians. Per size: the flow
 is built and compiled untimed (Braid: generated document, `validate()`, `Graph.from_json`;
 LangGraph: `StateGraph.compile`; Spiff: BPMN parse), one warm-up run, then at least 5 timed
 runs (more for short runs), each after `gc.collect()`, each a whole run from a fresh
@@ -413,6 +431,7 @@ class RunInfo:
     top: int  # the largest N
     elapsed_s: float
     facts: list[tuple[str, str]]
+    rounds: int
 
 
 def render(results: Results, info: RunInfo) -> str:
@@ -422,7 +441,8 @@ def render(results: Results, info: RunInfo) -> str:
         "# Braid engine-core benchmarks",
         "",
         f"Written by `make {info.mode}` on {today} in {info.elapsed_s / 60:.1f} min, "
-        f"with a budget of {info.budget_s:.0f} s per measurement.",
+        f"with a budget of {info.budget_s:.0f} s per measurement, in {info.rounds} "
+        "interleaved rounds.",
         "",
         "## Machine",
         "",
