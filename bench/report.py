@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bench.measure import Stats, format_seconds, growth
+from bench.measure import Stats, bootstrap_interval, format_seconds, growth
 from bench.shapes import NESTED_ITEMS, SHAPE_TITLES, Shape
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -49,6 +49,7 @@ class Outcome:
     warm_up: float | None = None
     remark: str | None = None  # said about a measured outcome
     round_medians: tuple[float, ...] = ()
+    peak_rss_kb: int | None = None  # the series process's peak RSS, highest over the rounds
 
     @property
     def stats(self) -> Stats | None:
@@ -61,6 +62,11 @@ class Outcome:
         if self.round_medians:
             return statistics.median(self.round_medians)
         return statistics.median(self.runs) if self.runs else None
+
+    @property
+    def interval(self) -> tuple[float, float] | None:
+        """Return the 95% bootstrap interval of the median over the rounds, if two or more."""
+        return bootstrap_interval(self.round_medians)
 
     @property
     def per_node_us(self) -> float | None:
@@ -183,10 +189,27 @@ def table(header: Iterable[str], rows: Iterable[Iterable[str]]) -> list[str]:
 
 
 def cell(outcome: Outcome | None) -> str:
-    """Return 'µs/node (±spread)' or a dash for a missing measurement."""
-    if outcome is None or outcome.stats is None or outcome.per_node_us is None:
+    """Return 'µs/node [95% interval]' or a dash for a missing measurement."""
+    if outcome is None or outcome.per_node_us is None:
         return "—"
-    return f"{outcome.per_node_us:,.1f} (±{outcome.stats.spread / 2:.0%})"
+    interval = outcome.interval
+    if interval is None:
+        return f"{outcome.per_node_us:,.1f} [one round]"
+    low, high = (seconds / outcome.work * 1e6 for seconds in interval)
+    return f"{outcome.per_node_us:,.1f} [{low:,.1f} to {high:,.1f}]"
+
+
+def interval_text(outcome: Outcome) -> str:
+    """Return the 95% bootstrap interval of the median in seconds, or a dash."""
+    interval = outcome.interval
+    if interval is None:
+        return "—"
+    return f"{format_seconds(interval[0])} to {format_seconds(interval[1])}"
+
+
+def rss_text(outcome: Outcome) -> str:
+    """Return the peak RSS in MB, or a dash."""
+    return f"{outcome.peak_rss_kb / 1024:,.0f} MB" if outcome.peak_rss_kb else "—"
 
 
 def times(ratio: float | None) -> str:
@@ -226,9 +249,9 @@ def detail_rows(results: Results, shape: Shape) -> list[list[str]]:
                 continue
             rows.append([
                 label, f"{n:,}", str(len(outcome.round_medians) or 1), str(len(stats.runs)),
-                format_seconds(outcome.median),
+                format_seconds(outcome.median), interval_text(outcome),
                 format_seconds(stats.low), format_seconds(stats.high), f"{stats.spread:.0%}",
-                cell(outcome).split(" ")[0],
+                cell(outcome).split(" ")[0], rss_text(outcome),
             ])  # fmt: skip
     return rows
 
@@ -253,11 +276,12 @@ def shape_section(results: Results, shape: Shape) -> list[str]:
         if shape is Shape.FOREACH_FORK
         else "N work nodes"
     )
-    lines = [f"### {title}", "", f"µs per work node ({unit}), median (± half the spread):", ""]
+    lines = [f"### {title}", "", f"µs per work node ({unit}), median [95% interval]:", ""]
     lines += shape_table(results, shape)
-    summary = "rounds, runs, median of the rounds' medians, min, max, spread of every run"
+    summary = "rounds, runs, median and its interval, min, max, spread, peak RSS"
     lines += ["", f"<details><summary>{summary}</summary>", ""]
-    header = ["subject", "N", "rounds", "runs", "median", "min", "max", "spread", "µs/node"]
+    header = ["subject", "N", "rounds", "runs", "median", "95% interval", "min", "max"]
+    header += ["spread", "µs/node", "peak RSS"]
     lines += table(header, detail_rows(results, shape))
     lines += ["", "</details>", ""]
     skipped = notes(results, shape)
@@ -400,7 +424,12 @@ How it is measured: in rounds, interleaved over the subjects (3 in `make bench`,
 process, every size of the shape in that process; the subjects' order turns by one place per
 round. So every subject gets the same passes at every N, and a slow spell of this shared
 machine (a whole process sometimes runs twice as slow) falls on all of them alike. A
-measurement's median is the median of its rounds' medians. Per size: the flow
+measurement's median is the median of its rounds' medians, printed with a 95% bootstrap
+interval over the rounds (1,000 resamples of the rounds' medians, seeded; none from a single
+round). With 3 rounds the interval is simply the fastest to the slowest round's median (each
+is the resamples' median in over 2.5% of them): more rounds make it narrower than the range.
+Peak RSS is `ru_maxrss` of the series process after the size's runs; sizes run in ascending
+order in one process, so it is the peak up to that N, highest over the rounds. Per size: the flow
 is built and compiled untimed (Braid: generated document, `validate()`, `Graph.from_json`;
 LangGraph: `StateGraph.compile`; Spiff: BPMN parse), one warm-up run, then at least 5 timed
 runs (more for short runs), each after `gc.collect()`, each a whole run from a fresh

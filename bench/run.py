@@ -97,6 +97,7 @@ def outcome_of(key: str, shape: Shape, record: dict[str, Any]) -> Outcome:
         note=note,
         warm_up=record.get("warm_up"),
         remark=record.get("remark"),
+        peak_rss_kb=record.get("peak_rss_kb"),
     )
 
 
@@ -156,6 +157,7 @@ def combine(rounds: list[Outcome], count: int) -> Outcome:
         warm_up=taken[0].warm_up,
         remark=remark,
         round_medians=tuple(statistics.median(o.runs) for o in taken),
+        peak_rss_kb=max((o.peak_rss_kb for o in taken if o.peak_rss_kb), default=None),
     )
 
 

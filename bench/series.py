@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gc
 import json
+import resource
 import sys
 import traceback
 from typing import Any
@@ -65,6 +66,9 @@ def measure_size(
         return {**record, "skipped": str(over), "warm_up": over.warm_up_s}
     points.append((n, stats.median))
     measured = {"runs": list(stats.runs), "warm_up": warm_up, "work": prepared.expected}
+    # The process's peak so far (kB on Linux): sizes run in ascending order, so it is the
+    # peak of this N's runs unless a smaller N's garbage stayed larger.
+    measured["peak_rss_kb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return {**record, **measured, "remark": prepared.remark}
 
 
