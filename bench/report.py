@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import importlib.metadata
 import os
 import platform
@@ -175,6 +176,56 @@ def package_versions() -> list[tuple[str, str]]:
         ("Braid commit", f"{head or 'unknown'} (engine files changed in the tree: {changed})")
     )
     return rows
+
+
+# --------------------------------------------------------------------------------- provenance
+
+HASHED_SETTINGS = "braid/settings.py"
+
+
+def sha256_of(path: Path) -> str:
+    """Return the hex sha256 of a file's bytes."""
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def bench_files() -> list[Path]:
+    """Return the files under bench/ that make the bench, sorted: not the reports it writes."""
+    found = (ROOT / "bench").rglob("*")
+    return sorted(
+        path for path in found
+        if path.is_file() and path.suffix != ".md" and "__pycache__" not in path.parts
+    )  # fmt: skip
+
+
+def bench_digest(files: list[Path]) -> str:
+    """Return one sha256 over every file's relative path and sha256, in path order."""
+    digest = hashlib.sha256()
+    for path in files:
+        digest.update(f"{path.relative_to(ROOT)}\0{sha256_of(path)}\n".encode())
+    return digest.hexdigest()
+
+
+def provenance_section() -> list[str]:
+    """Return the code this report was measured with: hashes, and the tree's changes."""
+    files = bench_files()
+    status = command_output("git", "status", "--porcelain")
+    diff = command_output("git", "diff", "--stat", "HEAD") or "(no changes to tracked files)"
+    rows = [
+        ("commit", command_output("git", "rev-parse", "HEAD") or "unknown"),
+        ("tree dirty (tracked or untracked changes)", "yes" if status else "no"),
+        (f"sha256 of bench/ ({len(files)} files, the .md reports excluded)", bench_digest(files)),
+        (f"sha256 of {HASHED_SETTINGS}", sha256_of(ROOT / HASHED_SETTINGS)),
+    ]
+    lines = ["## Provenance", "", *table(["what", "value"], rows), ""]
+    lines += ["<details><summary>sha256 per bench file, and git diff --stat HEAD</summary>", ""]
+    lines += table(["file", "sha256"], ([f"`{p.relative_to(ROOT)}`", sha256_of(p)] for p in files))
+    lines += ["", "```", diff, *(["untracked:", *untracked(status)] if untracked(status) else [])]
+    return [*lines, "```", "", "</details>", ""]
+
+
+def untracked(status: str) -> list[str]:
+    """Return the untracked paths in `git status --porcelain` output."""
+    return [line[3:] for line in status.splitlines() if line.startswith("??")]
 
 
 # --------------------------------------------------------------------------------- tables
@@ -479,7 +530,7 @@ def render(results: Results, info: RunInfo) -> str:
     facts = [*info.facts, ("load average at the end (1/5/15 min)", load_average())]
     lines += table(["fact", "value"], facts)
     lines += ["", "## Packages", "", *table(["package", "version"], package_versions())]
-    lines += ["", METHOD, ""]
+    lines += ["", *provenance_section(), METHOD, ""]
     lines += targets_section(results, info.top)
     lines += headline_section(results, min(1_000, info.top))
     lines += ["## Results per shape", ""]
