@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Annotated, Any, TypedDict
 
 from bench.shapes import FOREACH_CONCURRENCY, NESTED_WIDTH, Shape
-from bench.subjects import Counter, Prepared, Subject
+from bench.subjects import SLEEP_S, Counter, Prepared, Subject, sleep_unsupported
 
 # --------------------------------------------------------------------------------- LangGraph
 
@@ -41,7 +41,7 @@ def appender(counter: Counter) -> Any:
     """Return a node that counts itself and appends one item through the reducer."""
 
     def work(state: LogState) -> dict[str, list[str]]:
-        counter.calls += 1
+        counter.noop()
         return {"log": ["x"]}
 
     return work
@@ -106,8 +106,11 @@ class LangGraphSubject:
     label: str
     checkpointer: bool
     appends: bool
+    sleep_s: float = 0.0  # real work per node; parallel nodes run on LangGraph's threads
 
     def unsupported(self, shape: Shape, n: int) -> str | None:
+        if self.sleep_s:
+            return sleep_unsupported(n)
         if self.checkpointer and n > SAVER_LARGEST:
             return (
                 f"not measured above N = {SAVER_LARGEST:,}: the targets compare it at "
@@ -118,7 +121,7 @@ class LangGraphSubject:
     def prepare(self, shape: Shape, n: int) -> Prepared:
         from langgraph.checkpoint.memory import InMemorySaver
 
-        counter = Counter()
+        counter = Counter(self.sleep_s)
         if shape is Shape.CHAIN:
             builder = langgraph_chain(n, counter, self.appends)
         else:
@@ -248,5 +251,14 @@ LANGGRAPH_SAVER = LangGraphSubject(
     checkpointer=True,
     appends=False,
 )
+LANGGRAPH_SLEEP = LangGraphSubject(
+    "langgraph-sleep", "LangGraph, 1 ms sleep", checkpointer=False, appends=False, sleep_s=SLEEP_S
+)
 SPIFF = SpiffSubject()
-PEER_SUBJECTS: tuple[Subject, ...] = (LANGGRAPH, LANGGRAPH_APPEND, LANGGRAPH_SAVER, SPIFF)
+PEER_SUBJECTS: tuple[Subject, ...] = (
+    LANGGRAPH,
+    LANGGRAPH_APPEND,
+    LANGGRAPH_SAVER,
+    SPIFF,
+    LANGGRAPH_SLEEP,
+)

@@ -30,7 +30,10 @@ RATIOS: tuple[tuple[str, str, str], ...] = (
     ("langgraph-append", "braid-set", "appends: LangGraph ÷ Braid set"),
     ("langgraph-saver", "braid-snapshot", "writes nothing: LangGraph+saver ÷ Braid+snapshot"),
     ("spiff", "braid", "Spiff ÷ Braid task"),
+    ("langgraph-sleep", "braid-sleep", "1 ms sleep: LangGraph ÷ Braid task"),
 )
+# The variant with real work per node, published in its own section
+REAL_WORK = ("braid-sleep", "langgraph-sleep")
 
 
 @dataclass(frozen=True, slots=True)
@@ -502,6 +505,35 @@ over Braid's: above 1, Braid is faster. The machine is shared and noisy: compare
 not across runs."""
 
 
+REAL_WORK_INTRO = """\
+Each work node sleeps 1 ms and writes nothing: a Braid task whose `noop` action sleeps, and a
+LangGraph node that sleeps. Braid's InProcessRuntime runs the branches of a fork or foreach one
+after another in its one thread; LangGraph runs a step's parallel nodes on its thread pool
+(`max_concurrency` unset for the fork, so Python's default of min(32, CPUs + 4) threads; 64 for
+the foreach). So this table shows what in-process Braid gives up when nodes wait on real work,
+which a Braid deployment spreads over Celery workers instead. Up to N = 1,000."""
+
+
+def split(results: Results) -> tuple[Results, Results]:
+    """Return the results without the real-work variant, and the variant's alone."""
+    parts = []
+    for wanted in (False, True):
+        labels = {k: v for k, v in results.labels.items() if (k in REAL_WORK) is wanted}
+        outcomes = [o for o in results.outcomes if (o.subject in REAL_WORK) is wanted]
+        parts.append(Results(labels, outcomes))
+    return parts[0], parts[1]
+
+
+def real_work_section(results: Results) -> list[str]:
+    """Return the tables of the real-work variant, one per shape, or nothing if not run."""
+    if not results.outcomes:
+        return []
+    lines = ["## Real work per node: a 1 ms sleep", "", REAL_WORK_INTRO, ""]
+    for shape in results.shapes():
+        lines += shape_section(results, shape)
+    return lines
+
+
 @dataclass(frozen=True, slots=True)
 class RunInfo:
     """How the benchmark was run."""
@@ -531,12 +563,14 @@ def render(results: Results, info: RunInfo) -> str:
     lines += table(["fact", "value"], facts)
     lines += ["", "## Packages", "", *table(["package", "version"], package_versions())]
     lines += ["", *provenance_section(), METHOD, ""]
+    results, real_work = split(results)
     lines += targets_section(results, info.top)
     lines += headline_section(results, min(1_000, info.top))
     lines += ["## Results per shape", ""]
     for shape in results.shapes():
         lines += shape_section(results, shape)
     lines += growth_section(results)
+    lines += real_work_section(real_work)
     lines += [
         "## Rerun",
         "",
