@@ -416,6 +416,8 @@ LINEAR_SUBJECTS: tuple[tuple[str, str], ...] = (
     ("braid-snapshot", "Braid task + snapshot/step"),
 )
 TARGET_SHAPES = (Shape.CHAIN, Shape.FORK, Shape.FOREACH)
+# The fork of 10,000 is above validate()'s limit: the foreach of 10,000 stands in for it.
+LINEAR_SHAPES = (Shape.CHAIN, Shape.FOREACH)
 
 
 def speed_target(
@@ -463,8 +465,8 @@ def targets_section(results: Results, top: int) -> list[str]:
         lines += [speed_target(results, shape, 1_000, pair) for shape in TARGET_SHAPES]
         lines += [""]
     for subject, label in LINEAR_SUBJECTS:
-        lines += [f"{label} linear up to N = 10,000:"]
-        lines += [linear_target(results, shape, top, subject) for shape in TARGET_SHAPES]
+        lines += [f"{label} linear up to N = 10,000 (the foreach stands for the fork):"]
+        lines += [linear_target(results, shape, top, subject) for shape in LINEAR_SHAPES]
         lines += [""]
     return lines
 

@@ -17,7 +17,7 @@ from typing import Any
 from bench.measure import MIN_RUNS, OverBudget, format_seconds, measure, predict
 from bench.peers import PEER_SUBJECTS
 from bench.shapes import Shape
-from bench.subjects import BRAID_SUBJECTS, Prepared, Subject
+from bench.subjects import BRAID_SUBJECTS, Prepared, Subject, refused
 
 SUBJECTS: dict[str, Subject] = {s.key: s for s in (*BRAID_SUBJECTS, *PEER_SUBJECTS)}
 
@@ -48,7 +48,7 @@ def measure_size(
     """Return the record of one size: its runs, or why it was skipped."""
     budget_s, target_s = budgets
     record: dict[str, Any] = {"event": "result", "n": n}
-    reason = subject.unsupported(shape, n)
+    reason = refused(shape, n) or subject.unsupported(shape, n)
     expected = predict(points, n)
     if reason is None and expected is not None and expected * (1 + MIN_RUNS) > budget_s:
         reason = (

@@ -66,6 +66,23 @@ def sleep_unsupported(n: int) -> str | None:
     return None
 
 
+def refused(shape: Shape, n: int) -> str | None:
+    """Return why no subject runs this size of the shape, or None.
+
+    A fork wider than `validate()`'s size limit is a flow Braid refuses to save, so it is not
+    measured; the foreach of the same N is the wide fan-out measured at that size.
+    """
+    if shape is not Shape.FORK:
+        return None
+    document = build(shape, n, Work.NOOP).document
+    if len(document["nodes"]) <= MAX_NODES and len(document["edges"]) <= MAX_EDGES:
+        return None
+    return (
+        f"not run: a fork this wide is above validate()'s limit of {MAX_NODES:,} nodes / "
+        f"{MAX_EDGES:,} edges; the foreach of N = {n:,} measures that fan-out instead"
+    )
+
+
 class Counter:
     """Counts the calls of a work node, so a run proves that it ran every node."""
 
