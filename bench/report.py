@@ -482,8 +482,8 @@ round. So every subject gets the same passes at every N, and a slow spell of thi
 machine (a whole process sometimes runs twice as slow) falls on all of them alike. A
 measurement's median is the median of its rounds' medians, printed with a 95% bootstrap
 interval over the rounds (1,000 resamples of the rounds' medians, seeded; none from a single
-round). With 3 rounds the interval is simply the fastest to the slowest round's median (each
-is the resamples' median in over 2.5% of them): more rounds make it narrower than the range.
+round). With 2 or 3 rounds the interval is simply the fastest to the slowest round's median
+(each is the resamples' median in over 2.5% of them); more rounds make it narrower.
 Peak RSS is `ru_maxrss` of the series process after the size's runs; sizes run in ascending
 order in one process, so it is the peak up to that N, highest over the rounds. Per size: the flow
 is built and compiled untimed (Braid: generated document, `validate()`, `Graph.from_json`;
@@ -576,8 +576,11 @@ def render(results: Results, info: RunInfo) -> str:
     lines += [
         "## Rerun",
         "",
-        "- `make bench` — everything, N up to 10,000 (about 15 minutes); writes this file.",
-        "- `make bench-quick` — N up to 1,000 (under 3 minutes); prints the same tables.",
+        "- `make bench` — everything, N up to 10,000, 3 rounds; writes this file. Before the "
+        "rounds and the new subjects, one pass and a second for short measurements took "
+        "5.2 min: expect 15 to 20.",
+        "- `make bench-quick` — N up to 1,000, 2 rounds (5 minutes on this 2-core machine "
+        "under a load of 2); prints the same tables.",
         "- One slice: `.venv/bin/python -m bench.run --shapes fork --subjects braid,langgraph "
         "--sizes 10,100,1000`.",
         "",
