@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import math
+import random
 import statistics
 import time
 from collections.abc import Callable, Sequence
@@ -11,6 +12,8 @@ from dataclasses import dataclass
 
 MIN_RUNS = 5
 MAX_RUNS = 25
+RESAMPLES = 1_000
+CONFIDENCE = 0.95
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,6 +91,21 @@ def measure(
     check()
     count = planned_runs(warm_up, budget_s, target_s)
     return Stats(tuple(timed(run, reset) for _ in range(count))), warm_up
+
+
+def bootstrap_interval(values: Sequence[float]) -> tuple[float, float] | None:
+    """Return a 95% bootstrap interval of the median of `values`; None below two values.
+
+    RESAMPLES times, draw len(values) values with replacement and take their median; the
+    interval runs from the 2.5th to the 97.5th percentile of those medians. The generator
+    is seeded, so a report's intervals do not change when it is rendered again.
+    """
+    if len(values) < 2:
+        return None
+    draw = random.Random(0).choices
+    medians = sorted(statistics.median(draw(values, k=len(values))) for _ in range(RESAMPLES))
+    tail = (1 - CONFIDENCE) / 2
+    return medians[int(tail * RESAMPLES)], medians[math.ceil((1 - tail) * RESAMPLES) - 1]
 
 
 def predict(points: Sequence[tuple[int, float]], n: int) -> float | None:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Annotated, Any, TypedDict
 
 from bench.shapes import FOREACH_CONCURRENCY, NESTED_WIDTH, Shape
-from bench.subjects import Counter, Prepared, Subject
+from bench.subjects import SLEEP_S, Counter, Prepared, Subject, sleep_unsupported
 
 # --------------------------------------------------------------------------------- LangGraph
 
@@ -23,14 +23,14 @@ class LogState(TypedDict):
     log: Annotated[list[Any], operator.add]
 
 
-def langgraph_chain(n: int, counter: Counter) -> Any:
-    """Return an uncompiled graph START -> n1 -> ... -> nN -> END of no-op nodes."""
+def langgraph_chain(n: int, counter: Counter, appends: bool) -> Any:
+    """Return an uncompiled graph START -> n1 -> ... -> nN -> END of work nodes."""
     from langgraph.graph import END, START, StateGraph
 
     builder = StateGraph(LogState)
     previous = START
     for index in range(1, n + 1):
-        builder.add_node(f"n{index}", counter.noop)
+        builder.add_node(f"n{index}", work_node(counter, appends))
         builder.add_edge(previous, f"n{index}")
         previous = f"n{index}"
     builder.add_edge(previous, END)
@@ -41,34 +41,42 @@ def appender(counter: Counter) -> Any:
     """Return a node that counts itself and appends one item through the reducer."""
 
     def work(state: LogState) -> dict[str, list[str]]:
-        counter.calls += 1
+        counter.noop()
         return {"log": ["x"]}
 
     return work
 
 
-def langgraph_fork_body(width: int, counter: Counter) -> Any:
+def work_node(counter: Counter, appends: bool) -> Any:
+    """Return a work node: one that appends one item, or one that writes nothing."""
+    return appender(counter) if appends else counter.noop
+
+
+def langgraph_fork_body(width: int, counter: Counter, appends: bool) -> Any:
     """Return a compiled subgraph: START -> b1..bW in parallel -> join -> END."""
     from langgraph.graph import END, START, StateGraph
 
     builder = StateGraph(LogState)
     builder.add_node("join", lambda state: None)
     for index in range(1, width + 1):
-        builder.add_node(f"b{index}", appender(counter))
+        builder.add_node(f"b{index}", work_node(counter, appends))
         builder.add_edge(START, f"b{index}")
     builder.add_edge([f"b{index}" for index in range(1, width + 1)], "join")
     builder.add_edge("join", END)
     return builder.compile()
 
 
-def langgraph_fan_out(n: int, counter: Counter, nested: bool) -> Any:
+def langgraph_fan_out(n: int, counter: Counter, nested: bool, appends: bool) -> Any:
     """Return START -> fan -> N x Send(work) -> join -> END; `work` may be a fork subgraph."""
     from langgraph.graph import END, START, StateGraph
     from langgraph.types import Send
 
     builder = StateGraph(LogState)
     builder.add_node("fan", lambda state: None)
-    work = langgraph_fork_body(NESTED_WIDTH, counter) if nested else appender(counter)
+    if nested:
+        work = langgraph_fork_body(NESTED_WIDTH, counter, appends)
+    else:
+        work = work_node(counter, appends)
     builder.add_node("work", work)
     builder.add_node("join", lambda state: None)
     builder.add_edge(START, "fan")
@@ -85,13 +93,24 @@ SAVER_LARGEST = 1_000
 
 @dataclass(frozen=True)
 class LangGraphSubject:
-    """LangGraph's compiled StateGraph, invoked synchronously, with or without InMemorySaver."""
+    """LangGraph's compiled StateGraph, invoked synchronously, with or without InMemorySaver.
+
+    With the saver it runs with `durability="sync"`: each checkpoint is written before the
+    next step starts, as Braid's snapshot per step is.
+
+    Its work nodes either append one item to the reduced `log` field (the same work as a
+    Braid `set` node) or write nothing (the same work as a Braid `task` calling `noop`).
+    """
 
     key: str
     label: str
     checkpointer: bool
+    appends: bool
+    sleep_s: float = 0.0  # real work per node; parallel nodes run on LangGraph's threads
 
     def unsupported(self, shape: Shape, n: int) -> str | None:
+        if self.sleep_s:
+            return sleep_unsupported(n)
         if self.checkpointer and n > SAVER_LARGEST:
             return (
                 f"not measured above N = {SAVER_LARGEST:,}: the targets compare it at "
@@ -102,11 +121,12 @@ class LangGraphSubject:
     def prepare(self, shape: Shape, n: int) -> Prepared:
         from langgraph.checkpoint.memory import InMemorySaver
 
-        counter = Counter()
+        counter = Counter(self.sleep_s)
         if shape is Shape.CHAIN:
-            builder = langgraph_chain(n, counter)
+            builder = langgraph_chain(n, counter, self.appends)
         else:
-            builder = langgraph_fan_out(n, counter, nested=shape is Shape.FOREACH_FORK)
+            nested = shape is Shape.FOREACH_FORK
+            builder = langgraph_fan_out(n, counter, nested, self.appends)
         saver = InMemorySaver() if self.checkpointer else None
         graph = builder.compile(checkpointer=saver)
         config: dict[str, Any] = {
@@ -122,8 +142,12 @@ class LangGraphSubject:
             if saver is not None:
                 saver.delete_thread("bench")
 
+        # Braid's snapshot per step is synchronous: the saver writes each checkpoint before
+        # the next step runs, too, instead of LangGraph's default "async".
+        durability = "sync" if saver is not None else None
+
         def run() -> None:
-            graph.invoke({"log": []}, config)
+            graph.invoke({"log": []}, config, durability=durability)
 
         return Prepared(run, lambda: counter.calls, expected, reset)
 
@@ -215,9 +239,26 @@ class SpiffSubject:
         return Prepared(run, work_done, n)
 
 
-LANGGRAPH = LangGraphSubject("langgraph", "LangGraph", checkpointer=False)
+LANGGRAPH = LangGraphSubject(
+    "langgraph", "LangGraph (writes nothing)", checkpointer=False, appends=False
+)
+LANGGRAPH_APPEND = LangGraphSubject(
+    "langgraph-append", "LangGraph (appends)", checkpointer=False, appends=True
+)
 LANGGRAPH_SAVER = LangGraphSubject(
-    "langgraph-saver", "LangGraph + InMemorySaver", checkpointer=True
+    "langgraph-saver",
+    "LangGraph + InMemorySaver (writes nothing)",
+    checkpointer=True,
+    appends=False,
+)
+LANGGRAPH_SLEEP = LangGraphSubject(
+    "langgraph-sleep", "LangGraph, 1 ms sleep", checkpointer=False, appends=False, sleep_s=SLEEP_S
 )
 SPIFF = SpiffSubject()
-PEER_SUBJECTS: tuple[Subject, ...] = (LANGGRAPH, LANGGRAPH_SAVER, SPIFF)
+PEER_SUBJECTS: tuple[Subject, ...] = (
+    LANGGRAPH,
+    LANGGRAPH_APPEND,
+    LANGGRAPH_SAVER,
+    SPIFF,
+    LANGGRAPH_SLEEP,
+)

@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import importlib.metadata
 import os
 import platform
+import statistics
 import subprocess
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bench.measure import Stats, format_seconds, growth
+from bench.measure import Stats, bootstrap_interval, format_seconds, growth
 from bench.shapes import NESTED_ITEMS, SHAPE_TITLES, Shape
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -20,18 +22,27 @@ PACKAGES = ("braid", "langgraph", "langgraph-checkpoint", "SpiffWorkflow")
 LINEAR_LIMIT = 1.15  # a growth exponent at or below this counts as linear
 SPEEDUP_TARGET = 5.0
 
-# (peer, Braid subject it is compared with, column title)
+# (peer, Braid subject doing the same work, column title naming the pairing): a Braid task
+# calling `noop` and a LangGraph node returning nothing both write nothing; a Braid `set`
+# node and a LangGraph node returning {"log": ["x"]} both append one item to `log`.
 RATIOS: tuple[tuple[str, str, str], ...] = (
-    ("langgraph", "braid", "LangGraph ÷ Braid task"),
-    ("langgraph", "braid-set", "LangGraph ÷ Braid set"),
-    ("langgraph-saver", "braid-snapshot", "LangGraph+saver ÷ Braid+snapshot"),
+    ("langgraph", "braid", "writes nothing: LangGraph ÷ Braid task"),
+    ("langgraph-append", "braid-set", "appends: LangGraph ÷ Braid set"),
+    ("langgraph-saver", "braid-snapshot", "writes nothing: LangGraph+saver ÷ Braid+snapshot"),
     ("spiff", "braid", "Spiff ÷ Braid task"),
+    ("langgraph-sleep", "braid-sleep", "1 ms sleep: LangGraph ÷ Braid task"),
 )
+# The variant with real work per node, published in its own section
+REAL_WORK = ("braid-sleep", "langgraph-sleep")
 
 
 @dataclass(frozen=True, slots=True)
 class Outcome:
-    """One measurement (subject, shape, N): its timed runs, or why there are none."""
+    """One measurement (subject, shape, N): its timed runs, or why there are none.
+
+    Measured over several rounds, `runs` holds every round's timed runs and `round_medians`
+    the median of each round; the published median is the median of the rounds' medians.
+    """
 
     subject: str
     shape: Shape
@@ -41,6 +52,8 @@ class Outcome:
     note: str | None = None  # why there are no runs
     warm_up: float | None = None
     remark: str | None = None  # said about a measured outcome
+    round_medians: tuple[float, ...] = ()
+    peak_rss_kb: int | None = None  # the series process's peak RSS, highest over the rounds
 
     @property
     def stats(self) -> Stats | None:
@@ -48,10 +61,22 @@ class Outcome:
         return Stats(self.runs) if self.runs else None
 
     @property
+    def median(self) -> float | None:
+        """Return the median of the rounds' medians (of the runs, within one round)."""
+        if self.round_medians:
+            return statistics.median(self.round_medians)
+        return statistics.median(self.runs) if self.runs else None
+
+    @property
+    def interval(self) -> tuple[float, float] | None:
+        """Return the 95% bootstrap interval of the median over the rounds, if two or more."""
+        return bootstrap_interval(self.round_medians)
+
+    @property
     def per_node_us(self) -> float | None:
         """Return the median run time per work node, in microseconds."""
-        stats = self.stats
-        return stats.median / self.work * 1e6 if stats and self.work else None
+        median = self.median
+        return median / self.work * 1e6 if median is not None and self.work else None
 
 
 @dataclass
@@ -82,8 +107,9 @@ class Results:
         found = []
         for n in self.sizes(shape):
             outcome = self.get(subject, shape, n)
-            if outcome is not None and outcome.stats is not None:
-                found.append((n, outcome.stats.median))
+            median = outcome.median if outcome is not None else None
+            if median is not None:
+                found.append((n, median))
         return found
 
     def ratio(self, peer: str, braid: str, shape: Shape, n: int) -> float | None:
@@ -155,6 +181,56 @@ def package_versions() -> list[tuple[str, str]]:
     return rows
 
 
+# --------------------------------------------------------------------------------- provenance
+
+HASHED_SETTINGS = "braid/settings.py"
+
+
+def sha256_of(path: Path) -> str:
+    """Return the hex sha256 of a file's bytes."""
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def bench_files() -> list[Path]:
+    """Return the files under bench/ that make the bench, sorted: not the reports it writes."""
+    found = (ROOT / "bench").rglob("*")
+    return sorted(
+        path for path in found
+        if path.is_file() and path.suffix != ".md" and "__pycache__" not in path.parts
+    )  # fmt: skip
+
+
+def bench_digest(files: list[Path]) -> str:
+    """Return one sha256 over every file's relative path and sha256, in path order."""
+    digest = hashlib.sha256()
+    for path in files:
+        digest.update(f"{path.relative_to(ROOT)}\0{sha256_of(path)}\n".encode())
+    return digest.hexdigest()
+
+
+def provenance_section() -> list[str]:
+    """Return the code this report was measured with: hashes, and the tree's changes."""
+    files = bench_files()
+    status = command_output("git", "status", "--porcelain")
+    diff = command_output("git", "diff", "--stat", "HEAD") or "(no changes to tracked files)"
+    rows = [
+        ("commit", command_output("git", "rev-parse", "HEAD") or "unknown"),
+        ("tree dirty (tracked or untracked changes)", "yes" if status else "no"),
+        (f"sha256 of bench/ ({len(files)} files, the .md reports excluded)", bench_digest(files)),
+        (f"sha256 of {HASHED_SETTINGS}", sha256_of(ROOT / HASHED_SETTINGS)),
+    ]
+    lines = ["## Provenance", "", *table(["what", "value"], rows), ""]
+    lines += ["<details><summary>sha256 per bench file, and git diff --stat HEAD</summary>", ""]
+    lines += table(["file", "sha256"], ([f"`{p.relative_to(ROOT)}`", sha256_of(p)] for p in files))
+    lines += ["", "```", diff, *(["untracked:", *untracked(status)] if untracked(status) else [])]
+    return [*lines, "```", "", "</details>", ""]
+
+
+def untracked(status: str) -> list[str]:
+    """Return the untracked paths in `git status --porcelain` output."""
+    return [line[3:] for line in status.splitlines() if line.startswith("??")]
+
+
 # --------------------------------------------------------------------------------- tables
 
 
@@ -167,10 +243,27 @@ def table(header: Iterable[str], rows: Iterable[Iterable[str]]) -> list[str]:
 
 
 def cell(outcome: Outcome | None) -> str:
-    """Return 'µs/node (±spread)' or a dash for a missing measurement."""
-    if outcome is None or outcome.stats is None or outcome.per_node_us is None:
+    """Return 'µs/node [95% interval]' or a dash for a missing measurement."""
+    if outcome is None or outcome.per_node_us is None:
         return "—"
-    return f"{outcome.per_node_us:,.1f} (±{outcome.stats.spread / 2:.0%})"
+    interval = outcome.interval
+    if interval is None:
+        return f"{outcome.per_node_us:,.1f} [one round]"
+    low, high = (seconds / outcome.work * 1e6 for seconds in interval)
+    return f"{outcome.per_node_us:,.1f} [{low:,.1f} to {high:,.1f}]"
+
+
+def interval_text(outcome: Outcome) -> str:
+    """Return the 95% bootstrap interval of the median in seconds, or a dash."""
+    interval = outcome.interval
+    if interval is None:
+        return "—"
+    return f"{format_seconds(interval[0])} to {format_seconds(interval[1])}"
+
+
+def rss_text(outcome: Outcome) -> str:
+    """Return the peak RSS in MB, or a dash."""
+    return f"{outcome.peak_rss_kb / 1024:,.0f} MB" if outcome.peak_rss_kb else "—"
 
 
 def times(ratio: float | None) -> str:
@@ -200,18 +293,19 @@ def shape_table(results: Results, shape: Shape) -> list[str]:
 
 
 def detail_rows(results: Results, shape: Shape) -> list[list[str]]:
-    """Return one row per measured (subject, N): runs, median, min, max, spread."""
+    """Return one row per measured (subject, N): rounds, runs, median, min, max, spread."""
     rows = []
     for key, label in results.labels.items():
         for n in results.sizes(shape):
             outcome = results.get(key, shape, n)
             stats = outcome.stats if outcome else None
-            if outcome is None or stats is None:
+            if outcome is None or stats is None or outcome.median is None:
                 continue
             rows.append([
-                label, f"{n:,}", str(len(stats.runs)), format_seconds(stats.median),
+                label, f"{n:,}", str(len(outcome.round_medians) or 1), str(len(stats.runs)),
+                format_seconds(outcome.median), interval_text(outcome),
                 format_seconds(stats.low), format_seconds(stats.high), f"{stats.spread:.0%}",
-                cell(outcome).split(" ")[0],
+                cell(outcome).split(" ")[0], rss_text(outcome),
             ])  # fmt: skip
     return rows
 
@@ -236,10 +330,12 @@ def shape_section(results: Results, shape: Shape) -> list[str]:
         if shape is Shape.FOREACH_FORK
         else "N work nodes"
     )
-    lines = [f"### {title}", "", f"µs per work node ({unit}), median (± half the spread):", ""]
+    lines = [f"### {title}", "", f"µs per work node ({unit}), median [95% interval]:", ""]
     lines += shape_table(results, shape)
-    lines += ["", "<details><summary>runs, median, min, max, spread</summary>", ""]
-    header = ["subject", "N", "runs", "median", "min", "max", "spread", "µs/node"]
+    summary = "rounds, runs, median and its interval, min, max, spread, peak RSS"
+    lines += ["", f"<details><summary>{summary}</summary>", ""]
+    header = ["subject", "N", "rounds", "runs", "median", "95% interval", "min", "max"]
+    header += ["spread", "µs/node", "peak RSS"]
     lines += table(header, detail_rows(results, shape))
     lines += ["", "</details>", ""]
     skipped = notes(results, shape)
@@ -303,14 +399,16 @@ def growth_section(results: Results) -> list[str]:
 # --------------------------------------------------------------------------------- targets
 
 
-# (Braid subject, peer, what the verdict calls them): each pair must reach SPEEDUP_TARGET
+# (Braid subject, peer, Braid's name, the peer and the work both do): each pair must reach
+# SPEEDUP_TARGET
 SPEED_PAIRS: tuple[tuple[str, str, str, str], ...] = (
-    ("braid", "langgraph", "Braid task", "LangGraph"),
+    ("braid", "langgraph", "Braid task", "LangGraph, both writing nothing"),
+    ("braid-set", "langgraph-append", "Braid set", "LangGraph, both appending to `log`"),
     (
         "braid-snapshot",
         "langgraph-saver",
         "Braid task + snapshot/step",
-        "LangGraph + InMemorySaver",
+        "LangGraph + InMemorySaver, both writing nothing",
     ),
 )
 LINEAR_SUBJECTS: tuple[tuple[str, str], ...] = (
@@ -318,13 +416,16 @@ LINEAR_SUBJECTS: tuple[tuple[str, str], ...] = (
     ("braid-snapshot", "Braid task + snapshot/step"),
 )
 TARGET_SHAPES = (Shape.CHAIN, Shape.FORK, Shape.FOREACH)
+# The fork of 10,000 is above validate()'s limit: the foreach of 10,000 stands in for it.
+LINEAR_SHAPES = (Shape.CHAIN, Shape.FOREACH)
 
 
 def speed_target(
     results: Results, shape: Shape, n: int, pair: tuple[str, str, str, str] = SPEED_PAIRS[0]
 ) -> str:
     """Return the verdict on 'Braid at least 5x faster per node than the peer'."""
-    braid_key, peer_key, braid_label, peer_label = pair
+    braid_key, peer_key, braid_label, _ = pair
+    peer_label = results.labels.get(peer_key, peer_key)
     ratio = results.ratio(peer_key, braid_key, shape, n)
     braid, peer = results.get(braid_key, shape, n), results.get(peer_key, shape, n)
     if ratio is None or braid is None or peer is None:
@@ -364,8 +465,8 @@ def targets_section(results: Results, top: int) -> list[str]:
         lines += [speed_target(results, shape, 1_000, pair) for shape in TARGET_SHAPES]
         lines += [""]
     for subject, label in LINEAR_SUBJECTS:
-        lines += [f"{label} linear up to N = 10,000:"]
-        lines += [linear_target(results, shape, top, subject) for shape in TARGET_SHAPES]
+        lines += [f"{label} linear up to N = 10,000 (the foreach stands for the fork):"]
+        lines += [linear_target(results, shape, top, subject) for shape in LINEAR_SHAPES]
         lines += [""]
     return lines
 
@@ -374,10 +475,17 @@ def targets_section(results: Results, top: int) -> list[str]:
 
 
 METHOD = """\
-How it is measured: each (subject, shape) runs in a fresh Python process; in `make bench`,
-every measurement whose timed runs took under 10 s runs again in a second process after all
-the first ones, and the report keeps the faster median of the two, for every subject alike
-(a whole process sometimes runs twice as slow on this shared machine). Per size: the flow
+How it is measured: in rounds, interleaved over the subjects (3 in `make bench`, 2 in
+`make bench-quick`). Each round measures every (shape, subject) once, each in a fresh Python
+process, every size of the shape in that process; the subjects' order turns by one place per
+round. So every subject gets the same passes at every N, and a slow spell of this shared
+machine (a whole process sometimes runs twice as slow) falls on all of them alike. A
+measurement's median is the median of its rounds' medians, printed with a 95% bootstrap
+interval over the rounds (1,000 resamples of the rounds' medians, seeded; none from a single
+round). With 2 or 3 rounds the interval is simply the fastest to the slowest round's median
+(each is the resamples' median in over 2.5% of them); more rounds make it narrower.
+Peak RSS is `ru_maxrss` of the series process after the size's runs; sizes run in ascending
+order in one process, so it is the peak up to that N, highest over the rounds. Per size: the flow
 is built and compiled untimed (Braid: generated document, `validate()`, `Graph.from_json`;
 LangGraph: `StateGraph.compile`; Spiff: BPMN parse), one warm-up run, then at least 5 timed
 runs (more for short runs), each after `gc.collect()`, each a whole run from a fresh
@@ -385,13 +493,47 @@ store/thread to completion. Each series process first freezes the objects it sta
 (`gc.freeze()`, as a Braid worker process does), so that a large run's full collections do
 not walk three engines' modules. A work node is one no-op call: a Braid `task` with the `noop`
 action (or a `set` node evaluating `['x']` into an `append` field), a LangGraph node, a BPMN
-script task running `pass`. Braid's fork gathers through `slots` b1..bN; LangGraph fans out
-with `Send` into an `operator.add` field (its foreach is `Send` with `max_concurrency` 64, its
+script task running `pass`. Ratios and targets pair equal work, and name their pairing: a Braid
+task against a LangGraph node that returns nothing (both write nothing), a Braid `set` against a
+LangGraph node returning `{"log": ["x"]}` (both append one item through a reducer).
+Braid's fork gathers through `slots` b1..bN; LangGraph fans out with `Send` into an
+`operator.add` field (its foreach is `Send` with `max_concurrency` 64, its
 foreach x fork is `Send` into a fork/join subgraph); Spiff uses a BPMN parallel gateway split
 and join. "+snapshot/step" commits after every step what the step changed (the parts of
 `engine.core.parts.take_delta`, JSON-encoded by the InMemoryStore); "+saver" is
-LangGraph's `InMemorySaver`. A ratio is the peer's µs/node over Braid's: above 1, Braid is
-faster. The machine is shared and noisy: compare side by side, not across runs."""
+LangGraph's `InMemorySaver` with `durability="sync"` (each checkpoint written before the next
+step, as Braid's snapshot is; LangGraph's default is "async"). A ratio is the peer's µs/node
+over Braid's: above 1, Braid is faster. The machine is shared and noisy: compare side by side,
+not across runs."""
+
+
+REAL_WORK_INTRO = """\
+Each work node sleeps 1 ms and writes nothing: a Braid task whose `noop` action sleeps, and a
+LangGraph node that sleeps. Braid's InProcessRuntime runs the branches of a fork or foreach one
+after another in its one thread; LangGraph runs a step's parallel nodes on its thread pool
+(`max_concurrency` unset for the fork, so Python's default of min(32, CPUs + 4) threads; 64 for
+the foreach). So this table shows what in-process Braid gives up when nodes wait on real work,
+which a Braid deployment spreads over Celery workers instead. Up to N = 1,000."""
+
+
+def split(results: Results) -> tuple[Results, Results]:
+    """Return the results without the real-work variant, and the variant's alone."""
+    parts = []
+    for wanted in (False, True):
+        labels = {k: v for k, v in results.labels.items() if (k in REAL_WORK) is wanted}
+        outcomes = [o for o in results.outcomes if (o.subject in REAL_WORK) is wanted]
+        parts.append(Results(labels, outcomes))
+    return parts[0], parts[1]
+
+
+def real_work_section(results: Results) -> list[str]:
+    """Return the tables of the real-work variant, one per shape, or nothing if not run."""
+    if not results.outcomes:
+        return []
+    lines = ["## Real work per node: a 1 ms sleep", "", REAL_WORK_INTRO, ""]
+    for shape in results.shapes():
+        lines += shape_section(results, shape)
+    return lines
 
 
 @dataclass(frozen=True, slots=True)
@@ -403,6 +545,7 @@ class RunInfo:
     top: int  # the largest N
     elapsed_s: float
     facts: list[tuple[str, str]]
+    rounds: int
 
 
 def render(results: Results, info: RunInfo) -> str:
@@ -412,7 +555,8 @@ def render(results: Results, info: RunInfo) -> str:
         "# Braid engine-core benchmarks",
         "",
         f"Written by `make {info.mode}` on {today} in {info.elapsed_s / 60:.1f} min, "
-        f"with a budget of {info.budget_s:.0f} s per measurement.",
+        f"with a budget of {info.budget_s:.0f} s per measurement, in {info.rounds} "
+        "interleaved rounds.",
         "",
         "## Machine",
         "",
@@ -420,18 +564,23 @@ def render(results: Results, info: RunInfo) -> str:
     facts = [*info.facts, ("load average at the end (1/5/15 min)", load_average())]
     lines += table(["fact", "value"], facts)
     lines += ["", "## Packages", "", *table(["package", "version"], package_versions())]
-    lines += ["", METHOD, ""]
+    lines += ["", *provenance_section(), METHOD, ""]
+    results, real_work = split(results)
     lines += targets_section(results, info.top)
     lines += headline_section(results, min(1_000, info.top))
     lines += ["## Results per shape", ""]
     for shape in results.shapes():
         lines += shape_section(results, shape)
     lines += growth_section(results)
+    lines += real_work_section(real_work)
     lines += [
         "## Rerun",
         "",
-        "- `make bench` — everything, N up to 10,000 (about 15 minutes); writes this file.",
-        "- `make bench-quick` — N up to 1,000 (under 3 minutes); prints the same tables.",
+        "- `make bench` — everything, N up to 10,000, 3 rounds; writes this file. Before the "
+        "rounds and the new subjects, one pass and a second for short measurements took "
+        "5.2 min: expect 15 to 20.",
+        "- `make bench-quick` — N up to 1,000, 2 rounds (5 minutes on this 2-core machine "
+        "under a load of 2); prints the same tables.",
         "- One slice: `.venv/bin/python -m bench.run --shapes fork --subjects braid,langgraph "
         "--sizes 10,100,1000`.",
         "",

@@ -1,7 +1,11 @@
 """Run Braid and its peers on the same shapes, print the ratios, and write the report.
 
 Usage: python -m bench.run [--quick] [--out bench/RESULTS.md] [--shapes chain,fork]
-       [--subjects braid,langgraph] [--sizes 10,100,1000] [--budget 60]
+       [--subjects braid,langgraph] [--sizes 10,100,1000] [--budget 60] [--rounds 3]
+
+Subjects are interleaved round by round: each round measures every (shape, subject) once,
+each in a fresh process, the subjects' order turning by one place per round, so every
+subject gets the same passes at every N and a slow spell of the machine lands on all alike.
 """
 
 from __future__ import annotations
@@ -9,6 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import selectors
+import statistics
 import subprocess
 import sys
 import time
@@ -23,7 +28,8 @@ from bench.shapes import NESTED_ITEMS, Shape
 
 FULL_SIZES = (10, 100, 1_000, 10_000)
 QUICK_SIZES = (10, 100, 1_000)
-SECOND_PASS_S = 10.0  # measurements whose timed runs took less are taken again
+FULL_ROUNDS = 3
+QUICK_ROUNDS = 2
 SLACK_S = 30.0  # building a flow (validation, compilation) is untimed but takes a while
 
 
@@ -36,6 +42,7 @@ class Plan:
     sizes: tuple[int, ...]
     budget_s: float  # per measurement: warm-up plus the timed runs
     target_s: float  # short runs repeat until about this much time is measured
+    rounds: int  # every (shape, subject) is measured once per round
 
 
 def parse_plan(argv: list[str]) -> tuple[Plan, Path | None, str]:
@@ -47,6 +54,7 @@ def parse_plan(argv: list[str]) -> tuple[Plan, Path | None, str]:
     parser.add_argument("--subjects", default=",".join(SUBJECTS))
     parser.add_argument("--sizes", help="comma-separated N (default: 10..10,000; quick: ..1,000)")
     parser.add_argument("--budget", type=float, help="seconds per measurement (120; quick: 10)")
+    parser.add_argument("--rounds", type=int, help=f"rounds ({FULL_ROUNDS}; quick: {QUICK_ROUNDS})")
     args = parser.parse_args(argv)
     default_sizes = QUICK_SIZES if args.quick else FULL_SIZES
     sizes = tuple(int(s) for s in args.sizes.split(",")) if args.sizes else default_sizes
@@ -56,6 +64,7 @@ def parse_plan(argv: list[str]) -> tuple[Plan, Path | None, str]:
         sizes=sizes,
         budget_s=args.budget or (10.0 if args.quick else 120.0),
         target_s=0.3 if args.quick else 1.0,
+        rounds=args.rounds or (QUICK_ROUNDS if args.quick else FULL_ROUNDS),
     )
     return plan, args.out, "bench-quick" if args.quick else "bench"
 
@@ -88,6 +97,7 @@ def outcome_of(key: str, shape: Shape, record: dict[str, Any]) -> Outcome:
         note=note,
         warm_up=record.get("warm_up"),
         remark=record.get("remark"),
+        peak_rss_kb=record.get("peak_rss_kb"),
     )
 
 
@@ -115,42 +125,48 @@ def run_series(key: str, shape: Shape, sizes: tuple[int, ...], plan: Plan) -> li
     return outcomes + [Outcome(key, shape, n, note=killed) for n in pending]
 
 
-def second_pass(first: list[Outcome], plan: Plan) -> list[Outcome]:
-    """Measure again, in new processes, what took under 10 s; keep the faster of the two.
-
-    On this shared machine a whole process now and then runs about twice as slow as the
-    next one (every size alike, with a small spread), which no number of runs inside it
-    undoes. Every subject gets the same second chance, after all the first passes, so a
-    slow spell of the machine does not decide a ratio.
-    """
-    best = {(o.subject, o.shape, o.n): o for o in first}
+def run_round(plan: Plan, index: int) -> list[Outcome]:
+    """Measure every (shape, subject) once; round `index` starts at the index-th subject."""
+    turn = index % len(plan.subjects) if plan.subjects else 0
+    order = plan.subjects[turn:] + plan.subjects[:turn]
+    print(f"round {index + 1} of {plan.rounds}: {', '.join(order)}", file=sys.stderr)
+    outcomes: list[Outcome] = []
     for shape in plan.shapes:
-        for key in plan.subjects:
-            sizes = tuple(
-                n for n in shape_sizes(plan, shape)
-                if quick_to_repeat(best.get((key, shape, n)))
-            )  # fmt: skip
-            for outcome in run_series(key, shape, sizes, plan) if sizes else ():
-                here = (key, shape, outcome.n)
-                if measured(outcome) and faster(outcome, best[here]):
-                    best[here] = outcome
-    return list(best.values())
+        for key in order:
+            outcomes += run_series(key, shape, shape_sizes(plan, shape), plan)
+    return outcomes
 
 
-def quick_to_repeat(outcome: Outcome | None) -> bool:
-    """Whether an outcome holds timed runs that took under SECOND_PASS_S in all."""
-    return outcome is not None and measured(outcome) and sum(outcome.runs) < SECOND_PASS_S
+def combine(rounds: list[Outcome], count: int) -> Outcome:
+    """Return one measurement over its rounds: every run, and each measured round's median."""
+    first = rounds[0]
+    taken = [o for o in rounds if o.runs]
+    if not taken:
+        return first
+    remark = taken[0].remark
+    if len(taken) < count:
+        missed = next(o.note for o in rounds if not o.runs)
+        remark = "; ".join(filter(None, [remark, f"measured in {len(taken)} of {count} "
+                                          f"rounds (the others: {missed})"]))  # fmt: skip
+    return Outcome(
+        subject=first.subject,
+        shape=first.shape,
+        n=first.n,
+        runs=tuple(run for o in taken for run in o.runs),
+        work=taken[0].work,
+        warm_up=taken[0].warm_up,
+        remark=remark,
+        round_medians=tuple(statistics.median(o.runs) for o in taken),
+        peak_rss_kb=max((o.peak_rss_kb for o in taken if o.peak_rss_kb), default=None),
+    )
 
 
-def measured(outcome: Outcome | None) -> bool:
-    """Whether an outcome holds timed runs."""
-    return outcome is not None and outcome.stats is not None
-
-
-def faster(outcome: Outcome, than: Outcome) -> bool:
-    """Whether an outcome's median run is shorter than another's."""
-    assert outcome.stats is not None and than.stats is not None
-    return outcome.stats.median < than.stats.median
+def combine_rounds(outcomes: list[Outcome], count: int) -> list[Outcome]:
+    """Return one outcome per (subject, shape, N), in the order first measured."""
+    grouped: dict[tuple[str, Shape, int], list[Outcome]] = {}
+    for outcome in outcomes:
+        grouped.setdefault((outcome.subject, outcome.shape, outcome.n), []).append(outcome)
+    return [combine(rounds, count) for rounds in grouped.values()]
 
 
 def progress(outcome: Outcome) -> None:
@@ -174,12 +190,10 @@ def main(argv: list[str]) -> int:
     started = time.perf_counter()
     labels = {key: SUBJECTS[key].label for key in plan.subjects}
     results = Results(labels)
-    for shape in plan.shapes:
-        for key in plan.subjects:
-            results.outcomes += run_series(key, shape, shape_sizes(plan, shape), plan)
-    if mode == "bench":  # bench-quick keeps under its 3 minutes with one pass
-        results.outcomes = second_pass(results.outcomes, plan)
-    info = RunInfo(mode, plan.budget_s, max(plan.sizes), time.perf_counter() - started, facts)
+    measured = [o for index in range(plan.rounds) for o in run_round(plan, index)]
+    results.outcomes = combine_rounds(measured, plan.rounds)
+    elapsed_s = time.perf_counter() - started
+    info = RunInfo(mode, plan.budget_s, max(plan.sizes), elapsed_s, facts, plan.rounds)
     report = render(results, info)
     print(report)
     if out is not None:

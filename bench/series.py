@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gc
 import json
+import resource
 import sys
 import traceback
 from typing import Any
@@ -16,7 +17,7 @@ from typing import Any
 from bench.measure import MIN_RUNS, OverBudget, format_seconds, measure, predict
 from bench.peers import PEER_SUBJECTS
 from bench.shapes import Shape
-from bench.subjects import BRAID_SUBJECTS, Prepared, Subject
+from bench.subjects import BRAID_SUBJECTS, Prepared, Subject, refused
 
 SUBJECTS: dict[str, Subject] = {s.key: s for s in (*BRAID_SUBJECTS, *PEER_SUBJECTS)}
 
@@ -47,7 +48,7 @@ def measure_size(
     """Return the record of one size: its runs, or why it was skipped."""
     budget_s, target_s = budgets
     record: dict[str, Any] = {"event": "result", "n": n}
-    reason = subject.unsupported(shape, n)
+    reason = refused(shape, n) or subject.unsupported(shape, n)
     expected = predict(points, n)
     if reason is None and expected is not None and expected * (1 + MIN_RUNS) > budget_s:
         reason = (
@@ -65,6 +66,9 @@ def measure_size(
         return {**record, "skipped": str(over), "warm_up": over.warm_up_s}
     points.append((n, stats.median))
     measured = {"runs": list(stats.runs), "warm_up": warm_up, "work": prepared.expected}
+    # The process's peak so far (kB on Linux): sizes run in ascending order, so it is the
+    # peak of this N's runs unless a smaller N's garbage stayed larger.
+    measured["peak_rss_kb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return {**record, **measured, "remark": prepared.remark}
 
 

@@ -37,7 +37,7 @@ class Work(StrEnum):
 
 SHAPE_TITLES: dict[Shape, str] = {
     Shape.CHAIN: "Chain of N nodes",
-    Shape.FORK: "Fork of N branches into one gather (append reducer)",
+    Shape.FORK: "Fork of N branches into one gather",
     Shape.FOREACH: f"Foreach over N items, concurrency {FOREACH_CONCURRENCY}",
     Shape.FOREACH_FORK: f"Foreach of {NESTED_ITEMS} items x fork({NESTED_WIDTH})/gather",
 }

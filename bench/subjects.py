@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -53,15 +55,53 @@ class Subject(Protocol):
         ...
 
 
-class Counter:
-    """Counts the calls of a no-op node, so a run proves that it ran every node."""
+SLEEP_S = 0.001  # the real-work variant: each work node sleeps this long
+SLEEP_LARGEST = 1_000  # its runs take about N ms in Braid: 10,000 would take minutes
 
-    def __init__(self) -> None:
+
+def sleep_unsupported(n: int) -> str | None:
+    """Return why the real-work variant does not run at size N, or None."""
+    if n > SLEEP_LARGEST:
+        return f"not measured above N = {SLEEP_LARGEST:,} (about N x {SLEEP_S * 1e3:.0f} ms a run)"
+    return None
+
+
+def refused(shape: Shape, n: int) -> str | None:
+    """Return why no subject runs this size of the shape, or None.
+
+    A fork wider than `validate()`'s size limit is a flow Braid refuses to save, so it is not
+    measured; the foreach of the same N is the wide fan-out measured at that size.
+    """
+    if shape is not Shape.FORK:
+        return None
+    document = build(shape, n, Work.NOOP).document
+    if len(document["nodes"]) <= MAX_NODES and len(document["edges"]) <= MAX_EDGES:
+        return None
+    return (
+        f"not run: a fork this wide is above validate()'s limit of {MAX_NODES:,} nodes / "
+        f"{MAX_EDGES:,} edges; the foreach of N = {n:,} measures that fan-out instead"
+    )
+
+
+class Counter:
+    """Counts the calls of a work node, so a run proves that it ran every node."""
+
+    def __init__(self, sleep_s: float = 0.0) -> None:
         self.calls = 0
+        self.sleep_s = sleep_s
+        self.lock = threading.Lock()
 
     def noop(self, *_: Any) -> None:
-        """Count one call and do nothing else."""
-        self.calls += 1
+        """Count one call, sleep when the node stands for real work, and write nothing.
+
+        Sleeping nodes run on LangGraph's threads at once, so they count under a lock.
+        """
+        if not self.sleep_s:
+            self.calls += 1
+            return
+        time.sleep(self.sleep_s)
+        with self.lock:
+            self.calls += 1
 
 
 def check_document(document: dict[str, Any]) -> str | None:
@@ -84,21 +124,25 @@ def check_document(document: dict[str, Any]) -> str | None:
 
 @dataclass(frozen=True)
 class BraidSubject:
-    """Braid's InProcessRuntime over an InMemoryStore, with a task or a set per work node."""
+    """Braid's InProcessRuntime over an InMemoryStore, with a task or a set per work node.
+
+    With `sleep_s`, each task sleeps that long: in process, branches run one after another.
+    """
 
     key: str
     label: str
     work: Work
     snapshot_every_step: bool
+    sleep_s: float = 0.0
 
     def unsupported(self, shape: Shape, n: int) -> str | None:
-        return None
+        return sleep_unsupported(n) if self.sleep_s else None
 
     def prepare(self, shape: Shape, n: int) -> Prepared:
         case = build(shape, n, self.work)
         remark = check_document(case.document)
         graphs = {"main": Graph.from_json(case.document)}
-        counter = Counter()
+        counter = Counter(self.sleep_s)
         actions = ActionRegistry()
         actions.register("noop")(self.noop_action(counter))
         last: list[RunState] = []
@@ -127,10 +171,10 @@ class BraidSubject:
 
     @staticmethod
     def noop_action(counter: Counter) -> Callable[[dict[str, Any], ActionContext], None]:
-        """Return the `noop` action: one Python call that counts itself."""
+        """Return the `noop` action: one Python call that counts itself (and may sleep)."""
 
         def noop(params: dict[str, Any], context: ActionContext) -> None:
-            counter.calls += 1
+            counter.noop()
 
         return noop
 
@@ -140,4 +184,7 @@ BRAID_SET = BraidSubject("braid-set", "Braid set (CEL)", Work.SET, snapshot_ever
 BRAID_SNAPSHOT = BraidSubject(
     "braid-snapshot", "Braid task + snapshot/step", Work.NOOP, snapshot_every_step=True
 )
-BRAID_SUBJECTS: tuple[BraidSubject, ...] = (BRAID_TASK, BRAID_SET, BRAID_SNAPSHOT)
+BRAID_SLEEP = BraidSubject(
+    "braid-sleep", "Braid task, 1 ms sleep", Work.NOOP, snapshot_every_step=False, sleep_s=SLEEP_S
+)
+BRAID_SUBJECTS: tuple[BraidSubject, ...] = (BRAID_TASK, BRAID_SET, BRAID_SNAPSHOT, BRAID_SLEEP)
