@@ -15,7 +15,7 @@ from tests.django.fixture_types import ClientFor
 
 
 @pytest.fixture
-def embedded_worker() -> Iterator[WorkController]:
+def embedded_worker(transactional_db: None) -> Iterator[WorkController]:
     """Run the embedded Celery worker thread for the test."""
     worker = start_embedded_worker(concurrency=2)
     yield worker
