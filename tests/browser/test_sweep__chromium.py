@@ -255,6 +255,9 @@ def test_the_fit_button_zooms_a_zoomed_out_canvas_back_to_readable_text_and_no_f
     assert page.evaluate(ZOOM) < 1
     assert small_texts(page) != []  # zoomed out by hand, the text is small
     page.get_by_role("button", name="Fit View").click()
+    # React Flow applies a fit once the canvas's nodes are measured, which a color update
+    # arriving at the click can delay: wait for the fit itself, not for a still canvas.
+    page.wait_for_function(f"() => ({ZOOM})() === 1", timeout=10_000)
     settle(page)
     assert page.evaluate(ZOOM) == 1  # the floor: these graphs are bigger than a phone
     assert small_texts(page) == []
