@@ -2,23 +2,8 @@ import { describe, expect, it } from "vitest";
 import {
   NO_FILTERS, bulkSentence, dueText, groupByFlow, matches, move, outcomeOf, relative, valueText,
 } from "../../src/inbox/model";
-import type { ApprovalRequest } from "../../src/inbox/types";
+import { NOW, request } from "./requests";
 
-const NOW = Date.parse("2026-12-04T12:00:00Z");
-
-function request(id: number, over: Partial<ApprovalRequest> = {}): ApprovalRequest {
-  return {
-    id, run: "7b0c0b8e-0000-4000-8000-000000000000", flow: "invoice-sign-off", runtime: "durable",
-    node: "fin", execution_id: "root:1", groups: ["finance"], policy: "all", title: `Request ${id}`,
-    instructions: "", shown: [], status: "open", outcome: "", created_at: "2026-12-04T11:00:00Z",
-    due_at: null, overdue: false, closed_at: null, assignee: null, delegations: [],
-    may_decide: true, decisions: [], why_not: null,
-    context: {
-      started_by: "analyst", started_at: "2026-12-04T11:50:00Z", flow: "invoice-sign-off",
-      flow_name: "Invoice sign-off", version: 2, input: null, input_more: 0,
-    }, ...over,
-  };
-}
 
 describe("groupByFlow", () => {
   it("orders flows by their newest request and requests newest first", () => {
