@@ -504,7 +504,12 @@ and join. "+snapshot/step" commits after every step what the step changed (the p
 LangGraph's `InMemorySaver` with `durability="sync"` (each checkpoint written before the next
 step, as Braid's snapshot is; LangGraph's default is "async"). A ratio is the peer's µs/node
 over Braid's: above 1, Braid is faster. The machine is shared and noisy: compare side by side,
-not across runs."""
+not across runs.
+
+The method changed on 2026-12-06 (issue 33), after the fair foreach pairing had missed (4.7x):
+before, every target paired Braid task (writing nothing) with a LangGraph that appended to a
+reduced field, the saver ran with LangGraph's default `durability="async"`, and only some
+subjects got a second, best-of-two pass. Figures from before are not comparable with these."""
 
 
 REAL_WORK_INTRO = """\
