@@ -25,7 +25,7 @@ class InboxConsumer(AsyncWebsocketConsumer):
     async def connect(self) -> None:
         user = self.scope.get("user")
         if user is None or not user.is_authenticated or not user.is_active:
-            await self.close(code=4401)
+            await sockets.refuse(self, sockets.NOT_LOGGED_IN)
             return
         self.user = user
         self.seq = 0

@@ -45,11 +45,11 @@ class LiveConsumer(AsyncWebsocketConsumer):
         self.refresh_task: asyncio.Task[None] | None = None
         user = self.scope.get("user")
         if user is None or not user.is_authenticated:
-            await self.close(code=NOT_LOGGED_IN)
+            await sockets.refuse(self, NOT_LOGGED_IN)
             return
         refusal = await database_sync_to_async(self.refusal)(user)
         if refusal:
-            await self.close(code=refusal)
+            await sockets.refuse(self, refusal)
             return
         live.attach_serving_loop()
         for group in [*self.group_names(), *sockets.groups_to_close_on(self.scope)]:

@@ -99,6 +99,19 @@ def note_password_change(sender: type[Any], instance: Any, **kwargs: Any) -> Non
     instance._braid_password_changed = usable and stored != instance.password
 
 
+async def refuse(consumer: AsyncWebsocketConsumer, code: int) -> None:
+    """Turn a socket away with `code` (4401, 4403, 4404) in a close frame the page can read.
+
+    A handshake closed before it is accepted reaches a browser as close code 1006, the same
+    as a server that is down: a run view that reconnects after its session logged out (its
+    socket dropped first for another reason, or the session expired while it was away)
+    would retry forever instead of saying so. So the socket is accepted and closed at once,
+    before anything is sent or any group joined.
+    """
+    await consumer.accept()
+    await consumer.close(code=code)
+
+
 class NoSuchSocket(AsyncWebsocketConsumer):
     """The last route: a handshake to any other path is refused with 4404 before it is
     accepted (Daphne answers it 403), instead of channels' URLRouter raising ValueError,

@@ -3,7 +3,8 @@
 Daphne itself refuses a message over 1 MiB (it fails the connection) before any consumer
 reads it; the consumers answer the rest with an error and stay open; the server keeps
 serving; logging out closes every socket of that session (all three routes) within 5 s;
-and a handshake to a path no socket serves is refused (403) without an error in the log.
+a handshake to a path no socket serves is refused (403) without an error in the log; and a
+run socket for no such run is accepted only to be closed with 4404, which a page can read.
 """
 
 import json
@@ -95,15 +96,19 @@ def test_logging_out_closes_all_three_sockets_of_the_session_within_5_s(braid_se
     assert elapsed < 5
 
 
-def handshake_status(client: Browserless, path: str) -> int:
-    """Open a socket as the client's session; return 101 when accepted, else the HTTP status
-    the handshake was refused with."""
+def handshake_status(client: Browserless, path: str) -> int | str:
+    """Open a socket as the client's session; return the HTTP status the handshake was
+    refused with, else what followed the accept: "open" (a first message) or the close
+    code."""
     url = client.base_url.replace("http://", "ws://") + path
     try:
-        with connect(url, additional_headers=socket_headers(client), open_timeout=10):
-            return 101
+        with connect(url, additional_headers=socket_headers(client), open_timeout=10) as socket:
+            socket.recv(timeout=10)
+            return "open"
     except InvalidStatus as refused:
         return refused.response.status_code
+    except ConnectionClosed as closed:
+        return closed.rcvd.code if closed.rcvd else "dropped"
 
 
 def test_a_handshake_to_a_path_no_socket_serves_is_refused_and_logs_no_error(
@@ -120,6 +125,6 @@ def test_a_handshake_to_a_path_no_socket_serves_is_refused_and_logs_no_error(
     with log.open("rb") as lines:
         lines.seek(logged_before)
         written = lines.read().decode(errors="replace")
-    assert statuses == [403, 403, 403, 403, 403, 101]
+    assert statuses == [403, 403, 403, 403, 4404, "open"]
     alarming = ("Traceback", "Exception", "Error", " 500")
     assert [line for line in written.splitlines() if any(w in line for w in alarming)] == []

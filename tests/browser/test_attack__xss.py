@@ -21,7 +21,7 @@ import urllib.request
 from typing import Any
 
 import pytest
-from playwright.sync_api import Browser, BrowserContext, Dialog, Page, expect
+from playwright.sync_api import Browser, BrowserContext, Dialog, Page, WebSocketRoute, expect
 
 pytestmark = pytest.mark.browser
 
@@ -235,4 +235,41 @@ def test_logging_out_in_one_tab_closes_the_live_run_view_in_another(
         "You are logged out: log in again to follow this run live.", timeout=5000
     )
     assert time.monotonic() - began < 5
+    context.close()
+
+
+def test_a_run_view_whose_socket_dropped_learns_at_its_reconnect_that_it_logged_out(
+    browser: Browser, braid_server: str
+) -> None:
+    # The page first sees its socket close with a code that asks it to reconnect (here a
+    # relay turns the server's 4401 into 1001, as a dropped connection would be), so the
+    # reconnect is what must tell it: the server accepts and closes with 4401, which a page
+    # can read, where a refused handshake reaches it as 1006 and it would retry forever.
+    invoice = {"invoice": {"id": "INV-10", "amount": 5, "vendor": "V"}}
+    body = {"flow": "invoice-sign-off", "input": invoice}
+    run = api(braid_server, "analyst", "POST", "/api/runs/", body)["id"]
+    wait_for_status(braid_server, run, "waiting")
+    context, watching, _ = logged_in(browser, braid_server, "admin")
+    relayed: list[int] = []
+
+    def relay(page_side: WebSocketRoute) -> None:
+        server = page_side.connect_to_server()
+        if not relayed:
+            server.on_close(lambda code, reason: page_side.close(code=1001, reason="away"))
+        relayed.append(len(relayed))
+
+    watching.route_web_socket(re.compile(r"/ws/runs/[0-9a-f-]+/$"), relay)
+    watching.goto(f"{braid_server}/runs/{run}/")
+    badge = watching.locator(".run-head .live-badge")
+    expect(badge).to_have_text("● live")
+    other = context.new_page()
+    other.goto(f"{braid_server}/flows/")
+    began = time.monotonic()
+    other.get_by_role("button", name="Log out").click()
+    expect(other.get_by_label("User name")).to_be_visible()
+    expect(badge).to_have_text(
+        "You are logged out: log in again to follow this run live.", timeout=5000
+    )
+    assert time.monotonic() - began < 5
+    assert relayed == [0, 1]
     context.close()

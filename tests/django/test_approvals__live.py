@@ -14,6 +14,7 @@ from braid.routing import websocket_router
 from tests.django.approval_helpers import INVOICE, decide, request_id, start
 from tests.django.durable_driver import drain
 from tests.django.fixture_types import ClientFor, DemoUsers
+from tests.django.socket_helpers import turned_away
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -98,9 +99,7 @@ def test_a_delegation_moves_the_count_from_the_delegator_to_the_delegate(
 
 def test_a_socket_without_a_login_is_closed_with_4401() -> None:
     async def scenario() -> None:
-        communicator = connect(AnonymousUser())
-        connected, code = await communicator.connect()
-        assert (connected, code) == (False, 4401)
+        assert await turned_away(connect(AnonymousUser())) == 4401
 
     async_to_sync(scenario)()
 

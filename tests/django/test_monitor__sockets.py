@@ -16,6 +16,7 @@ from engine.runtime import runs
 from runs import services
 from tests.django.durable_driver import drain
 from tests.django.fixture_types import ClientFor, DemoUsers
+from tests.django.socket_helpers import turned_away
 
 ORIGIN = (b"origin", b"http://127.0.0.1:8000")
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -48,12 +49,9 @@ async def connect(
 
 
 async def closed_with(path: str, client: Client | None, **kw: Any) -> Any:
-    socket, connected, code = await connect(path, client, **kw)
-    if connected:
-        output = await socket.receive_output(timeout=5)
-        await socket.disconnect()
-        return output.get("code")
-    return code
+    return await turned_away(
+        WebsocketCommunicator(application, path, headers=headers(client, **kw))
+    )
 
 
 def test_a_socket_refuses_the_anonymous_a_foreign_run_an_unknown_run_and_a_wrong_origin(
