@@ -54,6 +54,7 @@ from engine.core.colors.runs import (
     explain_run,
 )
 from engine.core.colors.shapes import (
+    approvals_of,
     loops_of,
 )
 
@@ -64,6 +65,7 @@ __all__ = [
     "Color",
     "Verdict",
     "Vote",
+    "approvals_of",
     "cancel_time",
     "cancelled_words",
     "clock_time",

@@ -6,7 +6,7 @@ from collections import deque
 from functools import lru_cache
 
 from engine.core import graph as g
-from engine.core.colors.arrivals import OWNERS
+from engine.core.colors.arrivals import OWNERS, PLAIN
 from engine.core.execution_ids import Segment
 
 
@@ -24,6 +24,25 @@ def forward(graph: g.Graph) -> dict[str, list[g.Edge]]:
             for node in graph.nodes
         }
         graph.__dict__["_forward"] = cache
+    return cache
+
+
+def forward_targets(graph: g.Graph) -> dict[str, tuple[str, ...]]:
+    """Return each node's forward edges' targets, in edge order (cached on the graph)."""
+    cache: dict[str, tuple[str, ...]] | None = graph.__dict__.get("_targets")
+    if cache is None:
+        cache = {node: tuple(e.target for e in edges) for node, edges in forward(graph).items()}
+        graph.__dict__["_targets"] = cache
+    return cache
+
+
+def plain_of(graph: g.Graph) -> frozenset[str]:
+    """Return the ids of the nodes whose completion passes their arrival on unchanged
+    (arrivals.PLAIN; cached on the graph)."""
+    cache: frozenset[str] | None = graph.__dict__.get("_plain")
+    if cache is None:
+        cache = frozenset(n.id for n in graph.nodes if type(n) in PLAIN)
+        graph.__dict__["_plain"] = cache
     return cache
 
 
@@ -95,11 +114,21 @@ def branch_segment(node: str, branch: str) -> Segment:
 
 def loops_of(graph: g.Graph) -> frozenset[str]:
     """Return the ids of a graph's loop nodes (cached on the graph)."""
-    cache: frozenset[str] | None = graph.__dict__.get("_loops")
-    if cache is None:
-        cache = frozenset(n.id for n in graph.nodes if isinstance(n, g.LoopNode))
-        graph.__dict__["_loops"] = cache
-    return cache
+    return ids_of(graph, g.LoopNode)
+
+
+def approvals_of(graph: g.Graph) -> frozenset[str]:
+    """Return the ids of a graph's approval nodes (cached on the graph)."""
+    return ids_of(graph, g.ApprovalNode)
+
+
+def ids_of(graph: g.Graph, kind: type[g.Node]) -> frozenset[str]:
+    """Return the ids of a graph's nodes of one kind (cached on the graph)."""
+    cache: dict[type[g.Node], frozenset[str]] = graph.__dict__.setdefault("_ids_of", {})
+    found = cache.get(kind)
+    if found is None:
+        found = cache[kind] = frozenset(n.id for n in graph.nodes if isinstance(n, kind))
+    return found
 
 
 def is_back_edge(graph: g.Graph, edge: g.Edge) -> bool:

@@ -8,7 +8,6 @@ from engine.core import graph as g
 from engine.core.colors.arrivals import (
     DECIDING,
     PAINTS,
-    PLAIN,
     Arrival,
     Color,
     Verdict,
@@ -23,7 +22,15 @@ from engine.core.colors.reasons import (
     live_reason,
     within,
 )
-from engine.core.colors.shapes import branch_segment, forward, forward_order, loops_of, start_of
+from engine.core.colors.shapes import (
+    branch_segment,
+    forward,
+    forward_order,
+    forward_targets,
+    loops_of,
+    plain_of,
+    start_of,
+)
 from engine.core.events import Decision, RowStatus, RunStatus
 from engine.core.execution_ids import SEPARATOR, ExecutionId, parse_id
 from engine.core.rows import NodeRow
@@ -37,6 +44,7 @@ COMPLETED_ROW, RUNNING_ROW, COMPLETED_COLOR = (
     Color.COMPLETED,
 )
 PLAIN_DONE = Verdict(Color.COMPLETED, "Completed")
+LIVE = Arrival(None, None)[1:]  # a live arrival's fields after its execution id
 NOT_REACHED = Verdict(Color.PENDING, "Pending: not reached yet")
 
 
@@ -75,23 +83,25 @@ class Walk:
         if graph is None:
             return
         start = start_of(graph)
-        claims: dict[str, list[Arrival]] = {start: [entry]}
+        # What reaches each node: its first arrival, and the rest in the order they came
+        # (`best` keeps the first of equals). Most nodes have one, which needs no list.
+        first: dict[str, Arrival] = {start: entry}
+        more: dict[str, list[Arrival]] = {}
         nodes = graph.nodes_by_id
-        edges = forward(graph)
+        targets = forward_targets(graph)
+        plain_ids = plain_of(graph)
         # Hoisted: the loop is hot (an enum member's lookup goes through a descriptor).
         rows, result, parse, completed = self.rows, self.result, parse_id, COMPLETED_ROW
         for node_id in forward_order(graph, start):
-            claimed = claims.pop(node_id, None)
-            if claimed is None:
+            arrival = first.pop(node_id, None)
+            if arrival is None:
                 continue  # nothing reaches it
-            arrival = claimed[0] if len(claimed) == 1 else best(claimed)
-            assert arrival is not None
-            node = nodes[node_id]
+            if more and (extra := more.pop(node_id, None)):
+                arrival = best([arrival, *extra]) or arrival  # never None: the list has one
             path = prefix + node_id
             row = rows.get(path)
-            plain, passed = type(node) in PLAIN, None
             if (
-                plain
+                node_id in plain_ids
                 and row is not None
                 and row.status is completed
                 and arrival.paint is None
@@ -109,19 +119,46 @@ class Walk:
                     else Verdict(COMPLETED_COLOR, f"Completed on attempt {row.attempt}")
                 )
                 passed = arrival
-            elif plain:
-                passed = self.plain_onward(path, node, row, arrival)
-            if passed is not None:
-                for edge in edges[node_id]:
-                    claims.setdefault(edge.target, []).append(passed)
-                continue
-            verdict, onward = self.settle(graph, prefix, node, arrival)
-            result[path] = verdict
-            for target, next_arrival in onward:
-                claims.setdefault(target, []).append(next_arrival)
-            if isinstance(node, g.SubflowNode):
-                self.scope(subflow_key(node), prefix + node.id + "/",
-                           self.subflow_entry(prefix, node, arrival, verdict))  # fmt: skip
+            else:
+                node = nodes[node_id]
+                quick = (
+                    self.plain_onward(path, node, row, arrival) if node_id in plain_ids else None
+                )
+                if quick is None:
+                    self.settle_and_claim(graph, prefix, node, arrival, first, more)
+                    continue
+                passed = quick
+            for target in targets[node_id]:  # as settle_and_claim records them
+                if target not in first:
+                    first[target] = passed
+                elif (claims := more.get(target)) is None:
+                    more[target] = [passed]
+                else:
+                    claims.append(passed)
+
+    def settle_and_claim(
+        self,
+        graph: g.Graph,
+        prefix: str,
+        node: g.Node,
+        arrival: Arrival,
+        first: dict[str, Arrival],
+        more: dict[str, list[Arrival]],
+    ) -> None:
+        """Settle a node by the general rule, record what it passes to each target (as
+        `scope` does, for a fork's 10,000 branches), and walk into a subflow it calls."""
+        verdict, onward = self.settle(graph, prefix, node, arrival)
+        self.result[prefix + node.id] = verdict
+        for target, reaching in onward:
+            if target not in first:
+                first[target] = reaching
+            elif (claims := more.get(target)) is None:
+                more[target] = [reaching]
+            else:
+                claims.append(reaching)
+        if isinstance(node, g.SubflowNode):
+            entry = self.subflow_entry(prefix, node, arrival, verdict)
+            self.scope(subflow_key(node), prefix + node.id + "/", entry)
 
     def plain_onward(
         self, path: str, node: g.Node, row: NodeRow | None, arrival: Arrival
@@ -384,9 +421,10 @@ class Walk:
         if type(node) is g.ForkNode and verdict.color is Color.COMPLETED:
             # A fork of 10,000 enters each branch: its branch ids, made in one loop from
             # their text, so that each is the parse cache's object its row's id is too.
-            parent, parse = f"{eid}{SEPARATOR}{node.id}.", parse_id
+            parent, parse, make = f"{eid}{SEPARATOR}{node.id}.", parse_id, tuple.__new__
+            # tuple.__new__ skips the named tuple's own __new__, a Python function.
             entered = [
-                (e.target, Arrival(parse(f"{parent}{e.branch}{SEPARATOR}1"), None))
+                (e.target, make(Arrival, (parse(f"{parent}{e.branch}{SEPARATOR}1"), *LIVE)))
                 if e.branch is not None
                 else (e.target, self.edge_arrival(node, e, arrival, eid, verdict, None))
                 for e in edges
