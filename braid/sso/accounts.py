@@ -68,10 +68,15 @@ def new_user(config: SsoConfig, claims: Mapping[str, object]) -> User:
     """Make the user of a first login, without a usable password; refuse a taken name."""
     username = username_of(config, claims)
     if User.objects.filter(username__iexact=username).exists():
-        LOG.warning("single sign-on: refused %r: a user of that name exists, unlinked", username)
+        subject = claims["sub"]
+        LOG.warning(
+            "single sign-on: refused %r (subject %r): a user of that name exists, unlinked",
+            username, subject,
+        )  # fmt: skip
         raise Refused(
             f"a Braid account named {username!r} already exists and is not linked to your "
-            "sign-on; an admin can link it (Django admin, Single sign-on identities)"
+            f"sign-on; an admin can link it to your subject {subject!r} (Django admin, Single "
+            "sign-on identities)"
         )
     user = User(username=username)
     user.set_unusable_password()

@@ -113,7 +113,8 @@ class CallbackView(OIDCAuthenticationCallbackView):  # type: ignore[misc]  # the
         error = self.request.GET.get("error")
         if error:
             described = self.request.GET.get("error_description", "")
-            reason = f"the identity provider said {error}: {described}"[:ERROR_TEXT_MAX]
+            said = f"{error}: {described}" if described else error
+            reason = f"the identity provider said {said}"[:ERROR_TEXT_MAX]
         else:
             reason = getattr(self.request, REFUSAL, NOT_LOGGED_IN)
         return failure(self.request, reason, 403)

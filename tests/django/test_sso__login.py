@@ -139,7 +139,8 @@ def test_a_local_account_of_the_same_name_is_never_taken_over(
         assert response.status_code == 403
         assert (
             f"A Braid account named &#x27;{name}&#x27; already exists and is not linked to "
-            "your sign-on; an admin can link it" in response.content.decode()
+            f"your sign-on; an admin can link it to your subject &#x27;{name}&#x27;"
+            in response.content.decode()
         )
         assert logged_in_as(browser.braid) == ""
     assert not SingleSignOnIdentity.objects.exists()
