@@ -6,6 +6,8 @@ PYTHON ?= $(shell scripts/find-python)
 INSTALLED := $(VENV)/.installed
 NODE_MODULES := frontend/node_modules/.installed
 MANIFEST := static/dist/.vite/manifest.json
+# The OpenID provider the single sign-on tests start (tests/oidc/, docs/sso.md).
+TEST_OIDC := tests/oidc/node_modules/.installed
 FRONTEND_SOURCES := $(shell find frontend/src frontend/index.html frontend/vite.config.ts frontend/tsconfig*.json -type f 2>/dev/null)
 PG_URL ?= postgres://postgres@127.0.0.1:5432/test
 REDIS_TEST_URL ?= redis://127.0.0.1:6379/15
@@ -31,6 +33,10 @@ $(NODE_MODULES): frontend/package.json frontend/package-lock.json
 $(MANIFEST): $(NODE_MODULES) $(FRONTEND_SOURCES)
 	cd frontend && npm run build
 
+$(TEST_OIDC): tests/oidc/package.json tests/oidc/package-lock.json
+	cd tests/oidc && npm ci --no-audit --no-fund
+	touch $@
+
 # `make run` and `make run-scaled` serve plain http on 127.0.0.1: no HTTPS redirect, no secure
 # cookies (DJANGO_HTTPS=0). DEBUG stays off unless DJANGO_DEBUG=1 is set.
 run run-scaled: export DJANGO_HTTPS ?= 0
@@ -47,13 +53,13 @@ run-scaled: install
 	$(PY) manage.py braid demo
 	$(PY) -m braid.supervise Procfile
 
-test: install
+test: install $(TEST_OIDC)
 	cd frontend && npm test --silent
 	$(PY) -m pytest
 	$(MAKE) --no-print-directory test-postgres
 
 # The same Django tests again, on PostgreSQL (skipped with a reason when it is unreachable).
-test-postgres: install
+test-postgres: install $(TEST_OIDC)
 	DATABASE_URL=$(PG_URL) $(PY) -m pytest tests/django -m "not browser" -p no:cacheprovider
 
 lint: install
@@ -94,7 +100,7 @@ chaos: $(INSTALLED)
 	$(PY) -m chaos --seed $(SEED) --runs $(RUNS) $(CHAOS_ARGS)
 
 clean:
-	rm -rf $(VENV) frontend/node_modules static/dist
+	rm -rf $(VENV) frontend/node_modules static/dist tests/oidc/node_modules
 
 # The monitor's colors against the oracle (tests/oracle, docs/monitor-oracle.md): many runs.
 oracle: install

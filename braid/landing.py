@@ -6,6 +6,9 @@ order admin > analyst > approver (web/permissions.py `who`). A safe `next` (same
 Django's url_has_allowed_host_and_scheme, which LoginView applies) wins over all of them.
 """
 
+from typing import Any
+
+from django.conf import settings
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.http import HttpRequest, HttpResponseRedirect
@@ -33,6 +36,13 @@ class LandingLoginView(auth_views.LoginView):
 
     def get_default_redirect_url(self) -> str:
         return landing_url(self.request.user)
+
+    def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
+        """Add the provider's name when single sign-on is on: the page then offers it."""
+        context = super().get_context_data(**kwargs)
+        config = settings.BRAID_SSO
+        context["sso_name"] = config.name if config is not None else ""
+        return context
 
 
 def home(request: HttpRequest) -> HttpResponseRedirect:

@@ -140,6 +140,14 @@ def attempted_username(request: HttpRequest, credentials: dict[str, Any] | None 
     return name.replace("\x00", "\ufffd")[:ATTEMPT_USERNAME_MAX]
 
 
+def single_sign_on(request: HttpRequest, credentials: dict[str, Any] | None = None) -> bool:
+    """AXES_WHITELIST_CALLABLE: whether an attempt is single sign-on's callback, which
+    django-axes neither counts nor locks out (braid/settings.py says why). Only that view
+    passes a nonce to authenticate; the login form and Basic auth pass a user name and
+    password, which no caller can add to."""
+    return credentials is not None and "nonce" in credentials and "password" not in credentials
+
+
 def lockout_detail() -> str:
     """Say why a login is refused and for how long."""
     minutes = int(settings.AXES_COOLOFF_TIME.total_seconds() // 60)

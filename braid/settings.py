@@ -9,6 +9,7 @@ import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 from django.utils.csp import CSP
 
+from braid.sso.config import django_settings, read_sso_config  # parsing only: no models, no I/O
 from engine.egress import Allowlist  # parsing only: no Django, no I/O
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -129,6 +130,18 @@ AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_CALLABLE = "braid.lockout.locked_out"
 AXES_USERNAME_CALLABLE = "braid.lockout.attempted_username"
 AXES_VERBOSE = False
+# Single sign-on's callback is not counted: the identity provider checked the password and
+# throttles its own logins, and a failed callback names no user, so counting it would lock
+# every person behind one address (an office's NAT) out of single sign-on.
+AXES_WHITELIST_CALLABLE = "braid.lockout.single_sign_on"
+
+# Single sign-on with OpenID Connect (docs/sso.md): off, with no route, no button and no
+# backend, unless BRAID_OIDC_ISSUER, BRAID_OIDC_CLIENT_ID and BRAID_OIDC_CLIENT_SECRET are
+# set. A mistake in a BRAID_OIDC_* variable stops start-up with its name; the provider itself
+# is first contacted at the first single sign-on, so its being down never stops start-up.
+BRAID_SSO = read_sso_config(os.environ)
+if BRAID_SSO is not None:
+    globals().update(django_settings(BRAID_SSO, AUTHENTICATION_BACKENDS))
 
 ROOT_URLCONF = "braid.urls"
 ASGI_APPLICATION = "braid.asgi.application"

@@ -9,6 +9,7 @@ from django.views.decorators.csp import csp_override
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from braid import favicon, health, landing
+from braid.sso.urls import sso_urlpatterns
 
 # Swagger UI's page carries one small <style> block: allow exactly that block by its hash.
 SWAGGER_STYLE = "'sha256-MMpT0iDxyjALd9PdfepImGX3DBfJPXZ4IlDWdPAgtn0='"
@@ -31,4 +32,5 @@ urlpatterns = [
     # as a file (?script), so the CSP needs no inline script.
     path("api/docs/", api_docs, name="api-docs"),
     path("admin/", admin.site.urls),
+    *sso_urlpatterns(),
 ]
