@@ -53,10 +53,13 @@ run-scaled: install
 	$(PY) manage.py braid demo
 	$(PY) -m braid.supervise Procfile
 
+# Every phase runs even when one before it fails; the last lines say which failed, and how
+# many browser tests were skipped and why (scripts/run-phases).
 test: install $(TEST_OIDC)
-	cd frontend && npm test --silent
-	$(PY) -m pytest
-	$(MAKE) --no-print-directory test-postgres
+	@scripts/run-phases \
+	  "front end (vitest)" "cd frontend && npm test --silent" \
+	  "Python on SQLite, scaled, browser" "$(PY) -m pytest" \
+	  "Django on PostgreSQL" "$(MAKE) --no-print-directory test-postgres"
 
 # The same Django tests again, on PostgreSQL (skipped with a reason when it is unreachable).
 test-postgres: install $(TEST_OIDC)

@@ -55,15 +55,31 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 _passed: Counter[str] = Counter()
+_browser_skips: Counter[str] = Counter()  # why, how many
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
-    """Count passed tests by the real part that backed them."""
+    """Count passed tests by the real part that backed them, and skipped browser tests by
+    the reason they were skipped."""
+    backing = {str(value) for key, value in report.user_properties if key == "backing"}
     if report.when == "call" and report.passed:
-        _passed.update(str(value) for key, value in report.user_properties if key == "backing")
+        _passed.update(backing)
+    if report.skipped and "browser" in backing:
+        longrepr = report.longrepr
+        reason = longrepr[2] if isinstance(longrepr, tuple) else str(longrepr)
+        _browser_skips[reason.removeprefix("Skipped: ")] += 1
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
-    """Print how many passed tests ran on each real part, so CI logs show they ran."""
+    """Print how many passed tests ran on each real part, so CI logs show they ran, and how
+    many browser tests were skipped; `make test` repeats the latter as its last lines
+    (scripts/run-phases reads them from $BRAID_TEST_NOTES)."""
     parts = ", ".join(f"{name}={count}" for name, count in sorted(_passed.items()))
     terminalreporter.write_line(f"braid: passed tests by backing part: {parts or 'none'}")
+    notes = [f"{count} browser tests skipped: {why}" for why, count in _browser_skips.items()]
+    for note in notes:
+        terminalreporter.write_line(f"braid: {note}")
+    path = os.environ.get("BRAID_TEST_NOTES")
+    if path and notes:
+        with open(path, "a", encoding="utf-8") as out:
+            out.writelines(f"{note}\n" for note in notes)

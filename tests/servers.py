@@ -26,9 +26,9 @@ def reachable(url: str, timeout: float = 1.0) -> bool:
         return False
 
 
-def missing(what: str) -> None:
+def missing(what: str, remedy: str = "start it to run this test") -> None:
     """Skip the test with a clear reason, or fail it under CI=true."""
-    message = f"{what}; start it to run this test"
+    message = f"{what}; {remedy}"
     if running_in_ci():
         pytest.fail(f"CI=true requires it: {message}", pytrace=False)
     pytest.skip(message)
@@ -51,5 +51,6 @@ def require_postgres() -> str:
 def require_chromium() -> str:
     """Return the Chromium path, or skip/fail when Debian's chromium is not installed."""
     if not os.access(CHROMIUM, os.X_OK):
-        missing(f"{CHROMIUM} is not installed (apt-get install chromium)")
+        remedy = "install Debian's chromium to run the browser tests: apt-get install chromium"
+        missing(f"{CHROMIUM} is not installed", remedy)
     return CHROMIUM

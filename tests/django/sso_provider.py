@@ -88,7 +88,7 @@ def require_node_provider() -> str:
     """Return the node executable, or skip/fail when node or the provider's package is missing."""
     node = shutil.which("node")
     if node is None:
-        missing("node is not installed (apt-get install nodejs)")
+        missing("node is not installed", "install it to run this test: apt-get install nodejs")
     if not (PROVIDER_DIR / "node_modules" / "oidc-provider").is_dir():
         missing("the test OpenID provider is not installed (cd tests/oidc && npm ci)")
     assert node is not None
