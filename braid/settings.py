@@ -449,4 +449,12 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": os.environ.get("BRAID_LOG_LEVEL", "INFO")},
 }
 
+# /metrics (braid/metrics.py, docs/operations.md): off (404) unless one of these is set.
+# With the token, a scrape must send `Authorization: Bearer <token>`; BRAID_METRICS_OPEN=1
+# without a token serves anyone (for a network closed some other way).
+BRAID_METRICS_TOKEN = os.environ.get("BRAID_METRICS_TOKEN", "").strip()
+if BRAID_METRICS_TOKEN and len(BRAID_METRICS_TOKEN) < 16:
+    raise ImproperlyConfigured("BRAID_METRICS_TOKEN must be at least 16 characters long")
+BRAID_METRICS_OPEN = env_flag("BRAID_METRICS_OPEN", False)
+
 STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # also creates VAR_DIR

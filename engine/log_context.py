@@ -1,0 +1,45 @@
+"""What a log line is about: the run, the node and the request, carried in context variables
+and put on every record by ContextFilter (BRAID_LOG_FORMAT=json writes them out).
+
+The step and the action code set the run and the node (engine/runtime/step.py, results.py);
+web.request_ids sets the request. Context variables follow a request into the thread that
+asgiref runs its view in, and each worker thread has its own, so two steps at once never
+see each other's run.
+"""
+
+import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+
+RUN_ID: ContextVar[str] = ContextVar("braid_run_id", default="")
+NODE: ContextVar[str] = ContextVar("braid_node", default="")
+REQUEST_ID: ContextVar[str] = ContextVar("braid_request_id", default="")
+
+FIELDS = (("run_id", RUN_ID), ("node", NODE), ("request_id", REQUEST_ID))
+
+
+@contextmanager
+def about_run(run_id: str, node: str = "") -> Iterator[None]:
+    """Say that the lines logged in the block are about this run (and node, if given)."""
+    run_token = RUN_ID.set(run_id)
+    node_token = NODE.set(node)
+    try:
+        yield
+    finally:
+        NODE.reset(node_token)
+        RUN_ID.reset(run_token)
+
+
+class ContextFilter(logging.Filter):
+    """Adds run_id, node and request_id to each record where they apply (never rejects one).
+
+    A record that already carries one (given in `extra=`) keeps its own.
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        for name, variable in FIELDS:
+            value = variable.get()
+            if value and not hasattr(record, name):
+                setattr(record, name, value)
+        return True
