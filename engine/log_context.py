@@ -17,6 +17,7 @@ NODE: ContextVar[str] = ContextVar("braid_node", default="")
 REQUEST_ID: ContextVar[str] = ContextVar("braid_request_id", default="")
 
 FIELDS = (("run_id", RUN_ID), ("node", NODE), ("request_id", REQUEST_ID))
+REQUEST_ID_ATTRIBUTE = "braid_request_id"  # a request's id, kept on the request itself
 
 
 @contextmanager
@@ -34,7 +35,10 @@ def about_run(run_id: str, node: str = "") -> Iterator[None]:
 class ContextFilter(logging.Filter):
     """Adds run_id, node and request_id to each record where they apply (never rejects one).
 
-    A record that already carries one (given in `extra=`) keeps its own.
+    A record that already carries one (given in `extra=`) keeps its own. Django logs a
+    response's 4xx or 5xx after the middleware returned, outside the request's context,
+    with the request in `extra`: its id is then read from the request (REQUEST_ID_ATTRIBUTE,
+    which web.request_ids sets).
     """
 
     def filter(self, record: logging.LogRecord) -> bool:
@@ -42,4 +46,8 @@ class ContextFilter(logging.Filter):
             value = variable.get()
             if value and not hasattr(record, name):
                 setattr(record, name, value)
+        if not hasattr(record, "request_id"):
+            given = getattr(getattr(record, "request", None), REQUEST_ID_ATTRIBUTE, "")
+            if given:
+                record.request_id = given
         return True

@@ -2,7 +2,6 @@
 
 import datetime as dt
 import json
-from typing import Any
 
 import pytest
 from django.test import Client
@@ -15,6 +14,7 @@ from engine.runtime import clock, runs, step, sweep
 from runs import services
 from tests.django.durable_driver import drain, stopped_clock
 from tests.django.fixture_types import ClientFor, DemoUsers
+from tests.django.graphs import ALWAYS_FAILS, CHAIN
 from tests.django.metric_samples import TOKEN, grown, parse, scrape, value
 
 
@@ -24,27 +24,6 @@ def token(settings: Settings) -> str:
     settings.BRAID_METRICS_TOKEN = TOKEN
     settings.BRAID_METRICS_OPEN = False
     return TOKEN
-
-
-def task(node_id: str, action: str, **params: Any) -> dict[str, Any]:
-    return {"id": node_id, "type": "task", "action": action, "params": params}
-
-
-CHAIN: dict[str, Any] = {
-    "format": "braid.graph/1",
-    "name": "Two noops",
-    "nodes": [{"id": "start", "type": "start"}, task("one", "noop"), task("two", "noop"),
-              {"id": "done", "type": "end"}],
-    "edges": [{"source": "start", "target": "one"}, {"source": "one", "target": "two"},
-              {"source": "two", "target": "done"}],
-}  # fmt: skip
-ALWAYS_FAILS: dict[str, Any] = {
-    "format": "braid.graph/1",
-    "name": "Always fails",
-    "nodes": [{"id": "start", "type": "start"}, task("flaky", "fail_sometimes", rate=1.0),
-              {"id": "done", "type": "end"}],
-    "edges": [{"source": "start", "target": "flaky"}, {"source": "flaky", "target": "done"}],
-}  # fmt: skip
 
 
 def start(client: Client, flow: str, input_value: object = None) -> Run:
