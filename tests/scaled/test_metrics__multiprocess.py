@@ -57,9 +57,9 @@ def test_daphne_reports_the_steps_and_actions_of_separate_worker_processes(
         closed = scrape(base_url)
     # The start, then the noop's result: two steps, both on the worker's pool process (with
     # REDIS_URL set Daphne has no embedded worker and steps nothing).
-    assert value(found, "braid_steps_total") == 2.0
+    assert value(found, "braid_step_seconds_count") == 2.0
     assert value(found, "braid_step_events_total") == 2.0
-    assert value(found, "braid_actions_total", action="noop", outcome="completed") == 1.0
+    assert value(found, "braid_action_seconds_count", action="noop", outcome="completed") == 1
     assert value(found, "braid_runs_finished_total", flow="staged-gathers",
                  status="completed") == 1.0  # fmt: skip
     assert value(watching, "braid_websockets", socket="runs") == 1.0
