@@ -5,6 +5,9 @@ import json
 
 import pytest
 from django.test import Client
+from prometheus_client.openmetrics.parser import (
+    text_string_to_metric_families as openmetrics_families,
+)
 from pytest_django import Settings
 
 from approvals.models import ApprovalRequest
@@ -216,3 +219,22 @@ def test_worker_leases_count_alive_and_dead_by_their_last_beat(
         found = scrape()
     assert value(found, "braid_worker_leases", state="alive") == 1.0
     assert value(found, "braid_worker_leases", state="dead") == 2.0
+
+
+@pytest.mark.django_db
+def test_a_scraper_asking_for_openmetrics_gets_it(
+    demo: DemoUsers, client_for: ClientFor, token: str
+) -> None:
+    drain(start(client_for("analyst"), "b-and-d-or-e", {"urgent": True}))
+    accept = "application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5"
+    response = Client().get("/metrics", headers={"Authorization": f"Bearer {token}",
+                                                 "Accept": accept})  # fmt: skip
+    assert response.status_code == 200
+    assert response["Content-Type"].startswith("application/openmetrics-text; version=1.0.0")
+    families = {f.name: f for f in openmetrics_families(response.content.decode())}
+    (started,) = families["braid_runs_started"].samples
+    assert (started.name, started.labels, started.value) == (
+        "braid_runs_started_total", {"flow": "b-and-d-or-e"}, 1.0
+    )  # fmt: skip
+    assert families["braid_runs_finished"].type == "counter"
+    assert families["braid_step_seconds"].type == "histogram"
