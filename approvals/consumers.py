@@ -36,6 +36,8 @@ class InboxConsumer(AsyncWebsocketConsumer):
         for name in self.joined:
             await self.channel_layer.group_add(name, self.channel_name)
         await self.accept()
+        sockets.socket_opened("inbox")
+        self.counted = True
         await self.send_count(force=True)
 
     def groups_of_user(self) -> list[str]:
@@ -45,6 +47,9 @@ class InboxConsumer(AsyncWebsocketConsumer):
         return names
 
     async def disconnect(self, code: int) -> None:
+        if getattr(self, "counted", False):
+            sockets.socket_closed("inbox")
+            self.counted = False
         for name in getattr(self, "joined", []):
             await self.channel_layer.group_discard(name, self.channel_name)
 

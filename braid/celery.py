@@ -5,7 +5,13 @@ import os
 from typing import Any
 
 from celery import Celery
-from celery.signals import task_postrun, task_prerun, worker_init, worker_process_init
+from celery.signals import (
+    task_postrun,
+    task_prerun,
+    worker_init,
+    worker_process_init,
+    worker_process_shutdown,
+)
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "braid.settings")
 
@@ -73,3 +79,13 @@ def freeze_startup_objects(**_: Any) -> None:
     "Measured").
     """
     gc.freeze()
+
+
+@worker_process_shutdown.connect
+def forget_live_gauges(**_: Any) -> None:
+    """A pool process that ends drops its live gauges from PROMETHEUS_MULTIPROC_DIR (its
+    counters stay, summed into the host's totals by /metrics)."""
+    if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        from prometheus_client import multiprocess
+
+        multiprocess.mark_process_dead(os.getpid())

@@ -83,6 +83,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # First, so that every response carries its X-Request-ID, redirects and 413s included.
+    "web.request_ids.RequestIdMiddleware",
     "django.middleware.security.SecurityMiddleware",
     # Outside ApiErrorsMiddleware, so that the answers it makes itself (the API's JSON 404
     # and 413) carry the frame denial and the CSP too (they did not).
@@ -455,11 +457,41 @@ MAILERS = {
 DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "Braid <braid@localhost>")
 BRAID_BASE_URL = os.environ.get("BRAID_BASE_URL", "http://127.0.0.1:8000")
 
+# Logs: plain text by default; BRAID_LOG_FORMAT=json writes one JSON object a line, with the
+# run id, the node and the request id where they apply (engine/log_context.py sets them on
+# every record; docs/operations.md).
+BRAID_LOG_FORMAT = os.environ.get("BRAID_LOG_FORMAT", "").strip().lower() or "text"
+if BRAID_LOG_FORMAT not in ("text", "json"):
+    raise ImproperlyConfigured(f"BRAID_LOG_FORMAT is text or json, not {BRAID_LOG_FORMAT!r}")
+LOG_FORMATTERS = {
+    "json": {
+        "()": "pythonjsonlogger.json.JsonFormatter",
+        "fmt": "%(levelname)s %(name)s %(message)s",
+        "rename_fields": {"levelname": "level", "name": "logger"},
+        "timestamp": "time",
+    }
+}
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "filters": {"context": {"()": "engine.log_context.ContextFilter"}},
+    "formatters": LOG_FORMATTERS if BRAID_LOG_FORMAT == "json" else {},
+    "handlers": {
+        "console": {
+            "class": "logging.StreamHandler",
+            "filters": ["context"],
+            **({"formatter": "json"} if BRAID_LOG_FORMAT == "json" else {}),
+        }
+    },
     "root": {"handlers": ["console"], "level": os.environ.get("BRAID_LOG_LEVEL", "INFO")},
 }
+
+# /metrics (braid/metrics.py, docs/operations.md): off (404) unless one of these is set.
+# With the token, a scrape must send `Authorization: Bearer <token>`; BRAID_METRICS_OPEN=1
+# without a token serves anyone (for a network closed some other way).
+BRAID_METRICS_TOKEN = os.environ.get("BRAID_METRICS_TOKEN", "").strip()
+if BRAID_METRICS_TOKEN and len(BRAID_METRICS_TOKEN) < 16:
+    raise ImproperlyConfigured("BRAID_METRICS_TOKEN must be at least 16 characters long")
+BRAID_METRICS_OPEN = env_flag("BRAID_METRICS_OPEN", False)
 
 STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # also creates VAR_DIR

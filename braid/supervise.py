@@ -5,6 +5,10 @@ soon as one exits: a worker killed by the OOM killer or by hand would take Daphn
 other worker with it. Here a process that exits is restarted (after 1 s, doubling up to
 30 s while it keeps dying young), its leftover process group is killed first, and Ctrl-C
 or SIGTERM stops them all. Each output line is prefixed with the process's name.
+
+It also gives them one PROMETHEUS_MULTIPROC_DIR (var/metrics unless set), emptied at start,
+so that `/metrics` on Daphne sums the counts of every worker process of this host; a process
+that exits has its live gauges dropped (docs/operations.md).
 """
 
 import contextlib
@@ -18,10 +22,13 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from prometheus_client import multiprocess
+
 FIRST_DELAY_S = 1.0
 MAX_DELAY_S = 30.0
 HEALTHY_AFTER_S = 60.0
 STOP_GRACE_S = 15.0
+MULTIPROCESS_DIR = "PROMETHEUS_MULTIPROC_DIR"
 
 
 def read_procfile(path: Path) -> dict[str, str]:
@@ -78,6 +85,7 @@ class Supervised:
         if self.restart_at is None and self.process.poll() is not None:
             # Pool processes of a killed worker would live on, holding their messages.
             kill_group(self.process.pid, signal.SIGKILL)
+            forget_live_gauges(self.process.pid)
             young = now - self.started < HEALTHY_AFTER_S
             self.delay = min(self.delay * 2, MAX_DELAY_S) if young else FIRST_DELAY_S
             self.restart_at = now + self.delay
@@ -91,6 +99,24 @@ def kill_group(pid: int, sig: int) -> None:
     """Signal a process group, ignoring one that is already gone."""
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pid, sig)
+
+
+def forget_live_gauges(pid: int) -> None:
+    """Drop a dead process's live gauges (its open websockets) from the metrics directory;
+    its counters stay, so that the host's totals never go down."""
+    directory = os.environ.get(MULTIPROCESS_DIR)
+    if directory:
+        multiprocess.mark_process_dead(pid, directory)
+
+
+def prepare_metrics_directory(default: Path) -> Path:
+    """Set PROMETHEUS_MULTIPROC_DIR for the processes to come (`default` unless set) and
+    empty it: files left by an earlier start would count again, under reused pids."""
+    directory = Path(os.environ.setdefault(MULTIPROCESS_DIR, str(default)))
+    directory.mkdir(parents=True, exist_ok=True)
+    for leftover in directory.glob("*.db"):
+        leftover.unlink()
+    return directory
 
 
 def stop_all(entries: list[Supervised]) -> None:
@@ -120,6 +146,8 @@ def supervise(procfile: Path) -> int:
 
     signal.signal(signal.SIGINT, request_stop)
     signal.signal(signal.SIGTERM, request_stop)
+    var_dir = Path(os.environ.get("BRAID_VAR_DIR", Path(__file__).resolve().parent.parent / "var"))
+    prepare_metrics_directory(var_dir / "metrics")
     for entry in entries:
         entry.start()
     while not stopping.wait(0.5):

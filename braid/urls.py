@@ -1,4 +1,5 @@
-"""URL routes: pages per app, the REST API under /api/, health at /healthz."""
+"""URL routes: pages per app, the REST API under /api/, health at /healthz, Prometheus's
+figures at /metrics."""
 
 from django.conf import settings
 from django.contrib import admin
@@ -8,7 +9,7 @@ from django.utils.csp import CSP
 from django.views.decorators.csp import csp_override
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
-from braid import favicon, health, landing
+from braid import favicon, health, landing, metrics
 from braid.sso.urls import sso_urlpatterns
 
 # Swagger UI's page carries one small <style> block: allow exactly that block by its hash.
@@ -22,6 +23,7 @@ urlpatterns = [
     path("login/", landing.LandingLoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("healthz", health.healthz, name="healthz"),
+    path("metrics", metrics.metrics, name="metrics"),
     path("favicon.ico", favicon.favicon, name="favicon"),
     path("flows/", include("designer.urls")),
     path("runs/", include("monitor.urls")),

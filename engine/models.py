@@ -171,6 +171,11 @@ class TraceEvent(models.Model):
     class Meta:
         ordering = ["run", "seq"]
         constraints = [models.UniqueConstraint(fields=["run", "seq"], name="trace_seq_unique")]
+        # /metrics counts run failures at every scrape (braid.db_metrics): an index of those
+        # events alone, a few rows where the table has millions, and nothing to write for
+        # any other trace event.
+        indexes = [models.Index(fields=["run"], condition=models.Q(event="run.failed"),
+                                name="trace_run_failed")]  # fmt: skip
 
     def __str__(self) -> str:
         return f"{self.seq} {self.event}"

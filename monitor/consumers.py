@@ -38,10 +38,12 @@ class LiveConsumer(AsyncWebsocketConsumer):
     """What both sockets share: the login check, sequence numbers, coalesced refreshes."""
 
     groups_joined: list[str]
+    socket_kind = ""  # its label on braid_websockets (web.sockets.OPEN_SOCKETS)
 
     async def connect(self) -> None:
         self.seq = 0
         self.groups_joined = []
+        self.counted = False
         self.refresh_task: asyncio.Task[None] | None = None
         user = self.scope.get("user")
         if user is None or not user.is_authenticated:
@@ -56,9 +58,14 @@ class LiveConsumer(AsyncWebsocketConsumer):
             await self.channel_layer.group_add(group, self.channel_name)
             self.groups_joined.append(group)
         await self.accept()
+        sockets.socket_opened(self.socket_kind)
+        self.counted = True
         await self.send_snapshot()
 
     async def disconnect(self, code: int) -> None:
+        if getattr(self, "counted", False):
+            sockets.socket_closed(self.socket_kind)
+            self.counted = False
         for group in self.groups_joined:
             await self.channel_layer.group_discard(group, self.channel_name)
         if self.refresh_task is not None:
@@ -107,6 +114,8 @@ class LiveConsumer(AsyncWebsocketConsumer):
 
 class RunConsumer(LiveConsumer):
     """One run: a snapshot of rows, colors and reasons, then what changed."""
+
+    socket_kind = "run"
 
     def refusal(self, user: Any) -> int:
         try:
@@ -160,6 +169,8 @@ class RunConsumer(LiveConsumer):
 
 class RunsConsumer(LiveConsumer):
     """The runs list: counts by status over the runs the user may read, and changed rows."""
+
+    socket_kind = "runs"
 
     def refusal(self, user: Any) -> int:
         self.user = user

@@ -195,10 +195,13 @@ def watch_run(
 
 
 @contextmanager
-def scaled_serving(database_url: str, redis_url: str, var_dir: Path, workers: int) -> Iterator[str]:
+def scaled_serving(
+    database_url: str, redis_url: str, var_dir: Path, workers: int, **env_overrides: str
+) -> Iterator[str]:
     """Run scaled mode: Daphne plus `workers` separate `celery worker` processes over the
     database and Redis, migrated with the demo loaded; yield Daphne's base URL."""
-    env = base_env(DATABASE_URL=database_url, REDIS_URL=redis_url, BRAID_VAR_DIR=str(var_dir))
+    env = base_env(DATABASE_URL=database_url, REDIS_URL=redis_url, BRAID_VAR_DIR=str(var_dir),
+                   **env_overrides)  # fmt: skip
     manage(env, "migrate", "--noinput")
     manage(env, "braid", "demo")
     port = free_port()

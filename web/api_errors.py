@@ -1,7 +1,8 @@
 """One error shape for the whole API: `{"code", "detail"}`, JSON at every status.
 
 DRF answers its own exceptions; everything else an API view raises becomes a JSON 500 with
-a request id that the log repeats beside the traceback. Bodies over the upload limit get
+a request id that the log repeats beside the traceback (the request's own, as its
+X-Request-ID header says: web.request_ids). Bodies over the upload limit get
 413 before they are read, and unknown URLs under /api/ get a JSON 404 instead of a page.
 A NUL character in the URL or a query parameter is refused before any view reads it (404
 in the path, 400 `query.nul` in the query, naming the parameters in `fields`): PostgreSQL
@@ -21,6 +22,8 @@ from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView, exception_handler
+
+from web.request_ids import current_request_id
 
 logger = logging.getLogger("braid.api")
 
@@ -52,7 +55,7 @@ def handle_exception(exc: Exception, context: dict[str, Any]) -> Response:
         if isinstance(response.data, dict) and set(response.data) == {"detail"}:
             response.data = {"code": error_code(exc), "detail": response.data["detail"]}
         return response
-    request_id = uuid.uuid4().hex
+    request_id = current_request_id() or uuid.uuid4().hex
     request = context.get("request")
     path = getattr(request, "path", "?")
     logger.error("request %s to %s failed", request_id, path, exc_info=exc)
@@ -114,7 +117,7 @@ class ApiErrorsMiddleware:
             return None
         if isinstance(exception, RequestDataTooBig):
             return too_large()
-        request_id = uuid.uuid4().hex
+        request_id = current_request_id() or uuid.uuid4().hex
         logger.error("request %s to %s failed", request_id, request.path, exc_info=exception)
         return JsonResponse(server_error_body(request_id), status=500)
 

@@ -22,6 +22,7 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 from django.contrib.auth.hashers import UNUSABLE_PASSWORD_PREFIX
 from django.db.models.signals import post_delete
 from django.http import HttpRequest
+from prometheus_client import Gauge
 
 from engine import live
 from web.documents import DocumentError, load_document
@@ -31,6 +32,22 @@ SESSION_ENDED = "session.ended"
 NOT_LOGGED_IN = 4401
 NO_SUCH_SOCKET = 4404
 RESYNC_ONLY = 'the only message a client sends is {"type": "resync"}'
+
+# Open websockets of this Daphne process, by socket (`run`, `runs`, `inbox`). Under
+# PROMETHEUS_MULTIPROC_DIR only the processes alive now count (livesum): a dead Daphne's
+# file is dropped by braid.supervise, or by whoever restarts it (docs/operations.md).
+OPEN_SOCKETS = Gauge("braid_websockets", "Websocket connections open now, by socket",
+                     ["socket"], multiprocess_mode="livesum")  # fmt: skip
+
+
+def socket_opened(kind: str) -> None:
+    """Count one more open socket of this kind (after its handshake was accepted)."""
+    OPEN_SOCKETS.labels(kind).inc()
+
+
+def socket_closed(kind: str) -> None:
+    """Count one open socket of this kind less (one that socket_opened counted)."""
+    OPEN_SOCKETS.labels(kind).dec()
 
 
 def read_client_message(text_data: str | None, bytes_data: bytes | None) -> str | None:

@@ -2,6 +2,7 @@
 their runs' inboxes, then advances those runs itself."""
 
 import functools
+import logging
 import time
 from collections import deque
 from collections.abc import Sequence
@@ -9,15 +10,19 @@ from collections.abc import Sequence
 from django.conf import settings
 from django.db import connection, transaction
 
+from engine import metrics
 from engine.actions import ACTIONS
-from engine.core.events import Event
+from engine.core.events import ActionFailed, Event, RunAction
 from engine.core.runtime import perform
 from engine.faults import crash_point
+from engine.log_context import about_run
 from engine.runtime import clock, leases, step
 from engine.runtime.backends import backend
 from engine.runtime.inbox import has_pending, lock_and_take
 from engine.runtime.outbox import action_command, claim, release
 from engine.runtime.records import DispatchRow, Taken
+
+logger = logging.getLogger(__name__)
 
 
 class Results:
@@ -86,6 +91,7 @@ def record_and_advance(dispatch: DispatchRow, event: Event, take: Taken | None) 
     run_id = str(dispatch.run_id)
     more: bool | None = None  # not stepped (a duplicate result): look after the commit
     outermost = not connection.in_atomic_block
+    began, applied = time.perf_counter(), 0
     with transaction.atomic():
         run, pending = lock_and_take(run_id, result=(dispatch, event))
         counted = run is not None and run.step_attempts > 0
@@ -94,6 +100,9 @@ def record_and_advance(dispatch: DispatchRow, event: Event, take: Taken | None) 
         elif run is not None and pending:
             state, commands = step.apply_events(run, pending)
             more = step.commit_step(run, state, commands, take, commit=outermost)
+            applied = len(pending)
+    if applied:
+        metrics.stepped(applied, time.perf_counter() - began)
     if counted:
         begun = backend().record_result_and_begin_step(dispatch, event)
         step.advance(run_id, take, counted=begun)
@@ -149,8 +158,21 @@ def run_claimed(dispatch_ids: Sequence[int], held: set[int]) -> int:
         dispatch = queue.popleft()
         command = action_command(dispatch.command)
         crash_point("action.started")
-        event = perform(ACTIONS, command, str(dispatch.run_id), clock.now_text)
+        event = run_one(command, str(dispatch.run_id))
         crash_point("action.done")
         results.add(dispatch, event, counted=dispatch.pk in before)
         count += 1
     return count
+
+
+def run_one(command: RunAction, run_id: str) -> Event:
+    """Run one action with the run and node in the log context; count it, log a failure."""
+    with about_run(run_id, command.node):
+        began = time.perf_counter()
+        event = perform(ACTIONS, command, run_id, clock.now_text)
+        metrics.action_ran(command.action, command.action in ACTIONS.specs, event,
+                           time.perf_counter() - began)  # fmt: skip
+        if isinstance(event, ActionFailed):
+            logger.warning("action %s (attempt %d) failed: %s", command.action, command.attempt,
+                           event.error)  # fmt: skip
+    return event

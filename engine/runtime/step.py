@@ -4,12 +4,13 @@ only after that commit."""
 
 import dataclasses
 import logging
+import time
 from collections.abc import Sequence
 
 from django.conf import settings
 from django.db import connection, transaction
 
-from engine import live
+from engine import live, metrics
 from engine.core import scheduler
 from engine.core.events import (
     ActionFailed,
@@ -25,6 +26,7 @@ from engine.core.events import (
 from engine.core.parts import take_delta
 from engine.core.state import RunState
 from engine.faults import crash_point
+from engine.log_context import about_run
 from engine.models import Run
 from engine.runtime import attempts, clock
 from engine.runtime.backends import backend
@@ -51,18 +53,19 @@ def advance(run_id: str, take: Taken | None = None, counted: bool = False) -> in
     is left behind. `counted`: the caller already counted the first step's attempt.
     """
     applied, empty_looks = 0, 0
-    while True:
-        count, more = advance_once(run_id, take, counted)
-        counted = False
-        applied += count or 0
-        if count == 0 and more and empty_looks < EMPTY_LOOKS:
-            empty_looks += 1  # see advance_once: an event came while this worker held the run
-            continue
-        if not count:
-            return applied
-        empty_looks = 0
-        if not (has_pending(run_id) if more is None else more):
-            return applied
+    with about_run(run_id):
+        while True:
+            count, more = advance_once(run_id, take, counted)
+            counted = False
+            applied += count or 0
+            if count == 0 and more and empty_looks < EMPTY_LOOKS:
+                empty_looks += 1  # see advance_once: an event came while this worker held it
+                continue
+            if not count:
+                return applied
+            empty_looks = 0
+            if not (has_pending(run_id) if more is None else more):
+                return applied
 
 
 def advance_once(
@@ -112,6 +115,7 @@ def step_locked(
 ) -> tuple[int | None, bool | None]:
     """Lock the run, apply its pending events and commit the step; see advance_once."""
     outermost = not connection.in_atomic_block
+    began = time.perf_counter()
     with transaction.atomic():
         run, pending = lock_and_take(run_id)
         if run is None:
@@ -126,6 +130,7 @@ def step_locked(
         else:
             state, commands = apply_events(run, pending)
         more = commit_step(run, state, commands, take, commit=outermost)
+    metrics.stepped(len(pending), time.perf_counter() - began)
     return len(pending), more
 
 

@@ -6,6 +6,7 @@ import datetime as dt
 from django.conf import settings
 from django.db.models import Q
 
+from engine import metrics
 from engine.models import Dispatch, PendingEvent, Timer
 from engine.runtime import clock, leases, observers
 from engine.runtime.outbox import publish
@@ -14,6 +15,18 @@ from engine.runtime.transport import transport
 
 
 def sweep(stale_after_s: float | None = None) -> dict[str, int]:
+    """Fire due timers, re-send lost actions and advance runs with unapplied events; count
+    the sweep and what it found (engine.metrics)."""
+    try:
+        found = sweep_once(stale_after_s)
+    except BaseException:
+        metrics.sweep_failed()
+        raise
+    metrics.swept(found)
+    return found
+
+
+def sweep_once(stale_after_s: float | None = None) -> dict[str, int]:
     """Fire due timers, re-send lost actions and advance runs with unapplied events.
 
     It also tells the run observers (approvals audits requests that passed their due time).

@@ -43,6 +43,9 @@ ROWS: list[tuple[str, str, Any, tuple[int, int, int, int, int]]] = [
     ("GET", "/login/", None, (200, 302, 302, 302, 302)),
     ("GET", "/favicon.ico", None, (200, 200, 200, 200, 200)),  # no login: every page asks
     ("GET", "/logout/", None, (302, 405, 405, 405, 405)),
+    # Off unless BRAID_METRICS_TOKEN is set, and then for the token, never for a login
+    # (tests/django/test_metrics__endpoint.py).
+    ("GET", "/metrics", None, (404, 404, 404, 404, 404)),
     ("GET", "/flows/", None, (ANON, LOGGED, LOGGED, LOGGED, LOGGED)),
     ("GET", "/flows/invoice-sign-off/", None, (ANON, LOGGED, LOGGED, LOGGED, LOGGED)),
     ("GET", "/runs/", None, (ANON, LOGGED, LOGGED, LOGGED, LOGGED)),

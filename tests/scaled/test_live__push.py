@@ -1,14 +1,18 @@
 """A real websocket client watches a run change colors, on both arrangements:
 `braid serve` (the in-memory layer, embedded worker) and scaled mode (Daphne and a
 separate `celery worker` over PostgreSQL and Redis: a worker's commit reaches the
-browser's socket on Daphne through channels-redis)."""
+browser's socket on Daphne through channels-redis). The scaled one also reads /metrics, to
+see a separate worker's counts reach Daphne (one scaled stack for both: it takes ~30 s to
+set up on this machine)."""
 
 import time
+import urllib.request
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.django.metric_samples import TOKEN, Samples, parse, value
 from tests.processes import Browserless, braid_serving, scaled_serving, watch_run
 from tests.scaled.test_scaled_mode import scaled_database  # noqa: F401  (a fixture)
 from tests.servers import require_redis
@@ -72,7 +76,29 @@ def test_a_socket_on_daphne_sees_a_separate_workers_commits(
     scaled_database: str,  # noqa: F811
     tmp_path: Path,
 ) -> None:
-    with scaled_serving(scaled_database, require_redis(), tmp_path, workers=1) as base_url:
+    metrics_dir = tmp_path / "metrics"
+    metrics_dir.mkdir()
+    with scaled_serving(
+        scaled_database, require_redis(), tmp_path, workers=1,
+        PROMETHEUS_MULTIPROC_DIR=str(metrics_dir), BRAID_METRICS_TOKEN=TOKEN,
+    ) as base_url:  # fmt: skip
         # Idle longer than redis-py's default 5 s read timeout: the socket must stay open.
         messages = watch_an_invoice_sign_off(base_url, idle_s=7)
+        found = scrape(base_url)
     assert_colors_went_from_waiting_to_completed(messages)
+    # The same stack also shows /metrics in scaled mode (docs/operations.md): Daphne steps
+    # nothing (no embedded worker with REDIS_URL set), so the start and the two decisions it
+    # reports applied were counted by the separate worker's pool process, through the shared
+    # PROMETHEUS_MULTIPROC_DIR; the database's figures come from its own scrape.
+    assert value(found, "braid_step_events_total") == 3.0
+    assert value(found, "braid_runs_finished_total", flow="invoice-sign-off",
+                 status="completed") == 1.0  # fmt: skip
+
+
+def scrape(base_url: str) -> Samples:
+    """GET /metrics from the server with the bearer token; return its samples."""
+    request = urllib.request.Request(
+        base_url + "/metrics", headers={"Authorization": f"Bearer {TOKEN}"}
+    )
+    with urllib.request.urlopen(request, timeout=15) as response:
+        return parse(response.read().decode())

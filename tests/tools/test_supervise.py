@@ -8,6 +8,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -66,13 +67,58 @@ def alive(pid: int) -> bool:
     return status != "Z"
 
 
+def supervise(procfile: Path, metrics_dir: Path) -> subprocess.Popen[bytes]:
+    """Start `python -m braid.supervise` on the Procfile, with its metrics directory."""
+    env = {**os.environ, "PROMETHEUS_MULTIPROC_DIR": str(metrics_dir)}
+    command = [sys.executable, "-m", "braid.supervise", str(procfile)]
+    return subprocess.Popen(
+        command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+    )
+
+
+# A process with one live gauge, as Daphne's open websockets (web.sockets.OPEN_SOCKETS).
+GAUGED = (
+    f"{sys.executable} -c 'import time; from prometheus_client import Gauge; "
+    'Gauge("g", "g", multiprocess_mode="livesum").inc(); time.sleep(120)\''
+)
+
+
+def test_the_metrics_directory_starts_empty_and_loses_the_live_gauges_of_a_dead_process(
+    tmp_path: Path,
+) -> None:
+    metrics_dir = tmp_path / "metrics"
+    metrics_dir.mkdir()
+    (metrics_dir / "counter_999999.db").write_bytes(b"left by an earlier start")
+    procfile = tmp_path / "Procfile"
+    procfile.write_text(f"web: {GAUGED}\n")
+    supervisor = supervise(procfile, metrics_dir)
+    lines = Lines(supervisor)
+    try:
+        first = int(lines.wait_for(r"^web \| started \(pid (\d+)\)")[1])
+        wait_until(lambda: (metrics_dir / f"gauge_livesum_{first}.db").exists())
+        assert sorted(p.name for p in metrics_dir.iterdir()) == [f"gauge_livesum_{first}.db"]
+        os.kill(first, signal.SIGKILL)
+        second = int(lines.wait_for(r"^web \| started \(pid (\d+)\)")[1])
+        wait_until(lambda: (metrics_dir / f"gauge_livesum_{second}.db").exists())
+        assert sorted(p.name for p in metrics_dir.iterdir()) == [f"gauge_livesum_{second}.db"]
+        supervisor.send_signal(signal.SIGTERM)
+        assert supervisor.wait(timeout=30) == 0
+    finally:
+        supervisor.kill()
+
+
+def wait_until(condition: Callable[[], bool], seconds: float = 20) -> None:
+    """Poll a condition every 0.1 s; fail after `seconds`."""
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, "the condition did not come true"
+        time.sleep(0.1)
+
+
 def test_a_killed_process_is_restarted_and_the_others_keep_running(tmp_path: Path) -> None:
     procfile = tmp_path / "Procfile"
     procfile.write_text(f"# two sleepers\nweb: {SLEEPER}\nworker: {SLEEPER}\n")
-    command = [sys.executable, "-m", "braid.supervise", str(procfile)]
-    supervisor = subprocess.Popen(
-        command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
-    )
+    supervisor = supervise(procfile, tmp_path / "metrics")
     lines = Lines(supervisor)
     try:
         web = int(lines.wait_for(r"^web +\| started \(pid (\d+)\)")[1])
