@@ -12,6 +12,7 @@ from engine.runtime import runs
 from runs import services
 from tests.django.fixture_types import ClientFor, DemoUsers
 from tests.django.metric_samples import TOKEN, Samples, scrape
+from tests.django.socket_helpers import turned_away
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -49,8 +50,9 @@ def test_open_sockets_are_counted_by_socket_until_they_close(
         inbox, inbox_ok = await open_socket("/ws/inbox/", finance)
         runs, runs_ok = await open_socket("/ws/runs/", admin)
         one, one_ok = await open_socket(f"/ws/runs/{run.pk}/", admin)
-        _, refused_ok = await open_socket("/ws/runs/", None)  # anonymous: refused
-        assert (inbox_ok, runs_ok, one_ok, refused_ok) == (True, True, True, False)
+        origin = [(b"origin", b"http://127.0.0.1:8000")]
+        refused = await turned_away(WebsocketCommunicator(application, "/ws/runs/", origin))
+        assert (inbox_ok, runs_ok, one_ok, refused) == (True, True, True, 4401)  # anonymous
         seen.append(await read())
         await inbox.disconnect()
         await one.disconnect()
