@@ -37,13 +37,15 @@ def create_run(
     """
     check_input(graphs[MAIN].input, input_value)
     run_id = str(uuid.uuid4())
+    # Three statements in one transaction: the run, its Start event, the commit (the run is
+    # returned as inserted, not read again; issue 33 counted six, at 4.6 ms a start).
     with transaction.atomic():
-        DjangoStore(flow_version, started_by, Runtime.DURABLE, idempotency).create(
+        run = DjangoStore(flow_version, started_by, Runtime.DURABLE, idempotency).insert_run(
             run_id, label, input_value, {key: g.to_json() for key, g in graphs.items()}
         )
         submit(run_id, "start", Start(at=clock.now_text(), input=input_value))
         live.changed(run_id)
-    return Run.objects.get(pk=run_id)
+    return run
 
 
 def cancel(run: Run, by: str, reason: str = "") -> None:

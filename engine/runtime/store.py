@@ -107,8 +107,14 @@ class DjangoStore:
     def create(self, run_id: str, flow: str, input_value: Any, graphs: dict[str, Any]) -> None:
         if Run.objects.filter(pk=run_id).exists():
             raise ValueError(f"run {run_id} exists")
-        Run.objects.create(
-            pk=run_id, label=flow, graphs=graphs, graphs_digest=graphs_digest(graphs),
+        self.insert_run(run_id, flow, input_value, graphs)
+
+    def insert_run(self, run_id: str, flow: str, input_value: Any, graphs: dict[str, Any]) -> Run:
+        """Insert the run's row, one statement, and return it as stored: for an id made
+        here (create_run's uuid4), which no row can hold, so nothing is looked up first."""
+        return Run.objects.create(
+            pk=uuid.UUID(run_id),  # a UUID, as the row reads back
+            label=flow, graphs=graphs, graphs_digest=graphs_digest(graphs),
             input=input_value,
             status=RunStatus.RUNNING.value, flow_version=self.flow_version,
             started_by=self.started_by, runtime=self.runtime,
