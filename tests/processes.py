@@ -116,10 +116,12 @@ class Browserless:
         )
 
     def post_json(
-        self, path: str, body: object, headers: dict[str, str] | None = None
-    ) -> tuple[int, Any]:
+        self, path: str, body: object, headers: dict[str, str] | None = None,
+        timeout: float = 15,
+    ) -> tuple[int, Any]:  # fmt: skip
         """POST JSON with the session's CSRF token (and `headers`); return the status and
-        decoded body (Any, as the test client's `.json()` gives it)."""
+        decoded body (Any, as the test client's `.json()` gives it). `timeout`: longer than
+        any deadline the server keeps itself, so that only a server that broke it fails."""
         token = next((c.value or "" for c in self.cookies if c.name == "csrftoken"), "")
         request = urllib.request.Request(
             self.base_url + path, data=json.dumps(body).encode(), method="POST",
@@ -127,7 +129,7 @@ class Browserless:
                      "Referer": self.base_url + "/", **(headers or {})},
         )  # fmt: skip
         try:
-            with self.opener.open(request, timeout=15) as response:
+            with self.opener.open(request, timeout=timeout) as response:
                 return response.status, json.loads(response.read())
         except urllib.error.HTTPError as error:
             return error.code, json.loads(error.read() or b"null")
@@ -153,6 +155,15 @@ def base_env(**overrides: str) -> dict[str, str]:
 def braid_serving(var_dir: Path, **env_overrides: str) -> Iterator[str]:
     """Run Braid as `make run` does (`braid serve`: Daphne with the embedded worker) on a
     fresh SQLite database under var_dir, with the demo loaded; yield its base URL."""
+    with braid_server_process(var_dir, **env_overrides) as (base_url, _):
+        yield base_url
+
+
+@contextmanager
+def braid_server_process(
+    var_dir: Path, **env_overrides: str
+) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """braid_serving, yielding the server's process too."""
     env = base_env(BRAID_VAR_DIR=str(var_dir), **env_overrides)
     manage(env, "migrate", "--noinput")
     manage(env, "braid", "demo")
@@ -162,7 +173,7 @@ def braid_serving(var_dir: Path, **env_overrides: str) -> Iterator[str]:
                "--port", str(port)]  # fmt: skip
     with running(command, env, log) as server:
         wait_for_port(port, server, log)
-        yield f"http://127.0.0.1:{port}"
+        yield f"http://127.0.0.1:{port}", server
 
 
 def socket_headers(client: Browserless) -> dict[str, str]:
