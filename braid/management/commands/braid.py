@@ -38,7 +38,11 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: ArgumentParser) -> None:
         sub = parser.add_subparsers(dest="subcommand", required=True)
-        sub.add_parser("demo", help="create demo groups, users and flows (idempotent)")
+        demo = sub.add_parser("demo", help="create demo groups, users and missing demo flows")
+        demo.add_argument(
+            "--refresh", action="store_true",
+            help="replace existing demo flows with this Braid's (their drafts are kept)",
+        )  # fmt: skip
         serve = sub.add_parser("serve", help="serve on Daphne with the embedded worker")
         serve.add_argument("--host", default="127.0.0.1")
         serve.add_argument("--port", type=int, default=8000)
@@ -83,10 +87,10 @@ class Command(BaseCommand):
         if status:
             sys.exit(status)
 
-    def handle_demo(self, **options: Any) -> int:
+    def handle_demo(self, refresh: bool, **options: Any) -> int:
         create_demo_users()
-        for flow, version in load_demo_flows():
-            self.stdout.write(f"Demo flow {flow.slug} (v{version.number})")
+        for line in load_demo_flows(refresh=refresh).report():
+            self.stdout.write(line)
         self.stdout.write("Demo logins (user / password / groups):")
         for demo in DEMO_USERS:
             self.stdout.write(f"  {demo.username:<9} {demo.password:<15} {', '.join(demo.groups)}")
