@@ -37,21 +37,24 @@ $(TEST_OIDC): tests/oidc/package.json tests/oidc/package-lock.json
 	cd tests/oidc && npm ci --no-audit --no-fund
 	touch $@
 
-# `make run` and `make run-scaled` serve plain http on 127.0.0.1: no HTTPS redirect, no secure
-# cookies (DJANGO_HTTPS=0). DEBUG stays off unless DJANGO_DEBUG=1 is set.
+# `make run` and `make run-scaled` serve plain http: no HTTPS redirect, no secure cookies
+# (DJANGO_HTTPS=0). DEBUG stays off unless DJANGO_DEBUG=1 is set. HOST and PORT (from the
+# environment or `make run PORT=8080`) choose the address; the Procfile's web line reads them.
+HOST ?= 127.0.0.1
+PORT ?= 8000
 run run-scaled: export DJANGO_HTTPS ?= 0
 
 run: install
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py braid demo
-	$(PY) manage.py braid serve --host 127.0.0.1 --port 8000
+	$(PY) manage.py braid serve --host $(HOST) --port $(PORT)
 
 # Scaled mode: Daphne plus two separate Celery workers against DATABASE_URL and REDIS_URL.
 run-scaled: install
 	@test -n "$$DATABASE_URL" -a -n "$$REDIS_URL" || { echo "set DATABASE_URL and REDIS_URL" >&2; exit 1; }
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py braid demo
-	$(PY) -m braid.supervise Procfile
+	HOST=$(HOST) PORT=$(PORT) $(PY) -m braid.supervise Procfile
 
 # Every phase runs even when one before it fails; the last lines say which failed, and how
 # many browser tests were skipped and why (scripts/run-phases).

@@ -1,19 +1,24 @@
-"""`python -m braid.supervise Procfile`: run every process of a Procfile and keep them up.
+"""`python -m braid.supervise Procfile [NAME ...]`: run a Procfile's processes; keep them up.
 
-`make run-scaled` uses it instead of a plain Procfile runner, which ends every process as
-soon as one exits: a worker killed by the OOM killer or by hand would take Daphne and the
-other worker with it. Here a process that exits is restarted (after 1 s, doubling up to
-30 s while it keeps dying young), its leftover process group is killed first, and Ctrl-C
+`make run-scaled` uses it instead of honcho or foreman, which end every process as soon as
+one exits (honcho 2.0's `Manager.loop` terminates the rest once any has stopped, and has no
+option to restart it): a worker killed by the OOM killer or by hand would take Daphne and
+the other workers with it. Here a process that exits is restarted (after 1 s, doubling up
+to 30 s while it keeps dying young), its leftover process group is killed first, and Ctrl-C
 or SIGTERM stops them all. Each output line is prefixed with the process's name.
 
 It also gives them one PROMETHEUS_MULTIPROC_DIR (var/metrics unless set), emptied at start,
 so that `/metrics` on Daphne sums the counts of every worker process of this host; a process
 that exits has its live gauges dropped (docs/operations.md).
+
+Each command runs under `/bin/sh -c 'exec COMMAND'` (honcho and foreman use a shell too), so
+a Procfile line may use the environment (`${PORT:-8000}`), and `exec` leaves the command
+with the pid the supervisor watches and its metrics files carry. NAMEs, when given, run only
+those entries.
 """
 
 import contextlib
 import os
-import shlex
 import signal
 import subprocess
 import sys
@@ -64,8 +69,8 @@ class Supervised:
     def start(self) -> None:
         """Start the command in its own process group and relay its output."""
         self.process = subprocess.Popen(
-            shlex.split(self.command), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-            start_new_session=True,
+            ["/bin/sh", "-c", f"exec {self.command}"], stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT, start_new_session=True,
         )  # fmt: skip
         self.started = time.monotonic()
         self.say(f"started (pid {self.process.pid}): {self.command}")
@@ -134,9 +139,17 @@ def stop_all(entries: list[Supervised]) -> None:
         kill_group(entry.process.pid, signal.SIGKILL)
 
 
-def supervise(procfile: Path) -> int:
+def chosen(commands: dict[str, str], names: list[str]) -> dict[str, str]:
+    """Return the entries named (all when no name is given); refuse a name not there."""
+    unknown = [name for name in names if name not in commands]
+    if unknown:
+        raise SystemExit(f"no such process in the Procfile: {', '.join(unknown)}")
+    return {name: command for name, command in commands.items() if not names or name in names}
+
+
+def supervise(procfile: Path, names: list[str] | None = None) -> int:
     """Run and restart the Procfile's processes until Ctrl-C or SIGTERM; return 0."""
-    commands = read_procfile(procfile)
+    commands = chosen(read_procfile(procfile), names or [])
     width = max(len(name) for name in commands) if commands else 0
     entries = [Supervised(name, command, width) for name, command in commands.items()]
     stopping = threading.Event()
@@ -158,6 +171,6 @@ def supervise(procfile: Path) -> int:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
-        raise SystemExit("usage: python -m braid.supervise PROCFILE")
-    sys.exit(supervise(Path(sys.argv[1])))
+    if len(sys.argv) < 2:
+        raise SystemExit("usage: python -m braid.supervise PROCFILE [NAME ...]")
+    sys.exit(supervise(Path(sys.argv[1]), sys.argv[2:]))

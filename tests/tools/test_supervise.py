@@ -1,4 +1,5 @@
-"""`python -m braid.supervise`: the process runner of `make run-scaled` restarts what dies."""
+"""`python -m braid.supervise`: the process runner of `make run-scaled` restarts what dies, and
+the Procfile it runs serves where HOST and PORT say."""
 
 import os
 import queue
@@ -14,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from braid.supervise import read_procfile
-from tests.processes import ROOT
+from tests.processes import ROOT, Browserless, base_env, free_port
 
 SLEEPER = f"{sys.executable} -c 'import time; time.sleep(120)'"
 
@@ -142,3 +143,51 @@ def test_a_malformed_procfile_line_is_refused_with_its_line_number(tmp_path: Pat
     with pytest.raises(SystemExit, match=r"Procfile:2: expected 'name: command'"):
         read_procfile(procfile)
     assert read_procfile(ROOT / "Procfile").keys() == {"web", "worker1", "worker2", "beat"}
+
+
+def test_a_procfile_line_reads_the_environment_through_the_shell(tmp_path: Path) -> None:
+    procfile = tmp_path / "Procfile"
+    procfile.write_text('echo: echo "port ${PORT:-8000} on ${HOST:-127.0.0.1}"\n')
+    command = [sys.executable, "-m", "braid.supervise", str(procfile)]
+    supervisor = subprocess.Popen(
+        command, cwd=ROOT, env=base_env(PORT="8123"), stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )  # fmt: skip
+    lines = Lines(supervisor)
+    try:
+        lines.wait_for(r"^echo \| port 8123 on 127\.0\.0\.1$")
+    finally:
+        supervisor.send_signal(signal.SIGTERM)
+        assert supervisor.wait(timeout=30) == 0
+
+
+def test_the_procfiles_web_serves_braid_on_host_and_port_and_prints_the_url(
+    tmp_path: Path,
+) -> None:
+    """Another loopback address than the default (Linux routes all of 127/8 to lo) shows
+    that HOST reaches Daphne as well as PORT."""
+    port = free_port()
+    env = base_env(HOST="127.0.0.2", PORT=str(port), DJANGO_ALLOWED_HOSTS="127.0.0.2",
+                   BRAID_VAR_DIR=str(tmp_path), BRAID_SWEEP_INTERVAL_S="3600")  # fmt: skip
+    command = [sys.executable, "-m", "braid.supervise", "Procfile", "web"]
+    supervisor = subprocess.Popen(
+        command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+    )
+    lines = Lines(supervisor)
+    try:
+        url = f"http://127.0.0.2:{port}/"
+        lines.wait_for(rf"^web \| Braid is serving on {re.escape(url)}  \(Ctrl-C stops it\)$")
+        lines.wait_for(rf"^web \| Listening on TCP address 127\.0\.0\.2:{port}$")
+        status, page = Browserless(url.rstrip("/")).get("/login/")
+        assert (status, b'name="csrfmiddlewaretoken"' in page) == (200, True)
+    finally:
+        supervisor.send_signal(signal.SIGTERM)
+        assert supervisor.wait(timeout=30) == 0
+    started = [line for line in lines.rest() if re.match(r"^\w+ +\| started", line)]
+    assert [line.split()[0] for line in started] == ["web"]
+
+
+def test_a_name_not_in_the_procfile_is_refused() -> None:
+    command = [sys.executable, "-m", "braid.supervise", "Procfile", "web", "wokrer1"]
+    result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=30)
+    assert (result.returncode, result.stderr) == (1, "no such process in the Procfile: wokrer1\n")
