@@ -9,6 +9,8 @@ MANIFEST := static/dist/.vite/manifest.json
 # The OpenID provider the single sign-on tests start (tests/oidc/, docs/sso.md).
 TEST_OIDC := tests/oidc/node_modules/.installed
 FRONTEND_SOURCES := $(shell find frontend/src frontend/index.html frontend/vite.config.ts frontend/tsconfig*.json -type f 2>/dev/null)
+# The PostgreSQL pass's server (its test database is test_<name>) and the suite's own Redis
+# database, which every session that used it empties at its end.
 PG_URL ?= postgres://postgres@127.0.0.1:5432/test
 REDIS_TEST_URL ?= redis://127.0.0.1:6379/15
 
@@ -56,6 +58,9 @@ run-scaled: install
 	$(PY) manage.py braid demo
 	HOST=$(HOST) PORT=$(PORT) $(PY) -m braid.supervise Procfile
 
+# The tests' Redis database (tests/servers.py), unless BRAID_TEST_REDIS_URL is set already.
+test test-postgres: export BRAID_TEST_REDIS_URL ?= $(REDIS_TEST_URL)
+
 # Every phase runs even when one before it fails; the last lines say which failed, and how
 # many browser tests were skipped and why (scripts/run-phases).
 test: install $(TEST_OIDC)
@@ -65,6 +70,7 @@ test: install $(TEST_OIDC)
 	  "Django on PostgreSQL" "$(MAKE) --no-print-directory test-postgres"
 
 # The same Django tests again, on PostgreSQL (skipped with a reason when it is unreachable).
+# Each pass drops its test database and empties the test Redis at its end (tests/cleanup.py).
 test-postgres: install $(TEST_OIDC)
 	DATABASE_URL=$(PG_URL) $(PY) -m pytest tests/django -m "not browser" -p no:cacheprovider
 

@@ -1,11 +1,15 @@
-"""Suite-wide set-up: the database this pass runs on, and a summary of what really ran."""
+"""Suite-wide set-up: the database this pass runs on, a summary of what really ran, and
+nothing left behind (tests/cleanup.py)."""
 
 import os
 from collections import Counter
+from collections.abc import Iterator
 
 import pytest
 from django.conf import settings
+from pytest_django import DjangoDbBlocker
 
+from tests import cleanup
 from tests.servers import reachable, running_in_ci
 
 DB_FIXTURES = {"db", "transactional_db", "live_server", "django_db_setup"}
@@ -70,16 +74,43 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
         _browser_skips[reason.removeprefix("Skipped: ")] += 1
 
 
+@pytest.fixture(scope="session")
+def django_db_setup(
+    django_db_setup: None, django_db_blocker: DjangoDbBlocker, django_db_keepdb: bool
+) -> Iterator[None]:
+    """pytest-django's test databases; before it drops them, the connections that other
+    threads left open to them are ended, since PostgreSQL refuses to drop a database in use."""
+    yield
+    if not django_db_keepdb:
+        with django_db_blocker.unblock():
+            cleanup.end_other_connections()
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """After the session's fixtures are gone: check the test databases were dropped, empty
+    the test Redis, and fail the session when either could not be done."""
+    cleanup.check_dropped()
+    cleanup.empty_redis()
+    if cleanup.session.problems:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
-    """Print how many passed tests ran on each real part, so CI logs show they ran, and how
-    many browser tests were skipped; `make test` repeats the latter as its last lines
-    (scripts/run-phases reads them from $BRAID_TEST_NOTES)."""
+    """Print how many passed tests ran on each real part, so CI logs show they ran, how many
+    browser tests were skipped, and what the session could not clean up; `make test` repeats
+    the last two as its last lines (scripts/run-phases reads them from $BRAID_TEST_NOTES)."""
     parts = ", ".join(f"{name}={count}" for name, count in sorted(_passed.items()))
     terminalreporter.write_line(f"braid: passed tests by backing part: {parts or 'none'}")
+    for note in cleanup.session.notes:
+        terminalreporter.write_line(f"braid: {note}")
+    failures = [f"FAILED to clean up: {problem}" for problem in cleanup.session.problems]
+    for failure in failures:
+        terminalreporter.write_line(f"braid: {failure}", red=True, bold=True)
     notes = [f"{count} browser tests skipped: {why}" for why, count in _browser_skips.items()]
     for note in notes:
         terminalreporter.write_line(f"braid: {note}")
     path = os.environ.get("BRAID_TEST_NOTES")
-    if path and notes:
+    if path and (notes or failures):
         with open(path, "a", encoding="utf-8") as out:
-            out.writelines(f"{note}\n" for note in notes)
+            out.writelines(f"{note}\n" for note in [*failures, *notes])

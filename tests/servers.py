@@ -10,6 +10,9 @@ CHROMIUM = "/usr/bin/chromium"
 POSTGRES_URL = os.environ.get("BRAID_TEST_POSTGRES_URL", "postgres://postgres@127.0.0.1:5432/test")
 REDIS_URL = os.environ.get("BRAID_TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
 
+# The test Redis databases this session handed out; it empties them at its end (tests/cleanup.py).
+used_redis: set[str] = set()
+
 
 def running_in_ci() -> bool:
     """Return whether CI=true, where a missing server fails the run instead of skipping."""
@@ -38,6 +41,7 @@ def require_redis() -> str:
     """Return the test Redis URL, or skip/fail when Redis is unreachable."""
     if not reachable(REDIS_URL):
         missing(f"Redis is unreachable at {REDIS_URL}")
+    used_redis.add(REDIS_URL)
     return REDIS_URL
 
 
