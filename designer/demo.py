@@ -17,6 +17,10 @@ from designer.models import Flow
 from web.documents import load_document
 
 DEMO_DIR = Path(__file__).resolve().parent / "demo_flows"
+REFRESH_HINT = (
+    "  `.venv/bin/python manage.py braid demo --refresh` replaces them with this Braid's own;"
+    " the drafts it replaces stay in each flow's history"
+)
 
 
 @dataclass
@@ -38,9 +42,8 @@ class DemoFlows:
             slugs = ", ".join(flow.slug for flow in self.kept)
             lines.append(
                 f"Kept {demo_flows(len(self.kept))} you already have, as they are: {slugs}"
-                " (`manage.py braid demo --refresh` replaces them with this Braid's own;"
-                " the drafts it replaces stay in each flow's history)"
             )
+            lines.append(REFRESH_HINT)
         return lines
 
 

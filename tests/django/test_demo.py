@@ -55,8 +55,8 @@ def test_running_demo_twice_changes_nothing_and_restores_a_changed_password() ->
 
 
 KEPT_HINT = (
-    " (`manage.py braid demo --refresh` replaces them with this Braid's own;"
-    " the drafts it replaces stay in each flow's history)"
+    "  `.venv/bin/python manage.py braid demo --refresh` replaces them with this Braid's own;"
+    " the drafts it replaces stay in each flow's history"
 )
 
 
@@ -93,7 +93,8 @@ def test_demo_keeps_an_edited_demo_flow_and_recreates_only_a_deleted_one() -> No
     assert again == [
         "Created 1 demo flow: vendor-payment (v1)",
         "Kept 6 demo flows you already have, as they are: a-risk-score, approval-or-timeout,"
-        " b-and-d-or-e, batch-line-approval, invoice-sign-off, staged-gathers" + KEPT_HINT,
+        " b-and-d-or-e, batch-line-approval, invoice-sign-off, staged-gathers",
+        KEPT_HINT,
     ]
     invoice = Flow.objects.get(slug="invoice-sign-off")
     assert (invoice.draft, invoice.name) == (edited, "Our invoice sign-off")
