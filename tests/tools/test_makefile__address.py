@@ -16,8 +16,10 @@ def recipe(target: str, **env: str) -> list[str]:
     """Return the lines `make -n TARGET` would run with the environment's additions."""
     if shutil.which("make") is None:
         pytest.skip("make is not installed")
+    # A HOST or PORT of the caller's environment (tcsh exports HOST) would choose instead.
+    clean = {key: value for key, value in base_env().items() if key not in ("HOST", "PORT")}
     result = subprocess.run(
-        ["make", "-n", "--no-print-directory", target], cwd=ROOT, env=base_env(**env),
+        ["make", "-n", "--no-print-directory", target], cwd=ROOT, env=clean | env,
         capture_output=True, text=True, timeout=60, check=True,
     )  # fmt: skip
     return result.stdout.splitlines()
