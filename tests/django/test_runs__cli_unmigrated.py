@@ -11,7 +11,7 @@ from tests.processes import ROOT, base_env, manage
 DEMO = ROOT / "designer" / "demo_flows"
 MESSAGE = (
     "The database has no Braid tables yet (or misses some migrations): "
-    "run `python manage.py migrate` first.\n"
+    "run `.venv/bin/python manage.py migrate` first (or `make run`).\n"
 )
 RUN_ID = "0d6a5d6e-0000-4000-8000-000000000000"
 

@@ -19,7 +19,7 @@ from designer.demo import load_demo_flows
 NEEDS_TABLES = frozenset({"run", "show", "decide", "import", "audit"})
 NOT_MIGRATED = (
     "The database has no Braid tables yet (or misses some migrations): "
-    "run `python manage.py migrate` first.\n"
+    "run `.venv/bin/python manage.py migrate` first (or `make run`).\n"
 )
 
 
