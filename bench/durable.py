@@ -30,6 +30,7 @@ import dataclasses
 import datetime as dt
 import itertools
 import json
+import math
 import os
 import platform
 import secrets
@@ -189,7 +190,9 @@ def percentile(values: Sequence[float], fraction: float) -> float:
     ordered = sorted(values)
     if not ordered:
         return float("nan")
-    return ordered[min(len(ordered) - 1, max(0, round(fraction * len(ordered) + 0.5) - 1))]
+    # The rank is ceil(fraction x n): round(x + 0.5) rounded 99.5 to 100 (half to even), so
+    # the p99 of 100 values was the largest.
+    return ordered[min(len(ordered) - 1, max(0, math.ceil(fraction * len(ordered)) - 1))]
 
 
 def repeat[T](
