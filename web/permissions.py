@@ -38,6 +38,8 @@ class Act(StrEnum):
     DECIDE = "decide approval requests"
     REASSIGN_APPROVALS = "reassign approval requests to anyone"
     USE_PAGES = "use the pages and the API docs"
+    USE_TOKENS = "create, list and revoke their own API tokens"
+    ADMINISTER_TOKENS = "list and revoke anyone's API tokens"
 
 
 # How far each kind of caller may read runs: none, their own (started by them or waiting
@@ -55,6 +57,8 @@ TABLE: dict[Act, dict[Who, bool | str]] = {
     Act.DECIDE: {Who.APPROVER: OWN, Who.ANALYST: OWN, Who.ADMIN: OWN},
     Act.REASSIGN_APPROVALS: {Who.ADMIN: True},
     Act.USE_PAGES: {Who.NO_GROUP: True, Who.APPROVER: True, Who.ANALYST: True, Who.ADMIN: True},
+    Act.USE_TOKENS: {Who.NO_GROUP: True, Who.APPROVER: True, Who.ANALYST: True, Who.ADMIN: True},
+    Act.ADMINISTER_TOKENS: {Who.ADMIN: True},
 }
 
 
