@@ -160,7 +160,7 @@ class TokenViewSet(
         try:
             token, secret = services.issue(caller(request), form.validated_data["name"],
                                            form.expiry())  # fmt: skip
-        except services.TokenRefused as refused:
+        except services.IssueRefused as refused:
             body = {"code": refused.code, "detail": refused.detail}
             return Response(body, status=refused.status)
         body = {**TokenSerializer(token).data, "token": secret}

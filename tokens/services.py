@@ -20,7 +20,7 @@ SECRET_FORM = re.compile(r"braid_[A-Za-z0-9_-]{43}")  # SECRET_PREFIX + urlsafe 
 LAST_USED_EVERY = dt.timedelta(minutes=1)  # at most one write per token per minute
 
 
-class TokenRefused(Exception):
+class IssueRefused(Exception):
     """A token could not be issued: a stable code, a sentence and the HTTP status."""
 
     def __init__(self, code: str, detail: str, status: int) -> None:
@@ -56,7 +56,7 @@ def issue(user: User, name: str, expires_at: dt.datetime | None) -> tuple[ApiTok
         User.objects.select_for_update().filter(pk=user.pk).first()
         if active_tokens(user).count() >= limit:
             detail = f"you have {limit} tokens, the most one person may hold; revoke one first"
-            raise TokenRefused("token.limit", detail, 409)
+            raise IssueRefused("token.limit", detail, 409)
         secret = new_secret()
         token = ApiToken.objects.create(
             user=user,
