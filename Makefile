@@ -14,7 +14,7 @@ FRONTEND_SOURCES := $(shell find frontend/src frontend/index.html frontend/vite.
 PG_URL ?= postgres://postgres@127.0.0.1:5432/test
 REDIS_TEST_URL ?= redis://127.0.0.1:6379/15
 
-.PHONY: install run run-scaled test test-core test-postgres lint format typecheck bench bench-quick chaos clean oracle
+.PHONY: install run run-scaled test test-core test-postgres lint format typecheck bench bench-quick bench-auth chaos clean oracle
 
 install: $(INSTALLED) $(MANIFEST)
 
@@ -93,6 +93,11 @@ bench: $(INSTALLED)
 	$(PY) bench/bench_validate.py
 	$(PY) -m bench.durable --out bench/DURABLE.md
 	$(PY) -m bench.monitor --out bench/MONITOR.md
+	$(PY) -m bench.auth --out bench/AUTH.md
+
+# An authenticated GET with an API token against Basic auth, on PostgreSQL (bench/auth.py).
+bench-auth: $(INSTALLED)
+	$(PY) -m bench.auth --out bench/AUTH.md
 
 bench-quick: $(INSTALLED)
 	$(VENV)/bin/pip install -q -e '.[bench]'

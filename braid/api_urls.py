@@ -8,6 +8,7 @@ from designer.api import ActionCatalogViewSet, FlowViewSet
 from monitor.api import RunMonitorViewSet
 from runs.api import RunViewSet
 from runs.test_run_api import FlowTestRunViewSet
+from tokens.api import TokenViewSet
 
 router = DefaultRouter()
 router.register("flows", FlowViewSet, basename="flow")
@@ -16,6 +17,7 @@ router.register("runs", RunViewSet, basename="run")
 router.register("runs", RunMonitorViewSet, basename="run-monitor")
 router.register("approvals", ApprovalViewSet, basename="approval")
 router.register("actions", ActionCatalogViewSet, basename="action")
+router.register("tokens", TokenViewSet, basename="token")
 
 urlpatterns = [
     path("me/notifications/", NotificationSettingsView.as_view(), name="notification-settings"),

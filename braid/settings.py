@@ -79,6 +79,7 @@ INSTALLED_APPS = [
     "monitor",
     "approvals",
     "runs",
+    "tokens",
     "braid",
 ]
 
@@ -218,7 +219,9 @@ DJANGO_VITE = {
 }
 
 REST_FRAMEWORK = {
+    # The token first: a request that names one is judged by it alone (tokens/authentication.py).
     "DEFAULT_AUTHENTICATION_CLASSES": [
+        "tokens.authentication.BearerTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
         "braid.lockout.ThrottledBasicAuthentication",
     ],
@@ -229,6 +232,8 @@ REST_FRAMEWORK = {
     "EXCEPTION_HANDLER": "web.api_errors.handle_exception",
     "PAGE_SIZE": 50,
 }
+# How many unrevoked API tokens one person may hold (docs/tokens.md).
+BRAID_TOKENS_PER_USER = int(os.environ.get("BRAID_TOKENS_PER_USER", "100"))
 SPECTACULAR_SETTINGS = {
     "TITLE": "Braid API",
     "DESCRIPTION": "Flows that fork, gather and pause for people.",

@@ -28,6 +28,7 @@ urlpatterns = [
     path("flows/", include("designer.urls")),
     path("runs/", include("monitor.urls")),
     path("inbox/", include("approvals.urls")),
+    path("tokens/", include("tokens.urls")),
     path("api/", include("braid.api_urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     # Swagger UI from drf-spectacular-sidecar's local copy (no CDN), its set-up script served

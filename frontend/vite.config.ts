@@ -15,6 +15,7 @@ const ENTRIES = [
   "src/nav-count.ts",
   "src/designer.tsx",
   "src/flows-list.tsx",
+  "src/tokens.tsx",
 ];
 
 /** `src/flow-view.tsx` -> `flow-view`: readable file names in static/dist/assets. */

@@ -110,6 +110,7 @@ def pages_of(sweep: Sweep, role: str = "admin") -> dict[str, str]:
         "run": f"/runs/{sweep.waiting_run}/",
         "run-gathers": f"/runs/{sweep.gathers_run}/",
         "inbox": "/inbox/",
+        "tokens": "/tokens/",
         "not-found": "/flows/no-such-flow/",
         "admin-site": "/admin/",
     }
@@ -454,6 +455,17 @@ def test_open_panels_and_dialogs_have_no_serious_accessibility_violation(
     found["run-inspector"] = scan_after(
         admin, "admin-run-inspector-1440",
         lambda: admin.locator('.react-flow__node[data-id="split"]').click(),
+    )  # fmt: skip
+    admin.goto(f"{braid_server}/tokens/")
+    settle(admin)
+    admin.get_by_label("Name").fill("swept")
+    found["tokens-secret"] = scan_after(
+        admin, "admin-tokens-secret-1440",
+        lambda: admin.get_by_role("button", name="Make token").click(),
+    )  # fmt: skip
+    found["tokens-revoke"] = scan_after(
+        admin, "admin-tokens-revoke-1440",
+        lambda: admin.get_by_role("button", name="Revoke token swept").click(),
     )  # fmt: skip
     finance = new_page(390)
     log_in(finance, braid_server, "finance")

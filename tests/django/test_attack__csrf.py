@@ -22,6 +22,8 @@ from designer.models import Flow
 from engine.models import Run
 from tests.django.fixture_types import DemoUsers
 from tests.django.test_permissions__sweep import GRAPH, start_invoice_run
+from tokens import services as tokens
+from tokens.models import ApiToken
 
 pytestmark = pytest.mark.django_db
 
@@ -54,12 +56,14 @@ ROWS: dict[str, tuple[str, Any, int]] = {
     "POST /api/approvals/{id}/delegate/": ("finance", {"to": "finance2"}, 200),
     "POST /api/approvals/{id}/reassign/": ("admin", {"to": "legal"}, 200),
     "PUT /api/me/notifications/": ("finance", {"email_requests": False}, 200),
+    "POST /api/tokens/": ("finance", {"name": "csrf"}, 201),
+    "DELETE /api/tokens/{id}/": ("finance", None, 204),
 }
 REFUSED = {"code": "permission_denied", "detail": "CSRF Failed: CSRF token missing."}
 
 
-def test_the_schema_lists_eighteen_state_changing_operations() -> None:
-    assert len(OPERATIONS) == 18
+def test_the_schema_lists_twenty_state_changing_operations() -> None:
+    assert len(OPERATIONS) == 20
     assert sorted(ROWS) == OPERATIONS
 
 
@@ -73,14 +77,16 @@ def targets(demo: DemoUsers) -> dict[str, str]:
     analyst.force_login(demo["analyst"])
     run = start_invoice_run(analyst)
     approval = ApprovalRequest.objects.get(run=run, node="fin")
-    return {"slug": DRAFT, "run": str(run.pk), "approval": str(approval.pk)}
+    token, _ = tokens.issue(demo["finance"], "finance's", None)
+    return {"slug": DRAFT, "run": str(run.pk), "approval": str(approval.pk), "token": str(token.pk)}
 
 
 def request_for(operation: str, targets: dict[str, str]) -> tuple[str, str, str, str]:
     """Return (role, method, path, JSON body) of one operation on the fixture's objects."""
     method, template = operation.split(" ")
     role, body, _ = ROWS.get(operation, ("admin", {}, 0))
-    ident = targets["approval"] if "/approvals/" in template else targets["run"]
+    kind = next((kind for kind in ("approval", "token") if f"/{kind}s/" in template), "run")
+    ident = targets[kind]
     path = template.replace("{slug}", targets["slug"]).replace("{id}", ident)
     data = "" if body is None else json.dumps(body).replace('"{id}"', targets["approval"])
     return role, method, path, data
@@ -177,11 +183,13 @@ def test_the_login_page_never_redirects_to_another_site(demo: DemoUsers) -> None
     assert 'value="&quot;&gt;&lt;script&gt;window.__xss=1&lt;/script&gt;"' in page
 
 
-def counts() -> tuple[int, int, int, int]:
-    """Count what a state-changing call could change: flows, runs, open requests, statuses."""
+def counts() -> tuple[int, int, int, int, int]:
+    """Count what a state-changing call could change: flows, runs, open requests, statuses,
+    unrevoked API tokens."""
     return (
         Flow.objects.count(),
         Run.objects.count(),
         ApprovalRequest.objects.filter(status="open").count(),
         Run.objects.exclude(status="waiting").count(),
+        ApiToken.objects.filter(revoked_at__isnull=True).count(),
     )

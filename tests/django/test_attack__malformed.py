@@ -48,6 +48,7 @@ BODILESS = {
     "POST /api/flows/{slug}/publish/",
     "POST /api/flows/{slug}/validate/",
     "POST /api/runs/{id}/retry/",
+    "DELETE /api/tokens/{id}/",
 }
 # Checking a document answers any parsed JSON with a 200 report of what is wrong with it.
 REPORTS = {"POST /api/flows/import/check/"}

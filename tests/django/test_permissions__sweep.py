@@ -24,6 +24,7 @@ from engine.models import Run
 from tests.django.durable_driver import drain
 from tests.django.fixture_types import DemoUsers
 from tests.django.socket_helpers import turned_away
+from tokens import services as tokens
 
 pytestmark = pytest.mark.django_db
 
@@ -52,6 +53,7 @@ ROWS: list[tuple[str, str, Any, tuple[int, int, int, int, int]]] = [
     ("GET", "/runs/{run}/", None, (ANON, 404, 200, 200, 200)),
     ("GET", "/inbox/", None, (ANON, LOGGED, LOGGED, LOGGED, LOGGED)),
     ("GET", "/inbox/notifications/", None, (ANON, LOGGED, LOGGED, LOGGED, LOGGED)),
+    ("GET", "/tokens/", None, (ANON, LOGGED, LOGGED, LOGGED, LOGGED)),
     ("GET", "/admin/", None, (302, 302, 302, 302, 200)),
     ("GET", "/api/", None, (403, 200, 200, 200, 200)),
     ("GET", "/api/schema/", None, (403, 200, 200, 200, 200)),
@@ -87,6 +89,10 @@ ROWS: list[tuple[str, str, Any, tuple[int, int, int, int, int]]] = [
     ("GET", "/api/approvals/count/", None, (403, 200, 200, 200, 200)),
     ("GET", "/api/me/notifications/", None, (403, 200, 200, 200, 200)),
     ("PUT", "/api/me/notifications/", {"email_requests": True}, (403, 200, 200, 200, 200)),
+    ("GET", "/api/tokens/", None, (403, 200, 200, 200, 200)),
+    ("GET", "/api/tokens/?all=true", None, (403, 403, 403, 403, 200)),
+    ("POST", "/api/tokens/", {"name": "swept"}, (403, 201, 201, 201, 201)),
+    ("DELETE", "/api/tokens/{token}/", None, (403, 404, 404, 404, 204)),  # legal's token
     ("GET", "/api/approvals/?status=closed", None, (403, 200, 200, 200, 200)),
     ("POST", "/api/approvals/{approval}/delegate/", {"to": "legal"}, (403, 404, 404, 400, 403)),
     ("POST", "/api/approvals/decide/", {"ids": [999999], "decision": "reject"},
@@ -161,10 +167,11 @@ def clients(demo: DemoUsers) -> dict[str, Client]:
 def test_each_role_gets_the_tables_status_on_every_route(clients: dict[str, Client]) -> None:
     run = start_invoice_run(clients["analyst"])
     approval = ApprovalRequest.objects.get(run=run, node="fin")
+    token, _ = tokens.issue(User.objects.get(username="legal"), "legal's", None)
     got, expected = {}, {}
     for method, template, body, statuses in ROWS:
         for role, status in zip(ROLES, statuses, strict=True):
-            path = template.format(run=run.pk, approval=approval.pk, role=role)
+            path = template.format(run=run.pk, approval=approval.pk, role=role, token=token.pk)
             data = json.dumps(body).replace("{role}", role) if body is not None else None
             response = clients[role].generic(method, path, data or "", "application/json")
             got[(method, template, role)] = response.status_code
