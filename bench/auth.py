@@ -163,18 +163,9 @@ def basic(username: str, password: str) -> str:
 
 def session_key() -> str:
     """Return a session id of the analyst, stored in the database."""
-    from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
-    from django.contrib.auth.models import User
-    from django.contrib.sessions.backends.db import SessionStore
+    from bench.monitor import session_cookie
 
-    user = User.objects.get(username="analyst")
-    session = SessionStore()
-    session[SESSION_KEY] = str(user.pk)
-    session[BACKEND_SESSION_KEY] = "django.contrib.auth.backends.ModelBackend"
-    session[HASH_SESSION_KEY] = user.get_session_auth_hash()
-    session.save()
-    assert session.session_key is not None
-    return session.session_key
+    return session_cookie("analyst")
 
 
 # ---------------------------------------------------------------- the subjects

@@ -18,10 +18,18 @@ import json
 import re
 import time
 import urllib.request
+from collections.abc import Callable
 from typing import Any
 
 import pytest
-from playwright.sync_api import Browser, BrowserContext, Dialog, Page, WebSocketRoute, expect
+from playwright.sync_api import (
+    Browser,
+    BrowserContext,
+    Dialog,
+    Page,
+    WebSocketRoute,
+    expect,
+)
 
 pytestmark = pytest.mark.browser
 
@@ -215,27 +223,39 @@ def test_no_payload_executes_on_any_page(browser: Browser, braid_server: str) ->
     assert (control["xss"], control["violations"]) == ("undefined", ["script-src-attr inline"])
 
 
-def test_logging_out_in_one_tab_closes_the_live_run_view_in_another(
-    browser: Browser, braid_server: str
-) -> None:
-    invoice = {"invoice": {"id": "INV-9", "amount": 5, "vendor": "V"}}
+LOGGED_OUT = "You are logged out: log in again to follow this run live."
+
+
+def log_out_beside_a_live_run_view(
+    browser: Browser, base: str, invoice_id: str, relay: Callable[[WebSocketRoute], None] | None
+) -> BrowserContext:
+    """Watch a waiting run live as the admin (its socket through `relay`, if given), log out
+    in another tab of the same browser, check that the run view's badge says so within 5 s
+    of the click, and return the browser context."""
+    invoice = {"invoice": {"id": invoice_id, "amount": 5, "vendor": "V"}}
     body = {"flow": "invoice-sign-off", "input": invoice}
-    run = api(braid_server, "analyst", "POST", "/api/runs/", body)["id"]
-    wait_for_status(braid_server, run, "waiting")
-    context, watching, _ = logged_in(browser, braid_server, "admin")
-    watching.goto(f"{braid_server}/runs/{run}/")
+    run = api(base, "analyst", "POST", "/api/runs/", body)["id"]
+    wait_for_status(base, run, "waiting")
+    context, watching, _ = logged_in(browser, base, "admin")
+    if relay is not None:
+        watching.route_web_socket(re.compile(r"/ws/runs/[0-9a-f-]+/$"), relay)
+    watching.goto(f"{base}/runs/{run}/")
     badge = watching.locator(".run-head .live-badge")
     expect(badge).to_have_text("● live")
     other = context.new_page()
-    other.goto(f"{braid_server}/flows/")
+    other.goto(f"{base}/flows/")
     began = time.monotonic()
     other.get_by_role("button", name="Log out").click()
     expect(other.get_by_label("User name")).to_be_visible()
-    expect(badge).to_have_text(
-        "You are logged out: log in again to follow this run live.", timeout=5000
-    )
+    expect(badge).to_have_text(LOGGED_OUT, timeout=5000)
     assert time.monotonic() - began < 5
-    context.close()
+    return context
+
+
+def test_logging_out_in_one_tab_closes_the_live_run_view_in_another(
+    browser: Browser, braid_server: str
+) -> None:
+    log_out_beside_a_live_run_view(browser, braid_server, "INV-9", None).close()
 
 
 def test_a_run_view_whose_socket_dropped_learns_at_its_reconnect_that_it_logged_out(
@@ -245,11 +265,6 @@ def test_a_run_view_whose_socket_dropped_learns_at_its_reconnect_that_it_logged_
     # relay turns the server's 4401 into 1001, as a dropped connection would be), so the
     # reconnect is what must tell it: the server accepts and closes with 4401, which a page
     # can read, where a refused handshake reaches it as 1006 and it would retry forever.
-    invoice = {"invoice": {"id": "INV-10", "amount": 5, "vendor": "V"}}
-    body = {"flow": "invoice-sign-off", "input": invoice}
-    run = api(braid_server, "analyst", "POST", "/api/runs/", body)["id"]
-    wait_for_status(braid_server, run, "waiting")
-    context, watching, _ = logged_in(browser, braid_server, "admin")
     relayed: list[int] = []
 
     def relay(page_side: WebSocketRoute) -> None:
@@ -258,18 +273,6 @@ def test_a_run_view_whose_socket_dropped_learns_at_its_reconnect_that_it_logged_
             server.on_close(lambda code, reason: page_side.close(code=1001, reason="away"))
         relayed.append(len(relayed))
 
-    watching.route_web_socket(re.compile(r"/ws/runs/[0-9a-f-]+/$"), relay)
-    watching.goto(f"{braid_server}/runs/{run}/")
-    badge = watching.locator(".run-head .live-badge")
-    expect(badge).to_have_text("● live")
-    other = context.new_page()
-    other.goto(f"{braid_server}/flows/")
-    began = time.monotonic()
-    other.get_by_role("button", name="Log out").click()
-    expect(other.get_by_label("User name")).to_be_visible()
-    expect(badge).to_have_text(
-        "You are logged out: log in again to follow this run live.", timeout=5000
-    )
-    assert time.monotonic() - began < 5
+    context = log_out_beside_a_live_run_view(browser, braid_server, "INV-10", relay)
     assert relayed == [0, 1]
     context.close()
