@@ -21,27 +21,40 @@ export function errorText(body: unknown, status: number): { code: string; text: 
   return { code: "error", text: `The server answered ${status}; try again.` };
 }
 
+/**
+ * Send one JSON request with the session cookie (and the CSRF token when it names a method);
+ * return the decoded body, or null for 204. Throws ApiError with a readable sentence.
+ */
+export async function requestJson(
+  config: { api: string; csrfToken: string },
+  path: string,
+  init: RequestInit = {},
+): Promise<unknown> {
+  const headers: Record<string, string> = { Accept: "application/json" };
+  if (init.method !== undefined) {
+    headers["Content-Type"] = "application/json";
+    headers["X-CSRFToken"] = config.csrfToken;
+  }
+  let response: Response;
+  try {
+    response = await fetch(`${config.api}${path}`, { credentials: "same-origin", ...init, headers });
+  } catch {
+    throw new ApiError("The server cannot be reached; check your connection and try again.", 0, "network");
+  }
+  if (response.status === 204) return null;
+  const body: unknown = await response.json().catch(() => null);
+  if (!response.ok) {
+    const { code, text } = errorText(body, response.status);
+    throw new ApiError(text, response.status, code);
+  }
+  return body;
+}
+
 export class InboxApi {
   constructor(private readonly config: InboxConfig) {}
 
   private async call<T>(path: string, init: RequestInit = {}): Promise<T> {
-    const headers: Record<string, string> = { Accept: "application/json" };
-    if (init.method === "POST") {
-      headers["Content-Type"] = "application/json";
-      headers["X-CSRFToken"] = this.config.csrfToken;
-    }
-    let response: Response;
-    try {
-      response = await fetch(`${this.config.api}${path}`, { credentials: "same-origin", ...init, headers });
-    } catch {
-      throw new ApiError("The server cannot be reached; check your connection and try again.", 0, "network");
-    }
-    const body: unknown = await response.json().catch(() => null);
-    if (!response.ok) {
-      const { code, text } = errorText(body, response.status);
-      throw new ApiError(text, response.status, code);
-    }
-    return body as T;
+    return (await requestJson(this.config, path, init)) as T;
   }
 
   open(): Promise<Page<ApprovalRequest>> {

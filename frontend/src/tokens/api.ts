@@ -1,5 +1,5 @@
 /** The tokens page's calls to `/api/tokens/`, with the session cookie and the CSRF token. */
-import { ApiError, errorText } from "../inbox/api";
+import { ApiError, requestJson } from "../inbox/api";
 import type { ApiToken, IssuedToken, NewTokenBody, TokensConfig } from "./model";
 
 interface Page<T> {
@@ -11,24 +11,7 @@ export class TokensApi {
   constructor(private readonly config: TokensConfig) {}
 
   private async call<T>(path: string, init: RequestInit = {}): Promise<T | null> {
-    const headers: Record<string, string> = { Accept: "application/json" };
-    if (init.method !== undefined) {
-      headers["Content-Type"] = "application/json";
-      headers["X-CSRFToken"] = this.config.csrfToken;
-    }
-    let response: Response;
-    try {
-      response = await fetch(`${this.config.api}${path}`, { credentials: "same-origin", ...init, headers });
-    } catch {
-      throw new ApiError("The server cannot be reached; check your connection and try again.", 0, "network");
-    }
-    if (response.status === 204) return null;
-    const body: unknown = await response.json().catch(() => null);
-    if (!response.ok) {
-      const { code, text } = errorText(body, response.status);
-      throw new ApiError(text, response.status, code);
-    }
-    return body as T;
+    return (await requestJson(this.config, path, init)) as T | null;
   }
 
   /** The caller's tokens, or everyone's (admins): the first 500, and how many there are. */
