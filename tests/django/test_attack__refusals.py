@@ -125,7 +125,7 @@ def test_every_path_parameter_refuses_hostile_values_with_a_json_404(
                 answer = admin.generic(method, url, "{}", "application/json")
                 got[(method, path, name, label)] = (answer.status_code, answer.json()["code"])
                 swept += 1
-    assert swept == 23 * 9  # 23 path parameters of 19 paths, 9 values each
+    assert swept == 24 * 9  # 24 path parameters of 20 paths, 9 values each
     assert {key: value for key, value in got.items() if value != (404, "not_found")} == {}
 
 
@@ -161,7 +161,7 @@ def test_every_integer_query_parameter_refuses_hostile_values_naming_it(
                 answer = admin.get(url, {name: value})
                 got[(path, name, label)] = (answer.status_code, answer.json())
                 expected[(path, name, label)] = (400, {name: INTEGER_QUERY[name]})
-    assert len(got) == 11 * 8  # limit and offset of 5 paged lists, an export's version
+    assert len(got) == 13 * 8  # limit and offset of 6 paged lists, an export's version
     assert got == expected
 
 
@@ -185,7 +185,7 @@ def test_a_nul_in_any_query_parameter_is_a_400_naming_it_on_every_database(
     answer = admin.get("/api/runs/", {"fl\x00ow": "x", "flow": ["ok", "\x00"]})
     got["/api/runs/", "two"] = (answer.status_code, answer.json())
     expected["/api/runs/", "two"] = (400, nul_refusal("fl\x00ow", "flow"))
-    assert len(got) == 25 + 1  # 25 query parameters of 8 operations, and the two above
+    assert len(got) == 29 + 1  # 29 query parameters of 9 operations, and the two above
     assert got == expected
 
 
@@ -347,18 +347,19 @@ def test_the_schema_says_no_text_the_api_takes_holds_a_nul() -> None:
         ("/api/approvals/", "flow"), ("/api/approvals/", "group"), ("/api/approvals/", "q"),
         ("/api/runs/", "created_after"), ("/api/runs/", "created_before"),
         ("/api/runs/", "flow"), ("/api/runs/", "started_by"), ("/api/runs/{id}/execution/", "id"),
-        ("/api/runs/{id}/writes/", "node"),
+        ("/api/runs/{id}/writes/", "node"), ("/api/tokens/", "user"),
     ]  # fmt: skip
     components = schema["components"]["schemas"]
     bodies = {
         name: sorted(field for field, value in components[name]["properties"].items()
                      if value.get("pattern") == NO_NUL)
-        for name in ("BulkDecide", "Decide", "HandOver", "Cancel", "FlowUpdate", "TestDecision")
+        for name in ("BulkDecide", "Decide", "HandOver", "Cancel", "FlowUpdate", "TestDecision",
+                     "NewToken")
     }  # fmt: skip
     assert bodies == {
         "BulkDecide": ["comment"], "Decide": ["comment", "execution_id"],
         "HandOver": ["comment", "to"], "Cancel": ["reason"], "FlowUpdate": ["name"],
-        "TestDecision": ["node"],
+        "TestDecision": ["node"], "NewToken": ["name"],
     }  # fmt: skip
 
 
