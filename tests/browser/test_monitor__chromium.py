@@ -36,6 +36,24 @@ def node(page: Page, node_id: str) -> Locator:
     return page.locator(f'.react-flow__node[data-id="{node_id}"] .braid-node')
 
 
+def choose(page: Page, node_id: str, region: str = "") -> Locator:
+    """Click a node and return its inspector, clicking again while the inspector has not
+    opened: a side panel that opens or closes resizes the canvas, which fits its view again
+    with a short animation, and a click computed before that move can land beside the node
+    on a loaded machine (CI saw it)."""
+    inspector = page.get_by_role("region", name=re.compile(region or f"Node {node_id}"))
+    target = page.locator(f'.react-flow__node[data-id="{node_id}"]')
+    for _ in range(4):
+        target.click()
+        try:
+            expect(inspector).to_be_visible(timeout=2500)
+            return inspector
+        except AssertionError:
+            continue
+    expect(inspector).to_be_visible()
+    return inspector
+
+
 def as_json(form: Locator) -> Locator:
     """Return the start form's JSON editor, switching from the typed form where there is one."""
     toggle = form.get_by_role("button", name="Edit as JSON (advanced)")
@@ -105,8 +123,7 @@ def test_an_admin_starts_a_race_and_watches_the_loser_cancelled_live(
     expect(reason.locator("code")).to_have_text(["deadline", "decision"])
     shoot(page, "run-race-done-1280")
 
-    page.locator('.react-flow__node[data-id="approve"]').click()
-    inspector = page.get_by_role("region", name=re.compile("Node approve"))
+    inspector = choose(page, "approve")
     inspector.locator("details.row-details summary").click()
     expect(inspector.locator("details.row-details dd code").first).to_have_text(
         "root:1:deadline.decision:1"
@@ -162,10 +179,9 @@ def test_a_branch_the_if_did_not_take_is_skipped_with_its_reason_on_focus(
     expect(node(page, "d")).to_have_class(re.compile(r"braid-color--completed"))
 
     # The inspector's state writes: what the gather merged into `done`, each writer a link.
-    page.locator('.react-flow__node[data-id="done"]').click()
-    inspector = page.get_by_role("region", name=re.compile("Node done"))
+    inspector = choose(page, "done")
     writes = inspector.get_by_role("table")
-    expect(writes.locator("tbody tr")).to_have_count(2)
+    expect(writes.locator("tbody tr")).to_have_count(2, timeout=15_000)  # fetched on choosing
     expect(writes.locator("tbody tr").nth(0)).to_have_text(
         re.compile(r'log\s*\["b"\]\s*b\s*gather `join` \(slot b\)')
     )
@@ -358,12 +374,10 @@ def test_an_approver_decides_in_the_run_view_and_the_graph_follows(
     log_in(page, braid_server, "finance", "braid-finance")
     page.goto(f"{braid_server}/runs/{run['id']}/")
     expect(node(page, "fin")).to_have_class(re.compile(r"braid-color--waiting"))
-    page.locator('.react-flow__node[data-id="leg"]').click()
-    inspector = page.get_by_role("region", name=re.compile("Node leg"))
+    inspector = choose(page, "leg")
     expect(inspector).to_contain_text("Waiting for a decision by legal")
     expect(inspector.get_by_role("button", name="Approve")).to_have_count(0)
-    page.locator('.react-flow__node[data-id="fin"]').click()
-    inspector = page.get_by_role("region", name=re.compile("Node fin"))
+    inspector = choose(page, "fin")
     expect(inspector).to_contain_text("Finance sign-off for I-9")
     shoot(page, "run-decide-1280")
     inspector.get_by_role("button", name="Approve").click()
@@ -383,8 +397,7 @@ def test_a_rejection_fails_the_run_and_cancels_the_sibling_on_screen(
     log_in(page, braid_server, "admin", "braid-admin")
     page.goto(f"{braid_server}/runs/{run['id']}/")
     expect(node(page, "leg")).to_have_class(re.compile(r"braid-color--waiting"))
-    page.locator('.react-flow__node[data-id="fin"]').click()
-    inspector = page.get_by_role("region", name=re.compile("Node fin"))
+    inspector = choose(page, "fin")
     # The admin started the run but holds no finance seat: the server says why they see it.
     expect(inspector).to_contain_text("You see this as an admin; its approvers decide it.")
 
@@ -672,8 +685,7 @@ def test_the_inspector_shows_who_approved_with_the_comment_and_when_live(
     log_in(page, braid_server, "admin", "braid-admin")
     page.goto(f"{braid_server}/runs/{run_id}/")
     expect(node(page, "fin")).to_have_class(re.compile(r"braid-color--waiting"))
-    page.locator('.react-flow__node[data-id="fin"]').click()
-    inspector = page.get_by_role("region", name=re.compile("Node fin"))
+    inspector = choose(page, "fin")
     expect(inspector).to_contain_text("Waiting for a decision by finance")
     expect(inspector.get_by_role("list", name="Decisions")).to_have_count(0)
 
@@ -725,13 +737,11 @@ def test_the_inspector_shows_who_approved_with_the_comment_and_when_live(
     expect(reason.locator("code")).to_have_text(["fin", "approved"])
     shoot(page, "run-reason-code-1440")
     reason.screenshot(path=str(SCREENSHOTS / "monitor-run-reason-code-tooltip.png"))
-    page.locator('.react-flow__node[data-id="fin_no"]').click()
-    inspector = page.get_by_role("region", name=re.compile("Node fin_no"))
+    inspector = choose(page, "fin_no")
     why = inspector.locator("dt:text-is('Why') + dd")
     expect(why).to_have_text("Not taken: fin chose approved")
     expect(why.locator("code")).to_have_text(["fin", "approved"])
-    page.locator('.react-flow__node[data-id="fin"]').click()
-    inspector = page.get_by_role("region", name=re.compile(r"^Node fin "))
+    inspector = choose(page, "fin", r"^Node fin ")
     expect(inspector.get_by_role("list", name="Decisions")).to_contain_text("fine")
 
     page.set_viewport_size({"width": 390, "height": 844})
