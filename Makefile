@@ -10,7 +10,7 @@ FRONTEND_SOURCES := $(shell find frontend/src frontend/index.html frontend/vite.
 PG_URL ?= postgres://postgres@127.0.0.1:5432/test
 REDIS_TEST_URL ?= redis://127.0.0.1:6379/15
 
-.PHONY: install run run-scaled test test-core test-postgres lint format typecheck bench bench-quick chaos clean oracle
+.PHONY: install run run-scaled test test-core test-postgres lint format typecheck bench bench-quick bench-peers chaos clean oracle
 
 install: $(INSTALLED) $(MANIFEST)
 
@@ -75,6 +75,12 @@ bench: $(INSTALLED)
 	$(PY) bench/bench_validate.py
 	$(PY) -m bench.durable --out bench/DURABLE.md
 	$(PY) -m bench.monitor --out bench/MONITOR.md
+
+# Braid in scaled mode against Temporal, DBOS, LangGraph+PostgresSaver and raw Celery (W1-W4,
+# kill -9), round by round: bench/PEERS.md. QUICK=1: 2 rounds instead of 10.
+bench-peers: $(INSTALLED)
+	$(VENV)/bin/pip install -q -e '.[bench]'
+	$(PY) -m bench.durable_peers.run $(if $(QUICK),--quick) --out bench/PEERS.md
 
 bench-quick: $(INSTALLED)
 	$(VENV)/bin/pip install -q -e '.[bench]'
