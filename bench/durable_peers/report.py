@@ -474,7 +474,7 @@ def render(cells: dict[tuple[str, str], Cell], kills: Sequence[dict[str, Any]],
         "",
     ]
     if findings:
-        lines += ["## Findings: where Braid trails", "", findings, ""]
+        lines += [findings, ""]
     facts = [*info.facts, ("load average at the end (1/5/15 min)", load_average())]
     lines += ["## Machine", "", *table(["fact", "value"], facts), ""]
     versions = table(["what", "version"], info.servers + versions_rows())
@@ -492,6 +492,14 @@ def render(cells: dict[tuple[str, str], Cell], kills: Sequence[dict[str, Any]],
 def machine() -> list[tuple[str, str]]:
     """Return the machine's facts as bench.report gives them."""
     return machine_facts()
+
+
+FINDINGS = Path(__file__).with_name("FINDINGS.md")
+
+
+def findings() -> str:
+    """Return the hand-written findings from the profiles (FINDINGS.md), included as they are."""
+    return FINDINGS.read_text().strip() if FINDINGS.exists() else ""
 
 
 def read_jsonl(path: Path) -> list[dict[str, Any]]:

@@ -198,7 +198,8 @@ def main(argv: list[str] | None = None) -> int:
         tear_down()
     cells = report.read_cells(run.rows.read_text().splitlines() if run.rows.exists() else [])
     info = report.RunInfo(run.plan.name, run.rounds, time.monotonic() - began, facts, versions)
-    text = report.render(cells, report.read_jsonl(run.kills), report.read_jsonl(run.meta), info)
+    kills, meta = report.read_jsonl(run.kills), report.read_jsonl(run.meta)
+    text = report.render(cells, kills, meta, info, report.findings())
     if out is not None:
         out.write_text(text)
         print(f"wrote {out}")
