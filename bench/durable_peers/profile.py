@@ -80,8 +80,12 @@ def frame_name(frame: str) -> str:
     return f"{name} ({path.split('/work/main/')[-1]})"
 
 
+PROJECT = ("engine/", "braid/", "runs/", "approvals/", "web/", "designer/", "monitor/")
+
+
 def summarize(raw: list[str]) -> list[str]:
-    """Return the inclusive and self shares of the functions in py-spy's raw stacks."""
+    """Return the shares of the samples (taken only while a thread held the GIL: Python's
+    CPU, not its waits) in Braid's own functions (inclusive) and in every leaf (self)."""
     inclusive: collections.Counter[str] = collections.Counter()
     own: collections.Counter[str] = collections.Counter()
     total = 0
@@ -91,12 +95,14 @@ def summarize(raw: list[str]) -> list[str]:
             continue
         frames = [frame_name(f) for f in stack.split(";")]
         total += int(count)
-        for name in set(frames):
+        for name in {f for f in frames if f.split(" (")[-1].startswith(PROJECT)}:
             inclusive[name] += int(count)
         own[frames[-1]] += int(count)
-    lines = [f"samples: {total}", "", "inclusive:"]
+    lines = [f"samples holding the GIL: {total}", "", "inclusive, Braid's functions:"]
     lines += [f"  {100 * c / total:5.1f}%  {k}" for k, c in inclusive.most_common(TOP)]
-    lines += ["", "self:"] + [f"  {100 * c / total:5.1f}%  {k}" for k, c in own.most_common(TOP)]
+    lines += ["", "self, any function:"] + [
+        f"  {100 * c / total:5.1f}%  {k}" for k, c in own.most_common(TOP)
+    ]
     return lines
 
 
@@ -118,7 +124,8 @@ def record(workers: list[subprocess.Popen[bytes]], seconds: int, folder: Path) -
     spies = [
         subprocess.Popen([str(BIN / "py-spy"), "record", "--pid", str(w.pid), "--subprocesses",
                           "--format", "raw", "-d", str(seconds), "-r", "200", "-o", str(out),
-                          "--nonblocking"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                          "--nonblocking", "--gil"],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         for w, out in zip(workers, outputs, strict=True)
     ]  # fmt: skip
     for spy in spies:
@@ -135,7 +142,7 @@ def profile(seconds: int, folder: Path) -> list[str]:
     stop, counted = threading.Event(), [0]
     try:
         b.start_braid(procs)
-        workers = [p for p in procs.started if " worker" in str(p.args)]
+        workers = [p for p in procs.started if "worker" in list(p.args)]
         loader = threading.Thread(target=load_runs, args=(stop, counted))
         loader.start()
         time.sleep(3)
