@@ -15,6 +15,7 @@ from __future__ import annotations
 import http.client
 import json
 import os
+import subprocess
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -219,17 +220,19 @@ class Braid:
             raise RuntimeError(f"decide answered {answer.status}: {text[:300]!r}")
 
 
-def start_braid(procs: Processes) -> None:
-    """Start the Procfile's Daphne, two workers and beat; wait until they serve."""
+def start_braid(procs: Processes) -> list[subprocess.Popen[bytes]]:
+    """Start the Procfile's Daphne, two workers and beat; wait until they serve; return the
+    workers."""
     command = [str(BIN / "daphne"), "-b", "127.0.0.1", "-p", str(daphne_port()),
                "braid.asgi:application"]  # fmt: skip
     procs.start("daphne", command)
     procs.start("beat", [str(BIN / "celery"), "-A", "braid", "beat", "--loglevel=INFO"])
     names = ["worker1", "worker2"]
     concurrency = [["--concurrency=4"]] * 2
-    start_workers(procs, "braid", names, concurrency)
+    workers = start_workers(procs, "braid", names, concurrency)
     wait_port(daphne_port())
     time.sleep(2.5)  # each worker has beaten its lease once: the fan-out sizes its chunks by it
+    return workers
 
 
 def warm_up(braid: Braid, only: frozenset[str]) -> None:

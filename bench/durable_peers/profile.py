@@ -141,8 +141,7 @@ def profile(seconds: int, folder: Path) -> list[str]:
     procs = Processes(b.env(), folder)
     stop, counted = threading.Event(), [0]
     try:
-        b.start_braid(procs)
-        workers = [p for p in procs.started if "worker" in list(p.args)]
+        workers = b.start_braid(procs)
         loader = threading.Thread(target=load_runs, args=(stop, counted))
         loader.start()
         time.sleep(3)
