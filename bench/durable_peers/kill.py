@@ -52,11 +52,14 @@ def finished_within(done: Callable[[], bool], seconds: float) -> float | None:
         return None
 
 
-def row(subject: str, case: str, began: float, ended: float | None, **extra: Any) -> dict[str, Any]:
-    """Return one result line: completed or not, and the seconds it took."""
+def row(
+    subject: str, case: str, began: float, ended: float | None, waited_s: float = GIVE_UP_S,
+    **extra: Any,
+) -> dict[str, Any]:  # fmt: skip
+    """Return one result line: completed or not (within waited_s), and the seconds it took."""
     seconds = round(ended - began, 2) if ended is not None else None
     return {"subject": subject, "case": case, "completed": ended is not None,
-            "seconds": seconds, **extra}  # fmt: skip
+            "seconds": seconds, "waited_s": waited_s, **extra}  # fmt: skip
 
 
 def braid_case(case: str) -> Callable[[Any], dict[str, Any]]:
@@ -201,6 +204,7 @@ def dbos_run(dbos: Any, procs: Processes, workers: dict[str, Any], kill: bool) -
         "worker",
         began,
         alone,
+        10.0,
         victim=victim,
         completed_after_restart=ended is not None,
         steps_recorded_before_restart=steps,
@@ -256,7 +260,7 @@ def kill_langgraph() -> list[dict[str, Any]]:
     restarted = time.perf_counter()
     again = subprocess.run([*command, thread_id, "resume"], capture_output=True, text=True,
                            cwd=ROOT, check=True).stdout  # fmt: skip
-    rows.append(row("langgraph", "process", began, None, nodes_before_kill=ran,
+    rows.append(row("langgraph", "process", began, None, 0.0, nodes_before_kill=ran,
                     completed_after_restart=again.split()[-1] == str(KILL_STEPS),
                     nodes_run_on_resume=again.count("ran"), final=again.split()[-1],
                     seconds_from_restart=round(time.perf_counter() - restarted, 2)))  # fmt: skip

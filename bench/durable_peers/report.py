@@ -234,8 +234,10 @@ def kill_text(row: dict[str, Any]) -> str:
     case = KILL_CASES[row["case"]]
     if row["completed"]:
         said = f"{case}: completed by itself in {row['seconds']} s"
+    elif row.get("waited_s"):
+        said = f"{case}: not completed by itself within {row['waited_s']:.0f} s"
     else:
-        said = f"{case}: not completed by itself within the wait"
+        said = f"{case}: nothing runs it again by itself"
     if row.get("completed_after_restart"):
         said += f"; completed {row['seconds_from_restart']} s after a restart"
         if "nodes_run_on_resume" in row:

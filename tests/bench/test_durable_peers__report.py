@@ -91,12 +91,19 @@ def test_the_kill_summary_says_what_was_measured() -> None:
     rows = [
         {"subject": "dbos", "case": "none", "completed": True, "seconds": 2.3},
         {"subject": "dbos", "case": "worker", "completed": False, "seconds": None,
-         "completed_after_restart": True, "seconds_from_restart": 2.0},
+         "waited_s": 10.0, "completed_after_restart": True, "seconds_from_restart": 2.0},
+        {"subject": "langgraph", "case": "process", "completed": False, "seconds": None,
+         "waited_s": 0.0, "completed_after_restart": True, "seconds_from_restart": 4.6,
+         "nodes_run_on_resume": 15},
         {"subject": "braid", "case": "worker", "completed": True, "seconds": 11.7},
     ]  # fmt: skip
     assert kill_summary(rows, "dbos") == (
-        "a whole worker killed: not completed by itself within the wait; completed 2.0 s "
-        "after a restart"
+        "a whole worker killed: not completed by itself within 10 s; completed 2.0 s after "
+        "a restart"
+    )
+    assert kill_summary(rows, "langgraph") == (
+        "the running process killed: nothing runs it again by itself; completed 4.6 s after a "
+        "restart (invoked again: 15 nodes ran again or anew)"
     )
     assert kill_summary(rows, "braid") == "a whole worker killed: completed by itself in 11.7 s"
     assert kill_summary(rows, "temporal") == "not measured in this run"
