@@ -449,6 +449,7 @@ class RunInfo:
     elapsed_s: float
     facts: list[tuple[str, str]]
     servers: list[tuple[str, str]]
+    planned_rounds: int
 
 
 def render(cells: dict[tuple[str, str], Cell], kills: Sequence[dict[str, Any]],
@@ -460,9 +461,14 @@ def render(cells: dict[tuple[str, str], Cell], kills: Sequence[dict[str, Any]],
         "",
         f"Written by `make bench-peers{' QUICK=1' if info.mode == 'quick' else ''}` "
         f"(`python -m bench.durable_peers.run{' --quick' if info.mode == 'quick' else ''}`) "
-        f"on {today} in {info.elapsed_s / 60:.1f} min: {info.rounds} interleaved rounds, "
-        "then the kill -9 tests. A shared 2-core machine under other load: read the figures "
-        "as the direction, side by side, not as absolutes.",
+        f"on {today} in {info.elapsed_s / 60:.1f} min: {info.rounds} interleaved rounds"
+        + (
+            f" (of {info.planned_rounds} planned: the run was stopped)"
+            if info.rounds < info.planned_rounds
+            else ""
+        )
+        + ", then the kill -9 tests. A shared 2-core machine under other load: read the "
+        "figures as the direction, side by side, not as absolutes.",
         "",
         *targets_section(cells),
         *results_section(cells, kills),

@@ -13,6 +13,7 @@ stops every process it started; logs stay in the scratch folder printed at the e
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import signal
 import subprocess
@@ -90,15 +91,28 @@ def one_driver(run: Run, subject: str, rnd: int) -> dict[str, Any]:
     began = time.monotonic()
     command = [sys.executable, "-m", DRIVERS[subject], "--round", str(rnd), "--plan",
                run.plan.name, "--out", str(run.rows)]  # fmt: skip
-    try:
-        code = subprocess.run(command, timeout=DRIVER_TIMEOUT_S, check=False).returncode
-    except subprocess.TimeoutExpired:
-        code = -1
+    code = run_child(command)
     seconds = time.monotonic() - began
     print(f"== round {rnd} {subject}: exit {code}, {seconds:.0f} s", flush=True)
     return {"subject": subject, "round": rnd, "load1_before": round(before, 2),
             "load1_after": round(load1(), 2), "seconds": round(seconds, 1), "rc": code,
             "others": others}  # fmt: skip
+
+
+def run_child(command: list[str]) -> int:
+    """Run a driver to its end and return its exit code; on a timeout, or when this process
+    is stopped, stop the driver first (its SIGTERM handler stops what it started)."""
+    child = subprocess.Popen(command)
+    try:
+        return child.wait(timeout=DRIVER_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        child.terminate()
+        child.wait(timeout=60)
+        return -1
+    except BaseException:
+        child.terminate()
+        child.wait(timeout=60)
+        raise
 
 
 def rounds(run: Run) -> None:
@@ -119,7 +133,7 @@ def kill_tests(run: Run) -> None:
         print(f"== kill -9: {subject}", flush=True)
         command = [sys.executable, "-m", "bench.durable_peers.kill", subject, "--out",
                    str(run.kills)]  # fmt: skip
-        subprocess.run(command, timeout=DRIVER_TIMEOUT_S, check=False)
+        run_child(command)
 
 
 def set_up(run: Run) -> None:
@@ -164,7 +178,7 @@ def servers() -> list[tuple[str, str]]:
     ]
 
 
-def parse(argv: list[str] | None) -> tuple[Run, Path | None]:
+def parse(argv: list[str] | None) -> tuple[Run, Path | None, bool]:
     """Return the run and the report's path from the command line."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="2 rounds, fewer runs per round")
@@ -172,34 +186,58 @@ def parse(argv: list[str] | None) -> tuple[Run, Path | None]:
     parser.add_argument("--subjects", default=",".join(DRIVERS))
     parser.add_argument("--rounds", type=int, help="rounds (full 10, quick 2)")
     parser.add_argument("--no-kill", action="store_true", help="skip the kill -9 tests")
+    parser.add_argument("--render", type=Path, metavar="FOLDER",
+                        help="only write the report of an earlier run's folder (one stopped "
+                        "before its end reports the rounds it finished)")  # fmt: skip
     args = parser.parse_args(argv)
     plan = QUICK if args.quick else FULL
     subjects = tuple(s for s in args.subjects.split(",") if s)
     unknown = set(subjects) - set(DRIVERS)
     if unknown:
         parser.error(f"unknown subjects: {', '.join(sorted(unknown))}")
-    scratch = Path(tempfile.mkdtemp(prefix="braid-peers-"))
+    scratch = args.render or Path(tempfile.mkdtemp(prefix="braid-peers-"))
     run = Run(plan, subjects, args.rounds or plan.rounds, scratch, not args.no_kill)
-    return run, args.out
+    return run, args.out, args.render is not None
 
 
 def main(argv: list[str] | None = None) -> int:
-    run, out = parse(argv)
+    run, out, render_only = parse(argv)
+    if not render_only:
+        measure(run)
+    return write(run, out)
+
+
+def measure(run: Run) -> None:
+    """Set up, take the rounds and the kill tests, tear down; note the run in info.json."""
     signal.signal(signal.SIGTERM, terminate)
     os.environ["PEERS_SCRATCH"] = str(run.scratch)
-    began, facts = time.monotonic(), report.machine()
+    info = {"mode": run.plan.name, "planned_rounds": run.rounds, "started": time.time(),
+            "facts": report.machine()}  # fmt: skip
+    (run.scratch / "info.json").write_text(json.dumps(info))
     try:
         set_up(run)
+        info["servers"] = servers()
+        (run.scratch / "info.json").write_text(json.dumps(info))
         rounds(run)
         if run.kill:
             kill_tests(run)
-        versions = servers()
     finally:
         tear_down()
+
+
+def write(run: Run, out: Path | None) -> int:
+    """Write (or print) the report of the run's folder."""
+    saved = json.loads((run.scratch / "info.json").read_text())
+    files = [p for p in (run.rows, run.kills, run.meta) if p.exists()]
+    ended = max((p.stat().st_mtime for p in files), default=saved["started"])
+    meta = report.read_jsonl(run.meta)
+    done = max((m["round"] for m in meta), default=0)
+    info = report.RunInfo(saved["mode"], done, ended - saved["started"],
+                          [tuple(f) for f in saved["facts"]],
+                          [tuple(s) for s in saved.get("servers", [])],
+                          saved["planned_rounds"])  # fmt: skip
     cells = report.read_cells(run.rows.read_text().splitlines() if run.rows.exists() else [])
-    info = report.RunInfo(run.plan.name, run.rounds, time.monotonic() - began, facts, versions)
-    kills, meta = report.read_jsonl(run.kills), report.read_jsonl(run.meta)
-    text = report.render(cells, kills, meta, info, report.findings())
+    text = report.render(cells, report.read_jsonl(run.kills), meta, info, report.findings())
     if out is not None:
         out.write_text(text)
         print(f"wrote {out}")
