@@ -79,12 +79,25 @@ class Cell:
         return percentile(self.latencies or self.values, 0.99)
 
 
-def read_cells(lines: Iterable[str]) -> dict[tuple[str, str], Cell]:
-    """Return the cells of the drivers' JSON lines (round 0 is a trial and is left out)."""
+def whole_rounds(meta: Sequence[dict[str, Any]], subjects: Sequence[str]) -> int:
+    """Return the last round every subject finished, counting from 1 without a gap (a run
+    stopped mid-round reports only its whole rounds, so every subject gets the same passes)."""
+    finished: dict[int, set[str]] = defaultdict(set)
+    for line in meta:
+        finished[line["round"]].add(line["subject"])
+    done = 0
+    while set(subjects) <= finished.get(done + 1, set()):
+        done += 1
+    return done
+
+
+def read_cells(lines: Iterable[str], last_round: int | None = None) -> dict[tuple[str, str], Cell]:
+    """Return the cells of the drivers' JSON lines, rounds 1 to last_round (round 0 is a
+    trial and is left out)."""
     cells: dict[tuple[str, str], Cell] = defaultdict(Cell)
     for line in lines:
         row = json.loads(line)
-        if row["round"] < 1:
+        if row["round"] < 1 or (last_round is not None and row["round"] > last_round):
             continue
         cell = cells[(row["subject"], row["workload"])]
         cell.rounds.setdefault(row["round"], []).extend(row["values"])

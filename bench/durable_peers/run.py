@@ -231,12 +231,14 @@ def write(run: Run, out: Path | None) -> int:
     files = [p for p in (run.rows, run.kills, run.meta) if p.exists()]
     ended = max((p.stat().st_mtime for p in files), default=saved["started"])
     meta = report.read_jsonl(run.meta)
-    done = max((m["round"] for m in meta), default=0)
+    done = report.whole_rounds(meta, run.subjects)
+    meta = [m for m in meta if m["round"] <= done]
     info = report.RunInfo(saved["mode"], done, ended - saved["started"],
                           [tuple(f) for f in saved["facts"]],
                           [tuple(s) for s in saved.get("servers", [])],
                           saved["planned_rounds"])  # fmt: skip
-    cells = report.read_cells(run.rows.read_text().splitlines() if run.rows.exists() else [])
+    lines = run.rows.read_text().splitlines() if run.rows.exists() else []
+    cells = report.read_cells(lines, done)
     text = report.render(cells, report.read_jsonl(run.kills), meta, info, report.findings())
     if out is not None:
         out.write_text(text)

@@ -9,6 +9,7 @@ from bench.durable_peers.report import (
     latency_target,
     read_cells,
     throughput_target,
+    whole_rounds,
 )
 
 
@@ -27,6 +28,14 @@ def test_the_median_is_of_the_rounds_medians_and_round_zero_is_left_out() -> Non
     assert cell.round_medians == [0.02, 0.05]
     assert cell.median == 0.035
     assert sorted(cell.values) == [0.01, 0.02, 0.03, 0.04, 0.05, 0.06]
+
+
+def test_a_run_stopped_mid_round_reports_its_whole_rounds_only() -> None:
+    meta = [{"round": r, "subject": s} for r, s in
+            [(1, "braid"), (1, "dbos"), (2, "dbos"), (2, "braid"), (3, "braid")]]  # fmt: skip
+    assert whole_rounds(meta, ("braid", "dbos")) == 2
+    lines = [line("braid", "W1", 2, [0.2]), line("braid", "W1", 3, [0.9])]
+    assert read_cells(lines, 2)[("braid", "W1")].values == [0.2]
 
 
 def test_p99_is_the_nearest_rank_and_w3_takes_it_from_the_per_run_latencies() -> None:
