@@ -14,7 +14,7 @@ FRONTEND_SOURCES := $(shell find frontend/src frontend/index.html frontend/vite.
 PG_URL ?= postgres://postgres@127.0.0.1:5432/test
 REDIS_TEST_URL ?= redis://127.0.0.1:6379/15
 
-.PHONY: install run run-scaled test test-core test-postgres lint format typecheck bench bench-quick bench-auth chaos clean oracle
+.PHONY: install run run-scaled test test-core test-postgres lint format typecheck bench bench-quick bench-auth bench-peers chaos clean oracle
 
 install: $(INSTALLED) $(MANIFEST)
 
@@ -98,6 +98,12 @@ bench: $(INSTALLED)
 # An authenticated GET with an API token against Basic auth, on PostgreSQL (bench/auth.py).
 bench-auth: $(INSTALLED)
 	$(PY) -m bench.auth --out bench/AUTH.md
+
+# Braid in scaled mode against Temporal, DBOS, LangGraph+PostgresSaver and raw Celery (W1-W4,
+# kill -9), round by round: bench/PEERS.md. QUICK=1: 2 rounds instead of 10.
+bench-peers: $(INSTALLED)
+	$(VENV)/bin/pip install -q -e '.[bench]'
+	$(PY) -m bench.durable_peers.run $(if $(QUICK),--quick) --out bench/PEERS.md
 
 bench-quick: $(INSTALLED)
 	$(VENV)/bin/pip install -q -e '.[bench]'

@@ -563,6 +563,10 @@ def render(results: Results, info: RunInfo) -> str:
         f"with a budget of {info.budget_s:.0f} s per measurement, in {info.rounds} "
         "interleaved rounds.",
         "",
+        "The durable runtime beside Temporal, DBOS, LangGraph with its PostgreSQL saver and raw "
+        "Celery (W1-W4, kill -9 per subject) is in [PEERS.md](PEERS.md), written by "
+        "`make bench-peers`.",
+        "",
         "## Machine",
         "",
     ]
