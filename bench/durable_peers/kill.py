@@ -233,7 +233,9 @@ def langgraph_child(thread_id: str, how: str) -> None:
         graph.add_edge(a, b)
     with ConnectionPool(URL, kwargs=CONNECTION) as pool:
         shared: Any = pool  # as in langgraph_subject
-        compiled: Any = graph.compile(checkpointer=PostgresSaver(shared))
+        saver = PostgresSaver(shared)
+        saver.setup()  # its tables, when no round ran before (idempotent)
+        compiled: Any = graph.compile(checkpointer=saver)
         config = {"configurable": {"thread_id": thread_id}}
         out = compiled.invoke({"n": 0} if how == "start" else None, config, durability="sync")
     print("final", out["n"], flush=True)

@@ -463,6 +463,7 @@ class RunInfo:
     facts: list[tuple[str, str]]
     servers: list[tuple[str, str]]
     planned_rounds: int
+    note: str = ""  # said under the first line (e.g. why a run stopped early)
 
 
 def render(cells: dict[tuple[str, str], Cell], kills: Sequence[dict[str, Any]],
@@ -483,6 +484,7 @@ def render(cells: dict[tuple[str, str], Cell], kills: Sequence[dict[str, Any]],
         + ", then the kill -9 tests. A shared 2-core machine under other load: read the "
         "figures as the direction, side by side, not as absolutes.",
         "",
+        *([info.note, ""] if info.note else []),
         *targets_section(cells),
         *results_section(cells, kills),
         *ratio_section(cells),

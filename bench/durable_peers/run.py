@@ -8,6 +8,10 @@ from PEERS_DB_PREFIX) and migrates Braid's, uses Redis databases 9 and 10 (PEERS
 PEERS_REDIS_FLOOR), and drops and flushes them at the end, also on errors. Each subject's
 driver runs in its own process per round (bench/durable_peers/<subject>_subject.py) and
 stops every process it started; logs stay in the scratch folder printed at the end.
+
+A run stopped early keeps its folder: `--render FOLDER --out bench/PEERS.md` writes the report
+of its whole rounds (and of a kill.jsonl put there, e.g. from a `--rounds 0` run); a "note" in
+FOLDER/info.json is printed under the report's first line, to say why it stopped.
 """
 
 from __future__ import annotations
@@ -196,7 +200,8 @@ def parse(argv: list[str] | None) -> tuple[Run, Path | None, bool]:
     if unknown:
         parser.error(f"unknown subjects: {', '.join(sorted(unknown))}")
     scratch = args.render or Path(tempfile.mkdtemp(prefix="braid-peers-"))
-    run = Run(plan, subjects, args.rounds or plan.rounds, scratch, not args.no_kill)
+    count = plan.rounds if args.rounds is None else args.rounds
+    run = Run(plan, subjects, count, scratch, not args.no_kill)
     return run, args.out, args.render is not None
 
 
@@ -236,7 +241,7 @@ def write(run: Run, out: Path | None) -> int:
     info = report.RunInfo(saved["mode"], done, ended - saved["started"],
                           [tuple(f) for f in saved["facts"]],
                           [tuple(s) for s in saved.get("servers", [])],
-                          saved["planned_rounds"])  # fmt: skip
+                          saved["planned_rounds"], saved.get("note", ""))  # fmt: skip
     lines = run.rows.read_text().splitlines() if run.rows.exists() else []
     cells = report.read_cells(lines, done)
     text = report.render(cells, report.read_jsonl(run.kills), meta, info, report.findings())
