@@ -378,12 +378,13 @@ def chain_doc(n: int) -> dict[str, Any]:
     return flow(f"chain-{n}", [noop(i) for i in ids[1:-1]], edges)
 
 
-def fork_doc(n: int) -> dict[str, Any]:
-    """start -> fork(b1..bN) -> one noop task per branch (appending [i]) -> gather -> end."""
+def fork_doc(n: int, appending: bool = True) -> dict[str, Any]:
+    """start -> fork(b1..bN) -> one noop task per branch (appending [i], or writing nothing)
+    -> gather -> end."""
     slots = [f"b{i}" for i in range(1, n + 1)]
     nodes = [
         {"id": "split", "type": "fork", "branches": slots},
-        *[noop(f"t{i}", [i]) for i in range(1, n + 1)],
+        *[noop(f"t{i}", [i] if appending else None) for i in range(1, n + 1)],
         {"id": "join", "type": "gather", "slots": slots, "conflicts": "error"},
     ]
     edges = [{"source": "start", "target": "split"}, {"source": "join", "target": "end"}]

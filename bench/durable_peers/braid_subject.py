@@ -22,6 +22,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from bench.durable import Processes, chain_doc, flow, noop, start_workers
+from bench.durable import fork_doc as durable_fork_doc
 from bench.durable_peers.common import (
     BIN,
     PG,
@@ -72,20 +73,9 @@ def env() -> dict[str, str]:
 
 
 def fork_doc(n: int) -> dict[str, Any]:
-    """start -> fork(b1..bN) -> one noop task per branch, writing nothing -> gather -> end."""
-    slots = [f"b{i}" for i in range(1, n + 1)]
-    nodes = [
-        {"id": "split", "type": "fork", "branches": slots},
-        *[noop(f"t{i}") for i in range(1, n + 1)],
-        {"id": "join", "type": "gather", "slots": slots, "conflicts": "error"},
-    ]
-    edges = [{"source": "start", "target": "split"}, {"source": "join", "target": "end"}]
-    for i, slot in enumerate(slots, 1):
-        edges += [
-            {"source": "split", "branch": slot, "target": f"t{i}"},
-            {"source": f"t{i}", "target": "join", "slot": slot},
-        ]
-    return flow(f"fork-{n}", nodes, edges)
+    """start -> fork(b1..bN) -> one noop task per branch, writing nothing -> gather -> end:
+    the peers' steps write nothing either."""
+    return durable_fork_doc(n, appending=False)
 
 
 def approval_doc() -> dict[str, Any]:
