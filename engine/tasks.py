@@ -5,14 +5,15 @@ from collections.abc import Sequence
 
 from celery import shared_task
 
-from engine.runtime import results, step, timers
+from engine.runtime import results, timers
 from engine.runtime import sweep as sweeping
 
 
 @shared_task(name="braid.advance_run")
 def advance_run(run_id: str) -> int:
-    """Apply a run's pending events under its lock (duplicates find nothing to do)."""
-    return step.advance(run_id)
+    """Apply a run's pending events under its lock (duplicates find nothing to do), and
+    run the first action they open here (results.advance_and_run)."""
+    return results.advance_and_run(run_id)
 
 
 @shared_task(name="braid.run_actions")

@@ -140,10 +140,40 @@ def run_actions(dispatch_ids: Sequence[int]) -> int:
         raise
 
 
+def advance_and_run(run_id: str) -> int:
+    """Apply a run's pending events, then run the first action its steps opened in this
+    task instead of sending it, and the run's next ones after it as an action task does.
+
+    A decision, a run's start or a timer then reaches its next action without a second
+    broker round trip and a second worker's pickup (issue 33: W3 and W4). The taken action
+    is claimed in the step's own commit, like the ones an action task takes, so the sweeper
+    re-sends it if this process dies. Returns how many events were applied.
+    """
+    take = Taken(limit=1 if settings.BRAID_INLINE_ACTIONS > 0 else 0)
+    held: set[int] = set()
+    try:
+        applied = step.advance(run_id, take)
+    finally:
+        held.update(dispatch.pk for dispatch in take.dispatches)
+    if take.dispatches:
+        try:
+            run_queue(deque(take.dispatches), set(), held)
+        except BaseException:
+            leases.amend_later(functools.partial(release, held, leases.current()))
+            raise
+    return applied
+
+
 def run_claimed(dispatch_ids: Sequence[int], held: set[int]) -> int:
     """run_actions' work; every action the task comes to hold is added to `held`."""
     claimed, before = claim(dispatch_ids)
-    queue = deque(claimed)
+    return run_queue(deque(claimed), before, held)
+
+
+def run_queue(queue: deque[DispatchRow], before: set[int], held: set[int]) -> int:
+    """Run claimed actions in turn, recording their results, and the actions their runs
+    open next (taken, up to BRAID_INLINE_ACTIONS); `before`: those claimed by an earlier
+    delivery, whose step counts its attempt first."""
     results = Results(settings.BRAID_RESULT_FLUSH_S)
     count = 0
     while queue or results.waiting:

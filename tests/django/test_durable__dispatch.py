@@ -386,6 +386,54 @@ def test_past_its_inline_limit_an_action_task_sends_the_next_action(
     assert (run.status, run.state) == ("running", {"hits": 2})
 
 
+@pytest.mark.django_db(transaction=True)
+def test_the_advance_task_runs_the_action_it_opens_itself_and_the_chain_after_it(
+    published: Published, settings: Settings
+) -> None:
+    settings.BRAID_INLINE_ACTIONS = 100
+    run = runs.create_run(resolve_graphs(chain_of(3)), "chain", {})
+    published.clear()  # create_run's own advance message
+    assert tasks.advance_run(str(run.pk)) == 1  # the start event; the rest ran inline
+    run.refresh_from_db()
+    assert (run.status, run.state) == ("completed", {"hits": 3})
+    assert [name for name, _ in published] == []
+    assert Dispatch.objects.filter(run=run, completed_at=None).count() == 0
+    assert Dispatch.objects.filter(run=run).count() == 3
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_advance_task_takes_one_action_of_a_fork_and_sends_the_others(
+    published: Published, settings: Settings
+) -> None:
+    settings.BRAID_INLINE_ACTIONS = 100
+    settings.BRAID_STREAMS_PER_SLOT = 0  # no limit by the live workers' slots
+    run = runs.create_run(resolve_graphs(fork_of(3)), "fork", {})
+    published.clear()
+    tasks.advance_run(str(run.pk))
+    sent = [args[0] for name, args in published if name == "braid.run_actions"]
+    assert [len(chunk) for chunk in sent] == [1, 1]
+    done = Dispatch.objects.filter(run=run).exclude(completed_at=None)
+    assert done.count() == 1 and done.get().pk not in {pk for chunk in sent for pk in chunk}
+    for chunk in sent:
+        assert tasks.run_actions(chunk) == 1
+    run = drain(run)
+    assert (run.status, run.state) == ("completed", {"hits": 3})
+
+
+@pytest.mark.django_db(transaction=True)
+def test_with_no_inline_actions_the_advance_task_sends_the_action_it_opens(
+    published: Published, settings: Settings
+) -> None:
+    settings.BRAID_INLINE_ACTIONS = 0
+    run = runs.create_run(resolve_graphs(chain_of(2)), "chain", {})
+    published.clear()
+    assert tasks.advance_run(str(run.pk)) == 1
+    ((name, (first,)),) = published
+    assert name == "braid.run_actions" and len(first) == 1
+    run.refresh_from_db()
+    assert (run.status, run.state) == ("running", {"hits": 0})
+
+
 @pytest.mark.django_db
 def test_recording_dispatches_returns_the_open_rows_and_keeps_a_key_stored_before() -> None:
     run = runs.create_run(resolve_graphs(fork_of(3)), "fork", {})
