@@ -402,6 +402,9 @@ BRAID_RESULT_FLUSH_S = float(os.environ.get("BRAID_RESULT_FLUSH_S", "0.05"))
 # An action task out of work runs the next action of its run itself, without a message,
 # up to this many per task (a chain then costs no broker round trip per node).
 BRAID_INLINE_ACTIONS = int(os.environ.get("BRAID_INLINE_ACTIONS", "100"))
+# Threads that serve HTTP requests in a web process (braid.http): each keeps its database
+# connection; a request past them waits for one to be free.
+BRAID_HTTP_THREADS = int(os.environ.get("BRAID_HTTP_THREADS", "8"))
 # `braid decide` on a durable run waits this long for a worker to apply the decision.
 BRAID_DECIDE_WAIT_S = float(os.environ.get("BRAID_DECIDE_WAIT_S", "5"))
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
