@@ -101,6 +101,7 @@ class Cluster:
     daphne: subprocess.Popen[bytes] | None = None
     base_url: str = ""
     held: set[str] = field(default_factory=set)  # workers a fault holds down on purpose
+    restarted: list[tuple[str, float]] = field(default_factory=list)  # (name, monotonic)
     stopping: threading.Event = field(default_factory=threading.Event)
     say: Callable[[str], None] = print
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -148,6 +149,7 @@ class Cluster:
                     worker.kill_group()
                     worker.start()
                     worker.restarts += 1
+                    self.restarted.append((worker.name, time.monotonic()))
                     self.say(f"supervisor: {worker.name} died; restarted as pid {worker.pid}")
 
     def stop(self) -> None:
