@@ -21,7 +21,7 @@ def check(chaos: Any, planned: list[PlannedRun], traffic: Any,
 
     connection.close()  # a fault may have ended the driver's connection
     traffic.waits.sample(full=True)  # the last look reads every event
-    late, exempt = classify(traffic.waits.over.values(), windows)
+    late, exempt = classify(traffic.waits.over.values(), windows, traffic.waits.limit_s)
     runs = list(Run.objects.all())
     by_number: dict[int, list[Run]] = {}
     for run in runs:

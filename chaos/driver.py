@@ -177,8 +177,9 @@ def exercise(chaos: Chaos, cluster: Cluster, redis: Redis | None, counts: dict[s
     drained = traffic.drain(args.drain_timeout, quiet_s=12)
     drain_s = time.monotonic() - started - fault_end
     chaos.say(f"drain {'done' if drained else 'TIMED OUT'} after {drain_s:.1f} s")
-    restarted = [at - started for _, at in cluster.restarted]
-    windows = fault_windows(injected, injector.fired_times(), restarted, traffic.waits.clock,
+    ended = time.monotonic()  # a worker still booting now is ready no sooner
+    restarts = [(r.at - started, (r.ready_at or ended) - started) for r in cluster.restarted]
+    windows = fault_windows(injected, injector.fired_times(), restarts, traffic.waits.clock,
                             started, recovery_s())  # fmt: skip
     findings = check(chaos, planned, traffic, windows)
     summary = {
@@ -188,6 +189,7 @@ def exercise(chaos: Chaos, cluster: Cluster, redis: Redis | None, counts: dict[s
                                                     and took_effect(f)) for k in counts},
         "restarts": {w.name: w.restarts for w in cluster.workers},
         "crashes_fired": injector.crashes_fired(),
+        "restarts_ready_after_s": [round(ready - begun, 1) for begun, ready in restarts],
         "fault_windows": [f"{w.kind}: {w.start:%H:%M:%S.%f} to {w.end:%H:%M:%S.%f}"
                           for w in windows],
         "workload_s": round(fault_end, 1), "drain_s": round(drain_s, 1), "drained": drained,

@@ -12,7 +12,7 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from chaos.faults import took_effect
+from chaos.faults import KINDS, took_effect
 
 # An event whose step stamped it before a sample and committed after it is read again by
 # the next samples while its stamp is this recent (a step of a worker stopped for 6 s).
@@ -44,23 +44,41 @@ class Wait:
 
 @dataclass(frozen=True)
 class Window:
-    """A time an injected fault can explain waits in, on the database's clock."""
+    """A time an injected fault can explain waits in, on the database's clock: from when
+    it began to when it ended, plus the recovery after it."""
 
     kind: str
     start: dt.datetime
     end: dt.datetime
 
-    def overlaps(self, wait: Wait) -> bool:
-        """Whether the wait and the window share a moment."""
-        return wait.created_at <= self.end and self.start <= wait.ended_at
+    def explains(self, wait: Wait, limit: dt.timedelta) -> bool:
+        """Whether the wait ended inside the window and began at most `limit` before it:
+        the fault accounts for the time inside, the limit for the time before."""
+        return self.start - limit <= wait.created_at and self.start <= wait.ended_at <= self.end
 
 
-def classify(waits: Iterable[Wait], windows: list[Window]) -> tuple[list[Wait], list[Wait]]:
-    """Split waits into those no fault window explains (they count) and those it does."""
+def spans(windows: list[Window]) -> list[Window]:
+    """Join windows that share a moment into one (faults in a row), in time order."""
+    joined: list[Window] = []
+    for window in sorted(windows, key=lambda w: w.start):
+        if joined and window.start <= joined[-1].end:
+            last = joined[-1]
+            joined[-1] = Window(f"{last.kind}, {window.kind}", last.start,
+                                max(last.end, window.end))  # fmt: skip
+        else:
+            joined.append(window)
+    return joined
+
+
+def classify(
+    waits: Iterable[Wait], windows: list[Window], limit_s: float
+) -> tuple[list[Wait], list[Wait]]:
+    """Split waits into those no fault explains (they count) and those one does."""
+    joined, limit = spans(windows), dt.timedelta(seconds=limit_s)
     counted: list[Wait] = []
     exempt: list[Wait] = []
     for wait in sorted(waits, key=lambda w: w.event):
-        explained = any(window.overlaps(wait) for window in windows)
+        explained = any(span.explains(wait, limit) for span in joined)
         (exempt if explained else counted).append(wait)
     return counted, exempt
 
@@ -102,7 +120,11 @@ class EventWaits:
     samples: int = 0
 
     def sample(self, full: bool = False) -> None:
-        """Read the events that may have moved since the last sample (`full`: all of them)."""
+        """Read the events that may have moved since the last sample (`full`: all of them).
+
+        An event measured once is not measured again: only a retry puts an applied event
+        back to unapplied, and the driver retries no run.
+        """
         before = time.monotonic()
         now, rows = self.read(full or self.last_now is None)
         self.clock.note(before, time.monotonic(), now)
@@ -151,23 +173,33 @@ class EventWaits:
 
 
 def fault_windows(faults: list[dict[str, object]], fired_s: list[float],
-                  restarted_s: list[float], clock: Calibration, started: float,
-                  margin_s: float) -> list[Window]:  # fmt: skip
-    """The windows of the faults that took effect, on the database's clock: from when the
-    injector began each one to when it ended, plus `margin_s` for recovery. A crash after
-    commit lasts from when it fired; a worker the supervisor restarted (killed, or exited
-    on its own after a Redis restart) from when its death was noticed."""
+                  restarts: list[tuple[float, float]], clock: Calibration, started: float,
+                  recovery: dict[str, float]) -> list[Window]:  # fmt: skip
+    """The windows of the faults that took effect, on the database's clock (times in
+    seconds after the workload `started`): from when the injector began each one to when
+    it ended, plus its kind's `recovery`. A crash after commit lasts from when it fired;
+    a worker the supervisor restarted (killed, or exited on its own after a Redis restart)
+    from when its death was noticed until its log said it was ready."""
     spans = [(str(f["kind"]), float(str(f["actual_s"])), float(str(f["ended_s"])))
              for f in faults if f["kind"] != "crash-after-commit" and took_effect(f)]  # fmt: skip
     spans += [("crash-after-commit", at, at) for at in fired_s]
-    spans += [("worker restart", at, at) for at in restarted_s]
-    margin = dt.timedelta(seconds=margin_s)
-    return [Window(kind, clock.at(started + start), clock.at(started + end) + margin)
+    spans += [("worker restart", begun, ready) for begun, ready in restarts]
+    return [Window(kind, clock.at(started + start),
+                   clock.at(started + end) + dt.timedelta(seconds=recovery[kind]))
             for kind, start, end in spans]  # fmt: skip
 
 
-def recovery_s() -> float:
-    """How long after a fault ended the waits it caused may last (docs/reliability.md)."""
+# Celery's consumer retries a lost broker connection after 2 s, then 4 s: a worker whose
+# first retry came before the restarted Redis listened connects up to 4 s after it did.
+BROKER_RETRY_S = 4.0
+
+
+def recovery_s() -> dict[str, float]:
+    """How long after each kind of fault ended the waits it caused may last: the sweeper
+    re-advances an event unapplied for 2 sweep intervals at its next sweep, so within 3
+    intervals; after a Redis restart, also the workers' reconnection (docs/reliability.md)."""
     from django.conf import settings
 
-    return float(settings.BRAID_LEASE_DEAD_S + 3 * settings.BRAID_SWEEP_INTERVAL_S)
+    sweeper = 3 * float(settings.BRAID_SWEEP_INTERVAL_S)
+    return {**dict.fromkeys([*KINDS, "worker restart"], sweeper),
+            "redis-restart": sweeper + BROKER_RETRY_S}  # fmt: skip

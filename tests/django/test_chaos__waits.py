@@ -9,7 +9,7 @@ from collections.abc import Sequence
 import pytest
 from django.db import connection
 
-from chaos.waits import Calibration, EventWaits, Wait, Window, classify, fault_windows
+from chaos.waits import Calibration, EventWaits, Wait, Window, classify, fault_windows, spans
 from engine.core.events import Cancel
 from engine.models import PendingEvent
 from engine.runtime import clock, runs, step
@@ -32,34 +32,51 @@ def fault(kind: str, start: float, end: float, detail: str = "done") -> dict[str
     return {"kind": kind, "actual_s": start, "ended_s": end, "detail": detail}
 
 
-def test_waits_count_unless_a_fault_window_with_its_margin_overlaps_them() -> None:
+RECOVERY = {"stop": 3.0, "kill-child": 3.0, "crash-after-commit": 3.0, "redis-restart": 7.0,
+            "worker restart": 3.0}  # fmt: skip
+
+
+def test_fault_windows_run_from_each_fault_to_its_end_and_recovery() -> None:
     pinned = Calibration(round_trip=0.001, database=T0, monotonic=100.0)
     faults = [
         fault("stop", 10.0, 16.0),
         fault("kill-child", 30.0, 30.0, "skipped: w1 had no pool process for 15 s"),
         fault("crash-after-commit", 40.0, 40.0, "armed: the next step to commit ..."),
+        fault("redis-restart", 80.0, 82.5),
     ]
-    windows = fault_windows(faults, fired_s=[55.0], restarted_s=[70.0], clock=pinned,
-                            started=100.0, margin_s=6.0)  # fmt: skip
+    windows = fault_windows(faults, fired_s=[55.0], restarts=[(70.0, 74.5)], clock=pinned,
+                            started=100.0, recovery=RECOVERY)  # fmt: skip
     assert windows == [
-        Window("stop", at(10.0), at(22.0)),
-        Window("crash-after-commit", at(55.0), at(61.0)),
-        Window("worker restart", at(70.0), at(76.0)),
+        Window("stop", at(10.0), at(19.0)),
+        Window("redis-restart", at(80.0), at(89.5)),
+        Window("crash-after-commit", at(55.0), at(58.0)),  # from when it fired, not armed
+        Window("worker restart", at(70.0), at(77.5)),  # until its log said it was ready
     ]
+
+
+def test_a_wait_counts_unless_it_ends_in_a_fault_window_and_began_within_the_limit() -> None:
+    windows = [Window("stop", at(10.0), at(19.0)), Window("kill-main", at(18.0), at(24.0)),
+               Window("pg-restart", at(40.0), at(47.0))]  # fmt: skip
     waits = [
         wait(1, 12.0, 14.5),  # inside the stop
-        wait(2, 21.5, 23.0),  # begins in the stop's margin
-        wait(3, 23.0, 25.0),  # after the stop and its margin: no fault explains it
-        wait(4, 29.0, 31.5),  # across a pool kill that was skipped: nothing happened
-        wait(5, 42.0, 44.0),  # after the crash was armed, before it fired
-        wait(6, 54.0, 56.0),  # across the crash
-        wait(7, 75.5, 80.0),  # begins at the end of a restarted worker's window
-        wait(8, 2.0, 3.5),  # before any fault
+        wait(2, 9.2, 11.0),  # began 0.8 s before the stop: the limit covers that part
+        wait(3, 8.0, 11.0),  # began 2 s before the stop: over the limit before any fault
+        wait(4, 17.0, 23.5),  # across two faults in a row, ends in the second's recovery
+        wait(5, 23.0, 25.5),  # outlasted the recovery of the faults it began in
+        wait(6, 30.0, 32.0),  # no fault near: a lost wake-up
+        wait(7, 25.0, 41.0),  # began in the quiet before the restart, long before it
+        wait(8, 46.5, 48.0),  # began in the recovery, still waiting after it
     ]
-    counted, exempt = classify(reversed(waits), windows)
-    assert [w.event for w in counted] == [3, 4, 5, 8]
-    assert [w.event for w in exempt] == [1, 2, 6, 7]
-    assert [w.seconds for w in counted] == [2.0, 2.5, 2.0, 1.5]
+    counted, exempt = classify(reversed(waits), windows, limit_s=1.0)
+    assert [w.event for w in counted] == [3, 5, 6, 7, 8]
+    assert [w.event for w in exempt] == [1, 2, 4]
+    assert [w.seconds for w in counted] == [3.0, 2.5, 2.0, 16.0, 1.5]
+
+
+def test_faults_in_a_row_join_into_one_span() -> None:
+    joined = spans([Window("b", at(18.0), at(24.0)), Window("a", at(10.0), at(19.0)),
+                    Window("c", at(24.5), at(26.0))])  # fmt: skip
+    assert joined == [Window("a, b", at(10.0), at(24.0)), Window("c", at(24.5), at(26.0))]
 
 
 def test_the_sampler_keeps_the_longest_wait_and_those_over_its_limit() -> None:
@@ -112,7 +129,7 @@ def test_the_sampler_reports_an_event_nobody_woke_its_run_for() -> None:
         late = waits.over[lost.pk]
         assert (late.run, late.key, late.applied) == (run_id, "cancel", False)
         assert 0.5 <= late.seconds < 5.0
-        assert classify(waits.over.values(), []) == ([late], [])
+        assert classify(waits.over.values(), [], limit_s=0.3) == ([late], [])
         assert advances.sent == sent  # nobody was asked to advance the run
         assert step.advance(run_id) == 1
         waits.sample()
