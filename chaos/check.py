@@ -5,19 +5,23 @@ from typing import Any
 
 from chaos.oracle import compare
 from chaos.traffic import TERMINAL, regressed
+from chaos.waits import EventWaits, Wait, Window, classify
 from chaos.workload import PlannedRun
 
 COMPLETIONS = ("action.completed", "action.failed")
 FINAL_ROW_EVENTS = ("node.completed", "node.failed")
 
 
-def check(chaos: Any, planned: list[PlannedRun], traffic: Any) -> dict[str, Any]:
+def check(chaos: Any, planned: list[PlannedRun], traffic: Any,
+          windows: list[Window]) -> dict[str, Any]:  # fmt: skip
     """Check every invariant on every run; return the counts and the first examples."""
     from django.db import connection
 
     from engine.models import Run
 
     connection.close()  # a fault may have ended the driver's connection
+    traffic.waits.sample(full=True)  # the last look reads every event
+    late, exempt = classify(traffic.waits.over.values(), windows, traffic.waits.limit_s)
     runs = list(Run.objects.all())
     by_number: dict[int, list[Run]] = {}
     for run in runs:
@@ -45,9 +49,30 @@ def check(chaos: Any, planned: list[PlannedRun], traffic: Any) -> dict[str, Any]
             "row regressions seen live": len(traffic.regressions),
             "row regressions in the trace": found.counts["trace regressions"],
             "runs started twice": len(runs) - len(by_number),
+            "events unapplied longer than one sweep interval": len(late),
         },
+        "unapplied": waits_figures(traffic.waits, exempt),
         "orphans": sorted(traffic.orphans_over_limit),
-        "examples": {**found.examples, "live regressions": traffic.regressions[:5]},
+        "examples": {
+            **found.examples,
+            "live regressions": traffic.regressions[:5],
+            "unapplied too long": [w.describe() for w in late[:5]],
+        },
+    }
+
+
+def waits_figures(waits: EventWaits, exempt: list[Wait]) -> dict[str, Any]:
+    """The reported figures of the events' waits: how many were measured, the longest of
+    all, and the waits over the limit that a fault explains (not an invariant)."""
+    longest_exempt = max(exempt, key=lambda w: w.seconds, default=None)
+    return {
+        "limit_s": waits.limit_s,
+        "measured": waits.measured,
+        "longest_s": round(waits.longest.seconds, 2) if waits.longest else 0.0,
+        "longest": waits.longest.describe() if waits.longest else "",
+        "exempt": len(exempt),
+        "longest_exempt_s": round(longest_exempt.seconds, 2) if longest_exempt else 0.0,
+        "over_limit": [w.describe() for w in sorted(waits.over.values(), key=lambda w: w.event)],
     }
 
 
@@ -168,6 +193,7 @@ def table(summary: dict[str, Any]) -> str:
         f"worker restarts: {summary['restarts']}; run statuses: {summary['statuses']}; "
         f"decisions {summary['decisions']}; start retries {summary['start_retries']}; longest an "
         f"action went without a live worker: {summary['longest_without_lease_s']} s",
+        unapplied_line(summary["unapplied"]),
         "",
         "| invariant | count |",
         "| --- | --- |",
@@ -179,3 +205,10 @@ def table(summary: dict[str, Any]) -> str:
         for text in texts:
             lines.append(f"  {kind}: {text}")
     return "\n".join(lines)
+
+
+def unapplied_line(figures: dict[str, Any]) -> str:
+    """The events' waits in a line above the table."""
+    return (f"inbox events measured {figures['measured']}; longest unapplied "
+            f"{figures['longest_s']} s; over {figures['limit_s']:g} s but explained by a fault: "
+            f"{figures['exempt']} (longest {figures['longest_exempt_s']} s)")  # fmt: skip

@@ -65,6 +65,7 @@ class Worker:
     log: Path
     process: subprocess.Popen[bytes] | None = None
     restarts: int = 0
+    ready_text: str = " ready."  # what its log says once it takes tasks
 
     def start(self) -> None:
         self.process = subprocess.Popen(self.command, cwd=ROOT, env=self.env,
@@ -90,6 +91,24 @@ class Worker:
 
 
 @dataclass
+class Restart:
+    """A worker the supervisor restarted: when (monotonic), and when its log said it was
+    ready (None while it boots)."""
+
+    worker: Worker
+    at: float
+    log_offset: int
+    ready_at: float | None = None
+
+    def look(self) -> None:
+        """Note the time if the restarted worker's log now says it is ready."""
+        with self.worker.log.open("rb") as log:
+            log.seek(self.log_offset)
+            if self.worker.ready_text.encode() in log.read():
+                self.ready_at = time.monotonic()
+
+
+@dataclass
 class Cluster:
     """Daphne and the workers on one database and one Redis; `supervise` keeps them up."""
 
@@ -101,6 +120,7 @@ class Cluster:
     daphne: subprocess.Popen[bytes] | None = None
     base_url: str = ""
     held: set[str] = field(default_factory=set)  # workers a fault holds down on purpose
+    restarted: list[Restart] = field(default_factory=list)
     stopping: threading.Event = field(default_factory=threading.Event)
     say: Callable[[str], None] = print
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -130,7 +150,7 @@ class Cluster:
         # `worker --beat` that dies is never started again, and the sweeper stops with it.
         beat = [str(BIN / "celery"), "-A", "braid", "beat", "--loglevel=INFO",
                 f"--schedule={self.var_dir / 'celerybeat-schedule'}"]  # fmt: skip
-        self.beat = Worker("beat", beat, env, self.var_dir / "beat.log")
+        self.beat = Worker("beat", beat, env, self.var_dir / "beat.log", ready_text="Starting")
         self.beat.start()
         wait_for_port(port, self.daphne, log)
         self.base_url = f"http://127.0.0.1:{port}"
@@ -139,6 +159,9 @@ class Cluster:
     def supervise(self) -> None:
         """Restart a worker whose main process died (its leftover pool killed first)."""
         while not self.stopping.wait(0.3):
+            for restart in self.restarted:
+                if restart.ready_at is None:
+                    restart.look()
             for worker in [*self.workers, *([self.beat] if self.beat else [])]:
                 with self.lock:
                     if worker.name in self.held or worker.process is None:
@@ -146,8 +169,10 @@ class Cluster:
                     if worker.process.poll() is None:
                         continue
                     worker.kill_group()
+                    offset = worker.log.stat().st_size
                     worker.start()
                     worker.restarts += 1
+                    self.restarted.append(Restart(worker, time.monotonic(), offset))
                     self.say(f"supervisor: {worker.name} died; restarted as pid {worker.pid}")
 
     def stop(self) -> None:

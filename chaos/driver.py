@@ -16,7 +16,7 @@ from typing import Any
 
 from chaos import workload
 from chaos.cluster import Cluster, Redis, fresh_database
-from chaos.faults import Injector, counts_for, schedule
+from chaos.faults import Injector, counts_for, schedule, took_effect
 
 ROOT = Path(__file__).resolve().parents[1]
 ON_WORKERS = ("kill-child", "kill-main", "stop")
@@ -41,6 +41,8 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--redis-url", default="",
                         help="another Redis instead of ours (then no Redis restarts)")  # fmt: skip
     parser.add_argument("--faults", default="", help="override counts, e.g. kill-child=2,stop=0")
+    parser.add_argument("--database", default=os.environ.get("BRAID_CHAOS_DATABASE", ""),
+                        help="the database made afresh (default braid_chaos_<seed>)")  # fmt: skip
     parser.add_argument("--keep", action="store_true", help="keep the database afterwards")
     parser.add_argument("--json", default="", help="write the summary here")
     return parser.parse_args(argv)
@@ -68,12 +70,6 @@ class Chaos:
                 log.write(line + "\n")
 
 
-def effective(fault: dict[str, object]) -> bool:
-    """Whether a fault did something (a skipped one, or a pool kill with no pool, did not)."""
-    detail = str(fault["detail"])
-    return not detail.startswith("skipped") and "had no pool process" not in detail
-
-
 def main(argv: list[str] | None = None) -> int:
     args = parse(argv)
     chaos = Chaos(args)
@@ -89,7 +85,7 @@ def main(argv: list[str] | None = None) -> int:
         redis = Redis(args.redis_port, chaos.var_dir / "redis.log")
         redis.start()
         redis_url = f"redis://127.0.0.1:{args.redis_port}/{args.redis_db}"
-    database = f"braid_chaos_{args.seed}"
+    database = args.database or f"braid_chaos_{args.seed}"
     database_url = fresh_database(args.postgres_url, database)
     markers = chaos.var_dir / "crash-markers"
     markers.mkdir(exist_ok=True)
@@ -154,6 +150,7 @@ def exercise(chaos: Chaos, cluster: Cluster, redis: Redis | None, counts: dict[s
     """Publish, start, decide and fault; drain; check. Return the summary."""
     from chaos.check import check, table
     from chaos.traffic import Traffic
+    from chaos.waits import fault_windows, recovery_s
 
     args = chaos.args
     traffic = Traffic(chaos, cluster.base_url)
@@ -180,14 +177,21 @@ def exercise(chaos: Chaos, cluster: Cluster, redis: Redis | None, counts: dict[s
     drained = traffic.drain(args.drain_timeout, quiet_s=12)
     drain_s = time.monotonic() - started - fault_end
     chaos.say(f"drain {'done' if drained else 'TIMED OUT'} after {drain_s:.1f} s")
-    findings = check(chaos, planned, traffic)
+    ended = time.monotonic()  # a worker still booting now is ready no sooner
+    restarts = [(r.at - started, (r.ready_at or ended) - started) for r in cluster.restarted]
+    windows = fault_windows(injected, injector.fired_times(), restarts, traffic.waits.clock,
+                            started, recovery_s())  # fmt: skip
+    findings = check(chaos, planned, traffic, windows)
     summary = {
         "seed": args.seed, "runs": args.runs, "workers": args.workers,
         "concurrency": args.concurrency, "duplicate_every": args.duplicate_every,
         "faults": injected, "fault_counts": {k: sum(1 for f in injected if f["kind"] == k
-                                                    and effective(f)) for k in counts},
+                                                    and took_effect(f)) for k in counts},
         "restarts": {w.name: w.restarts for w in cluster.workers},
         "crashes_fired": injector.crashes_fired(),
+        "restarts_ready_after_s": [round(ready - begun, 1) for begun, ready in restarts],
+        "fault_windows": [f"{w.kind}: {w.start:%H:%M:%S.%f} to {w.end:%H:%M:%S.%f}"
+                          for w in windows],
         "workload_s": round(fault_end, 1), "drain_s": round(drain_s, 1), "drained": drained,
         **findings,
     }  # fmt: skip

@@ -66,6 +66,12 @@ def schedule(seed: int, counts: dict[str, int], window_s: float, workers: int) -
     return sorted(faults, key=lambda f: (f.at_s, f.kind))
 
 
+def took_effect(fault: dict[str, object]) -> bool:
+    """Whether a fault did something (a skipped one, or a pool kill with no pool, did not)."""
+    detail = str(fault["detail"])
+    return not detail.startswith("skipped") and "had no pool process" not in detail
+
+
 @dataclass
 class Injector:
     """Carries out a schedule against the cluster, logging what it did and when."""
@@ -79,16 +85,20 @@ class Injector:
     say: Callable[[str], None]
     armed: int = 0
     killed: set[int] = field(default_factory=set)
+    started: float = 0.0
+    fired_s: list[float] = field(default_factory=list)  # when armed crashes fired
 
     def run(self, faults: list[Fault], started: float) -> list[dict[str, object]]:
         """Inject each fault at its time (or as soon after as the last one allows)."""
         done = []
+        self.started = started
         for fault in faults:
             time.sleep(max(0.0, started + fault.at_s - time.monotonic()))
             actual = round(time.monotonic() - started, 2)
             detail = getattr(self, fault.kind.replace("-", "_"))(fault)
+            ended = round(time.monotonic() - started, 2)  # a stop or a restart lasts seconds
             self.say(f"fault at {actual:7.2f} s (scheduled {fault.at_s}): {fault.kind} {detail}")
-            done.append({**asdict(fault), "actual_s": actual, "detail": detail})
+            done.append({**asdict(fault), "actual_s": actual, "ended_s": ended, "detail": detail})
         return done
 
     def kill_child(self, fault: Fault) -> str:
@@ -162,6 +172,7 @@ class Injector:
         marker = self.markers / "advance.after_commit"
         if not marker.exists():
             return "skipped: the last one armed has not fired yet"
+        self.note_fired()
         marker.unlink()
         self.armed += 1
         return "armed: the next step to commit kills its worker process before publishing"
@@ -170,3 +181,16 @@ class Injector:
         """How many armed crashes fired (the last one fired when its marker is back)."""
         pending = 0 if (self.markers / "advance.after_commit").exists() else 1
         return self.armed - pending
+
+    def fired_times(self) -> list[float]:
+        """When each armed crash fired, in seconds after the workload started."""
+        self.note_fired()
+        return list(self.fired_s)
+
+    def note_fired(self) -> None:
+        """Note when the crash armed last fired, if it did: its process touched the marker
+        then (seconds after the workload started, as the faults' times)."""
+        marker = self.markers / "advance.after_commit"
+        if self.armed > len(self.fired_s) and marker.exists():
+            wall_to_run = time.time() - (time.monotonic() - self.started)
+            self.fired_s.append(round(marker.stat().st_mtime - wall_to_run, 2))

@@ -11,6 +11,7 @@ from typing import Any
 
 from chaos import workload
 from chaos.quietly import quietly
+from chaos.waits import EventWaits
 from tests.processes import Browserless
 
 TERMINAL = ("completed", "failed", "cancelled")
@@ -58,6 +59,11 @@ class Traffic:
         self.orphaned_since: dict[int, float] = {}  # open action -> first seen without a lease
         self.longest_orphan_s = 0.0
         self.orphans_over_limit: set[int] = set()
+        from django.conf import settings
+
+        # The workers' sweep interval (the driver runs with their settings): an event
+        # unapplied longer than it is counted by check.py unless a fault explains it.
+        self.waits = EventWaits(settings.BRAID_SWEEP_INTERVAL_S)
 
     def publish(self) -> None:
         """Publish the child flow and the seed's flows; log in the starter and approver."""
@@ -144,7 +150,8 @@ class Traffic:
         return self.numbers[run_id]
 
     def sample(self) -> None:
-        """Read every node row; a row that went back in the fence's order is a regression."""
+        """Read every node row (a row that went back in the fence's order is a regression),
+        the leases of open actions and the inbox events waiting to be applied."""
         from engine.models import NodeState
 
         values = NodeState.objects.values_list("run_id", "node", "status", "status_detail",
@@ -158,6 +165,7 @@ class Traffic:
             self.rows[key] = now
         self.samples += 1
         self.watch_leases()
+        self.waits.sample()
 
     def watch_leases(self) -> None:
         """Time how long each open action goes without a live claimer (unsent, unclaimed, or
