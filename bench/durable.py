@@ -105,7 +105,7 @@ class Plan:
     fork_repetitions: int = 9  # the fork and the chord: their ratio is a goal, and cheap
     flat_levels: tuple[int, ...] = (100, 1000, 10_000)  # open requests, walked up then down
     flat_decisions: int = 40  # decisions per level and pass (the first one untimed)
-    flat_page_every: int = 4  # one read of the inbox page's limit=500 per this many decisions
+    flat_page_every: int = 8  # one read of the inbox page's limit=500 per this many decisions
 
 
 FULL = Plan(
@@ -2345,7 +2345,9 @@ METHODS: dict[str, list[str]] = {
         "In this process, before any worker runs. The population is N durable runs of "
         "start → one approval by finance (policy any) → end, each started with `create_run` "
         "and stepped once with `engine.runtime.step.advance`, so that N requests are open "
-        "in the whole database (building a level is untimed, its commits unsynced). The "
+        "in the whole database (building a level is untimed, its commits unsynced, and "
+        "ends with an ANALYZE of the requests and runs tables, as autovacuum would after "
+        "that many rows changed). The "
         "levels are walked up, then back down: going down cancels runs spread over the "
         "population (`engine.runtime.runs.cancel`, applied by a step that closes their "
         "requests), so the closed requests stay in the table, as in production, and a "
@@ -2354,9 +2356,12 @@ METHODS: dict[str, list[str]] = {
         "`POST /api/approvals/<id>/decide/` through Django's test client (the whole "
         "middleware stack, no server), logged in as a finance user, then the step a worker "
         "would take, timed together; each decision is followed by one read of the inbox "
-        "list's first page (`GET /api/approvals/`, the API's page of 50), and every fourth "
+        "list's first page (`GET /api/approvals/`, the API's page of 50), and every eighth "
         "by the inbox page's own read (`limit=500`, which returns min(N, 500) requests, so "
-        "it is shown, not judged). The first decision and read of a pass are untimed (they "
+        "it is shown, not judged). `COUNT(*)` alone is the inbox's count of the finance "
+        "user's open requests (`approvals.services.open_requests(user).count()`, what the "
+        "pagination runs), timed on its own after the decisions. The first decision and "
+        "read of a pass are untimed (they "
         "count the statements); the decided runs are replaced by as many new ones before "
         "the next level. Medians with a 95% bootstrap interval of the median (n samples); "
         "the goal compares the median at the most open requests with that at the fewest, "
