@@ -9,12 +9,17 @@ demo flows and measures, in this order:
    tasks' own code called from here under `connection.execute_wrapper`), the snapshot's size
    and cost against the number of frames, and the physical limit (raw psycopg 3 conditional
    UPDATEs against `engine.runtime.store.write_rows` at the same batch sizes), and a foreach
-   of 1,000 approvals decided one by one through `runs.services.decide` (first vs last 100);
+   of 1,000 approvals decided one by one through `runs.services.decide` (first vs last 100),
+   and (`flatness`) one decision through the approvals API plus its step, and the inbox's
+   first page, at 100, 1,000 and 10,000 open requests, walked up then back down;
 2. on two `celery -A braid worker --concurrency=2` processes (one with `--beat`): runs/s of
    the demo flows without approvals, node steps/s, the latency from an action's completion
    to the next action's dispatch on a chain of noop tasks, and a wide fork into one gather;
 3. with those stopped, on two `celery -A bench.durable worker --concurrency=2` processes: a
    raw Celery chord of as many no-op tasks and a raw Celery chain, over the same Redis.
+
+With --only and --out, sections of their own (not the fork, chain or peer) replace theirs
+in the earlier report, with their goal lines; the rest is kept as it was.
 
 Runs are created in this process with `engine.runtime.runs.create_run`, whose transaction
 publishes `advance_run` on commit. Every process started here is stopped at the end, also
@@ -144,7 +149,7 @@ QUICK = Plan(
     limit_rows=600,
     decisions=300,
     flat_levels=(100, 1000),
-    flat_decisions=30,
+    flat_decisions=20,
     budgets={
         "round_trips": 15,
         "snapshots": 15,

@@ -137,3 +137,20 @@ def test_goal_lines_of_a_section_the_earlier_report_lacked_follow_its_last_goal(
         "- **MET** — flat across open requests, one decision: 1.01x.",
         "- **MET** — flat across open requests, the inbox: 1.02x.",
     ]
+
+
+def test_only_sections_of_their_own_are_spliced_into_the_earlier_report() -> None:
+    import datetime as dt
+
+    from bench.durable import METHODS, QUICK, Results, report_text
+
+    results = Results(QUICK, "db", dt.datetime(2026, 12, 6, 15, 0, tzinfo=dt.UTC))
+    results.errors["flatness"] = "BenchError: nothing measured"
+    fresh = report_text(results, {"flatness"}, None)
+    earlier = "# Durable Braid: measured\n\n## Goals\n\n- **MET** — chain.\n\n## Kept\n\nold\n"
+    assert report_text(results, {"fork", "peer"}, earlier) == fresh
+    assert report_text(results, {"flatness"}, earlier) == earlier.replace(
+        "## Kept",
+        "## Approvals flat across open requests\n\nFailed: BenchError: nothing measured\n\n"
+        f"{METHODS['flatness'][1]}\n\n## Kept",
+    )
