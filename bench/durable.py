@@ -9,12 +9,17 @@ demo flows and measures, in this order:
    tasks' own code called from here under `connection.execute_wrapper`), the snapshot's size
    and cost against the number of frames, and the physical limit (raw psycopg 3 conditional
    UPDATEs against `engine.runtime.store.write_rows` at the same batch sizes), and a foreach
-   of 1,000 approvals decided one by one through `runs.services.decide` (first vs last 100);
+   of 1,000 approvals decided one by one through `runs.services.decide` (first vs last 100),
+   and (`flatness`) one decision through the approvals API plus its step, and the inbox's
+   first page, at 100, 1,000 and 10,000 open requests, walked up then back down;
 2. on two `celery -A braid worker --concurrency=2` processes (one with `--beat`): runs/s of
    the demo flows without approvals, node steps/s, the latency from an action's completion
    to the next action's dispatch on a chain of noop tasks, and a wide fork into one gather;
 3. with those stopped, on two `celery -A bench.durable worker --concurrency=2` processes: a
    raw Celery chord of as many no-op tasks and a raw Celery chain, over the same Redis.
+
+With --only and --out, sections of their own (not the fork, chain or peer) replace theirs
+in the earlier report, with their goal lines; the rest is kept as it was.
 
 Runs are created in this process with `engine.runtime.runs.create_run`, whose transaction
 publishes `advance_run` on commit. Every process started here is stopped at the end, also
@@ -103,6 +108,9 @@ class Plan:
     budgets: dict[str, float]
     decisions: int = 1000  # approvals of the foreach decided one by one
     fork_repetitions: int = 9  # the fork and the chord: their ratio is a goal, and cheap
+    flat_levels: tuple[int, ...] = (100, 1000, 10_000)  # open requests, walked up then down
+    flat_decisions: int = 40  # decisions per level and pass (the first one untimed)
+    flat_page_every: int = 8  # one read of the inbox page's limit=500 per this many decisions
 
 
 FULL = Plan(
@@ -140,6 +148,8 @@ QUICK = Plan(
     foreach_items=100,
     limit_rows=600,
     decisions=300,
+    flat_levels=(100, 1000),
+    flat_decisions=20,
     budgets={
         "round_trips": 15,
         "snapshots": 15,
@@ -875,6 +885,297 @@ def workers_table(part: dict[str, Any]) -> list[str]:
     ]
 
 
+# ---------------------------------------------------------------- flatness (in-process)
+
+FLAT_GOAL = 1.1  # a decision (and an inbox read) at the most open requests, at most this
+# times its cost at the fewest
+FLAT_INBOX = "/api/approvals/"  # the inbox list's first page (the API's page size, 50)
+FLAT_PAGE = "/api/approvals/?limit=500"  # what the inbox page itself asks for
+FLATNESS_TITLE = "Approvals flat across open requests"
+
+
+def flat_doc() -> dict[str, Any]:
+    """start -> one approval by finance (any one member) -> end: a run waiting on a person."""
+    nodes = [{"id": "ask", "type": "approval", "groups": ["finance"], "policy": "any",
+              "title": "Invoice ${string(input.n)}"}]  # fmt: skip
+    edges = [
+        {"source": "start", "target": "ask"},
+        {"source": "ask", "outcome": "approved", "target": "end"},
+    ]
+    return flow("flat-approval", nodes, edges)
+
+
+def level_walk(levels: Sequence[int]) -> list[tuple[int, str]]:
+    """Return the levels up then back down, each with its pass: 100 up, 1,000 up, 10,000
+    up, 1,000 down, 100 down (the highest level is measured once)."""
+    up = [(n, "up") for n in levels]
+    return up + [(n, "down") for n in reversed(levels[:-1])]
+
+
+def spread_picks(size: int, count: int) -> list[int]:
+    """Return `count` distinct indices into `size` items, evenly spread (the middle of each
+    of `count` equal stretches); all of them when there are fewer items."""
+    if count >= size:
+        return list(range(size))
+    return [(2 * i + 1) * size // (2 * count) for i in range(count)]
+
+
+def open_flat_runs(count: int) -> list[str]:
+    """Start `count` runs of the flat flow and take each one's first step, which opens its
+    approval request; return their ids in the order started."""
+    from engine.runtime import step
+
+    graphs = resolved(flat_doc())
+    ids = []
+    with unsynced_commits():
+        for n in range(count):
+            run_id = start_run(graphs, "flat", {"n": n})
+            step.advance(run_id)
+            ids.append(run_id)
+    return ids
+
+
+@contextmanager
+def unsynced_commits() -> Iterator[None]:
+    """Let this connection's commits return before their WAL reaches the disk, for the
+    untimed building of a level (on a shared disk each commit waited ~8 ms for its fsync)."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("SET synchronous_commit TO off")
+    try:
+        yield
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute("SET synchronous_commit TO on")
+
+
+def close_flat_runs(ids: Sequence[str]) -> None:
+    """Cancel runs of the flat flow as an admin would, each applied by its next step (the
+    step closes its request)."""
+    from engine.models import Run
+    from engine.runtime import runs, step
+
+    with unsynced_commits():
+        for run_id in ids:
+            runs.cancel(Run(pk=run_id), by="bench", reason="back down a level")
+            step.advance(run_id)
+
+
+def open_request_ids(run_ids: Sequence[str]) -> dict[str, int]:
+    """Return the open request of each run, by run id; raise BenchError when one is missing."""
+    from approvals.models import ApprovalRequest, ApprovalStatus
+
+    found = ApprovalRequest.objects.filter(run_id__in=run_ids, status=ApprovalStatus.OPEN)
+    pairs = {str(run): pk for run, pk in found.values_list("run_id", "pk")}
+    if len(pairs) != len(run_ids):
+        raise BenchError(f"{len(run_ids) - len(pairs)} of {len(run_ids)} runs have no open request")
+    return pairs
+
+
+def count_open() -> int:
+    """Return how many approval requests are open in the whole database."""
+    from approvals.models import ApprovalRequest, ApprovalStatus
+
+    return ApprovalRequest.objects.filter(status=ApprovalStatus.OPEN).count()
+
+
+def get_ok(client: Any, url: str) -> float:
+    """GET a URL through Django's handler in this process; return the milliseconds."""
+    begun = time.perf_counter()
+    response = client.get(url, secure=True)
+    elapsed = (time.perf_counter() - begun) * 1e3
+    if response.status_code != 200:
+        raise BenchError(f"GET {url} answered {response.status_code}: {response.content[:200]!r}")
+    return elapsed
+
+
+def decide_and_step(client: Any, run_id: str, request_id: int) -> float:
+    """POST a decision to the API, then take the step a worker would; return the milliseconds."""
+    from engine.runtime import step
+
+    begun = time.perf_counter()
+    response = client.post(f"/api/approvals/{request_id}/decide/", {"decision": "approve"},
+                           content_type="application/json", secure=True)  # fmt: skip
+    step.advance(run_id)
+    elapsed = (time.perf_counter() - begun) * 1e3
+    if response.status_code != 202:
+        raise BenchError(f"deciding request {request_id} answered {response.status_code}: "
+                         f"{response.content[:200]!r}")  # fmt: skip
+    return elapsed
+
+
+def queries_of(run: Callable[[], object]) -> int:
+    """Return how many SQL statements one call sends."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    with CaptureQueriesContext(connection) as captured:
+        run()
+    return len(captured)
+
+
+def flat_sample(client: Any, population: list[str], plan: Plan) -> dict[str, Any]:
+    """Decide requests spread over the open ones, each followed by an inbox read, then open
+    as many new runs (untimed), so the level holds as many open requests as before."""
+    from engine.models import Run
+
+    picked = [population[i] for i in spread_picks(len(population), plan.flat_decisions)]
+    requests = open_request_ids(picked)
+    decide_ms, inbox_ms, page_ms = [], [], []
+    queries = {"decision": queries_of(lambda: decide_and_step(client, picked[0],
+                                                              requests[picked[0]])),
+               "inbox": queries_of(lambda: get_ok(client, FLAT_INBOX))}  # fmt: skip
+    for index, run_id in enumerate(picked[1:]):
+        decide_ms.append(decide_and_step(client, run_id, requests[run_id]))
+        inbox_ms.append(get_ok(client, FLAT_INBOX))
+        if index % plan.flat_page_every == 0:
+            page_ms.append(get_ok(client, FLAT_PAGE))
+    count_ms = inbox_count_ms(plan.flat_decisions // 4)
+    done = Run.objects.filter(pk__in=picked, status="completed").count()
+    if done != len(picked):
+        raise BenchError(f"{len(picked) - done} of {len(picked)} decided runs did not complete")
+    gone = set(picked)
+    population[:] = [run_id for run_id in population if run_id not in gone]
+    population += open_flat_runs(len(picked))
+    return {"decide_ms": decide_ms, "inbox_ms": inbox_ms, "page_ms": page_ms,
+            "count_ms": count_ms, "queries": queries}  # fmt: skip
+
+
+def inbox_count_ms(times: int) -> list[float]:
+    """Time the inbox's count of the finance user's open requests alone (the pagination's
+    `COUNT(*)`, which reads every request it counts), `times` times."""
+    from approvals import services
+
+    user, samples = decider(), []
+    for _ in range(times):
+        begun = time.perf_counter()
+        services.open_requests(user).count()
+        samples.append((time.perf_counter() - begun) * 1e3)
+    return samples
+
+
+def move_to_level(population: list[str], level: int) -> float:
+    """Open or cancel runs until `level` requests are open; return the seconds it took."""
+    started = time.perf_counter()
+    if level > len(population):
+        population += open_flat_runs(level - len(population))
+    elif level < len(population):
+        leaving = [population[i] for i in spread_picks(len(population), len(population) - level)]
+        close_flat_runs(leaving)
+        gone = set(leaving)
+        population[:] = [run_id for run_id in population if run_id not in gone]
+    if (found := count_open()) != level:
+        raise BenchError(f"{found:,} requests open, not {level:,}")
+    moved = time.perf_counter() - started
+    analyze_approvals()
+    return moved
+
+
+def analyze_approvals() -> None:
+    """Refresh the planner's statistics of the tables the inbox reads, as autovacuum does
+    after enough rows change: a level built in seconds is otherwise planned as if it held
+    the last level's rows (the inbox then sorted every open request for its first page)."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE approvals_approvalrequest, engine_run")
+
+
+def measure_flatness(plan: Plan) -> dict[str, Any]:
+    """One decision and one inbox read against the number of open requests, up then down.
+
+    A decision is `POST /api/approvals/<id>/decide/` through Django's test client, logged
+    in as a finance user, and the step a worker would take next (`step.advance`), timed
+    together; the inbox read is the list API's first page, right after each decision.
+    """
+    from django.test import Client
+
+    load_before = os.getloadavg()
+    client = Client(HTTP_HOST="127.0.0.1")
+    client.force_login(decider())
+    population: list[str] = []
+    passes = []
+    print(f"   load {' '.join(f'{x:.2f}' for x in load_before)}", flush=True)
+    for level, direction in level_walk(plan.flat_levels):
+        moved_s = move_to_level(population, level)
+        sample = flat_sample(client, population, plan)
+        passes.append({"level": level, "pass": direction, "moved_s": moved_s, **sample})
+        print(f"   {level:,} {direction}: decision {statistics.median(sample['decide_ms']):.1f} "
+              f"ms, inbox {statistics.median(sample['inbox_ms']):.1f} ms", flush=True)  # fmt: skip
+    return {"passes": passes, "load_before": load_before, "load_after": os.getloadavg(),
+            "at": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M"),
+            "decisions": plan.flat_decisions, "commit": machine_facts()["commit"]}  # fmt: skip
+
+
+def pooled(passes: Sequence[dict[str, Any]], key: str) -> dict[int, list[float]]:
+    """Return every sample of `key` by level, the passes up and down together."""
+    found: dict[int, list[float]] = {}
+    for one in passes:
+        found.setdefault(one["level"], []).extend(one[key])
+    return found
+
+
+def median_text(values: Sequence[float]) -> str:
+    """Return `median ms [95% bootstrap interval] (n)`."""
+    from bench.measure import bootstrap_interval
+
+    interval = bootstrap_interval(values)
+    shown = f" [{interval[0]:.1f}-{interval[1]:.1f}]" if interval else ""
+    return f"{statistics.median(values):.1f} ms{shown} (n={len(values)})"
+
+
+def flat_ratio(passes: Sequence[dict[str, Any]], key: str) -> tuple[int, float, int, float]:
+    """Return the fewest open requests and the median there, the most and the median there
+    (all the samples of a level, up and down)."""
+    by_level = pooled(passes, key)
+    low, high = min(by_level), max(by_level)
+    return low, statistics.median(by_level[low]), high, statistics.median(by_level[high])
+
+
+def flatness_table(part: dict[str, Any]) -> list[str]:
+    """Return the tables of the flatness measurement."""
+    lines = [
+        f"Measured on {part['at']} UTC at commit {part['commit']}; load average before "
+        f"{' '.join(f'{x:.2f}' for x in part['load_before'])}, after "
+        f"{' '.join(f'{x:.2f}' for x in part['load_after'])}.",
+        "",
+        "| open requests | pass | reaching it | one decision (API + step) | inbox first page "
+        "(50) | its `COUNT(*)` alone | the inbox page's read (`limit=500`) | statements per "
+        "decision, per inbox read |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for one in part["passes"]:
+        lines.append(
+            f"| {one['level']:,} | {one['pass']} | {one['moved_s']:.1f} s | "
+            f"{median_text(one['decide_ms'])} | {median_text(one['inbox_ms'])} | "
+            f"{median_text(one['count_ms'])} | {median_text(one['page_ms'])} | "
+            f"{one['queries']['decision']}, {one['queries']['inbox']} |"
+        )
+    lines += ["", "| open requests | one decision, up and down | inbox first page, up and down |",
+              "|---|---|---|"]  # fmt: skip
+    decisions, reads = pooled(part["passes"], "decide_ms"), pooled(part["passes"], "inbox_ms")
+    for level in sorted(decisions):
+        lines.append(f"| {level:,} | {median_text(decisions[level])} | "
+                     f"{median_text(reads[level])} |")  # fmt: skip
+    return lines
+
+
+def flatness_goals(part: dict[str, Any]) -> list[str]:
+    """Return the goal lines of the flatness measurement."""
+    lines = []
+    for key, what in (("decide_ms", "one decision (API + step)"),
+                      ("inbox_ms", "the inbox list's first page")):  # fmt: skip
+        low, at_low, high, at_high = flat_ratio(part["passes"], key)
+        ratio = at_high / at_low
+        lines.append(
+            f"- **{verdict(ratio <= FLAT_GOAL)}** — flat across open requests, {what}: median "
+            f"{at_high:.1f} ms at {high:,} open vs {at_low:.1f} ms at {low:,} ({ratio:.2f}x; "
+            f"goal ≤ {FLAT_GOAL}x)."
+        )
+    return lines
+
+
 # ---------------------------------------------------------------- snapshots (in-process)
 
 
@@ -1526,6 +1827,9 @@ def worker_env(database: str, var_dir: str) -> dict[str, str]:
         "BRAID_BENCH_BACKEND_URL": PEER_BACKEND_URL,
         "BRAID_VAR_DIR": var_dir,
         "BRAID_SWEEP_INTERVAL_S": "1",
+        # No mail server here: the approval emails go nowhere instead of failing one by one
+        # (a refused SMTP connection and its logged traceback per request opened).
+        "BRAID_EMAIL_BACKEND": "django.core.mail.backends.dummy.EmailBackend",
         # As in production: DEBUG would log (and format) every statement.
         "DJANGO_DEBUG": "0",
         "DJANGO_SECRET_KEY": "bench-only-secret-key-not-for-any-deployment-0123456789",
@@ -1537,7 +1841,7 @@ def worker_env(database: str, var_dir: str) -> dict[str, str]:
 
 SECTIONS = (
     "round_trips", "snapshots", "limit", "decisions", "workers", "throughput", "latency",
-    "fork", "peer",
+    "fork", "peer", "flatness",
 )  # fmt: skip
 
 
@@ -1552,12 +1856,13 @@ def run_everything(results: Results, procs: Processes, only: set[str]) -> None:
         "limit": lambda: measure_limit(plan, database),
         "decisions": lambda: measure_decisions(plan),
         "workers": lambda: measure_workers(plan),
+        "flatness": lambda: measure_flatness(plan),
         "throughput": lambda: measure_throughput(plan, database),
         "latency": lambda: measure_latency(plan, database),
         "fork": lambda: measure_fork(plan, database),
         "peer": lambda: measure_peer(plan),
     }
-    for name in ("round_trips", "snapshots", "limit", "decisions", "workers"):
+    for name in ("round_trips", "snapshots", "limit", "decisions", "workers", "flatness"):
         if name in only:
             section(results, name, measures[name])
     flush_redis()  # the in-process runs published messages nobody needs
@@ -1596,10 +1901,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="smaller sizes, under 3 minutes")
     parser.add_argument("--out", type=Path, help="write the markdown report here")
     parser.add_argument("--only", default=",".join(SECTIONS), help="comma-separated sections")
+    parser.add_argument("--database-prefix", default="braid_bench",
+                        help="the benchmark's PostgreSQL database is PREFIX_<random>")  # fmt: skip
     args = parser.parse_args(argv)
     signal.signal(signal.SIGTERM, terminate)
     plan = QUICK if args.quick else FULL
-    database = f"braid_bench_{secrets.token_hex(4)}"
+    only = set(args.only.split(","))
+    if unknown := only - set(SECTIONS):
+        parser.error(f"unknown sections {sorted(unknown)}; choose from {', '.join(SECTIONS)}")
+    database = f"{args.database_prefix}_{secrets.token_hex(4)}"
     var_dir = tempfile.mkdtemp(prefix="braid-durable-")
     results = Results(plan, database, dt.datetime.now(dt.UTC), machine_facts())
     began = time.monotonic()
@@ -1610,13 +1920,14 @@ def main(argv: list[str] | None = None) -> int:
     try:
         flush_redis()
         configure_django(procs.env)
-        run_everything(results, procs, set(args.only.split(",")))
+        run_everything(results, procs, only)
     finally:
         procs.stop_all()
         cleanup(database)
     results.total_s = time.monotonic() - began
     results.facts["load after"] = " ".join(f"{x:.2f}" for x in os.getloadavg())
-    report = render(results)
+    earlier = args.out.read_text() if args.out and args.out.exists() else None
+    report = report_text(results, only, earlier)
     print(headline(results))
     if args.out:
         args.out.write_text(report)
@@ -1867,6 +2178,8 @@ def goals(results: Results) -> list[str]:
         )
     if "decisions" in results.parts:
         lines.append(decisions_goal(results.parts["decisions"]))
+    if "flatness" in results.parts:
+        lines += flatness_goals(results.parts["flatness"])
     if fork and peer:
         braid = spread([b.elapsed_s for b in fork["batches"]]).median
         chord_s = peer["chord"].median
@@ -1910,6 +2223,28 @@ def goals(results: Results) -> list[str]:
     return lines
 
 
+PARTS: tuple[tuple[str, str, Callable[[dict[str, Any]], list[str]]], ...] = (
+    ("throughput", "Durable Braid on 2 workers: demo flows without approvals", throughput_table),
+    ("latency", "Latency from an action's completion to the next dispatch", latency_table),
+    ("round_trips", "Database round trips per node step (counted in-process)", round_trip_table),
+    ("limit", "The physical limit: fenced status writes on PostgreSQL", limit_table),
+    ("snapshots", "The snapshot against the number of frames", snapshot_table),
+    ("decisions", "A foreach of approvals decided one by one", decisions_table),
+    ("workers", "The same decisions landing on three workers in turn", workers_table),
+    ("flatness", FLATNESS_TITLE, flatness_table),
+)
+# The goal lines of a section, told apart from the others' by these words.
+GOAL_MARKS = {
+    "limit": "— braid write_rows",
+    "decisions": "approvals decided one by one",
+    "flatness": "flat across open requests",
+}
+# Sections that a run with --only can put into an earlier report: their section and goal
+# lines are theirs alone (the fork's, the chain's and the peer's are shared).
+SPLICED = frozenset({"throughput", "round_trips", "limit", "snapshots", "decisions", "workers",
+                     "flatness"})  # fmt: skip
+
+
 def render(results: Results) -> str:
     """Return the markdown report."""
     plan = results.plan
@@ -1935,24 +2270,7 @@ def render(results: Results) -> str:
         "",
         *goals(results),
     ]
-    parts: list[tuple[str, str, Callable[[dict[str, Any]], list[str]]]] = [
-        (
-            "throughput",
-            "Durable Braid on 2 workers: demo flows without approvals",
-            throughput_table,
-        ),
-        ("latency", "Latency from an action's completion to the next dispatch", latency_table),
-        (
-            "round_trips",
-            "Database round trips per node step (counted in-process)",
-            round_trip_table,
-        ),
-        ("limit", "The physical limit: fenced status writes on PostgreSQL", limit_table),
-        ("snapshots", "The snapshot against the number of frames", snapshot_table),
-        ("decisions", "A foreach of approvals decided one by one", decisions_table),
-        ("workers", "The same decisions landing on three workers in turn", workers_table),
-    ]
-    for key, title, table in parts:
+    for key, title, table in PARTS:
         out += ["", f"## {title}", ""]
         out += (
             table(results.parts[key])
@@ -1967,7 +2285,93 @@ def render(results: Results) -> str:
     return "\n".join(out) + "\n"
 
 
+def markdown_sections(text: str) -> list[tuple[str, list[str]]]:
+    """Split a report at its `## ` headings: (heading, its lines, heading included), the
+    text before the first one under the heading ''."""
+    sections: list[tuple[str, list[str]]] = [("", [])]
+    for line in text.splitlines():
+        if line.startswith("## "):
+            sections.append((line.removeprefix("## ").strip(), []))
+        sections[-1][1].append(line)
+    return sections
+
+
+def spliced_goals(earlier: list[str], fresh: list[str], marks: Sequence[str]) -> list[str]:
+    """Return the earlier Goals section with its lines holding a mark replaced by the fresh
+    section's lines holding one (where the first one stood, else after the last goal)."""
+    marked = [line for line in fresh if any(mark in line for mark in marks)]
+    kept: list[str] = []
+    at: int | None = None
+    for line in earlier:
+        if any(mark in line for mark in marks):
+            at = len(kept) if at is None else at
+            continue
+        kept.append(line)
+    if at is None:
+        goals = [i for i, line in enumerate(kept) if line.startswith("- ")]
+        at = goals[-1] + 1 if goals else len(kept)
+    return kept[:at] + marked + kept[at:]
+
+
+def splice_report(earlier: str, fresh: str, titles: Sequence[str], marks: Sequence[str]) -> str:
+    """Return the earlier report with the sections titled `titles` and the goal lines
+    holding one of `marks` taken from the fresh report; the rest as the earlier had them.
+
+    A section the earlier report lacks goes after the one before it in the fresh report.
+    """
+    old, new = markdown_sections(earlier), dict(markdown_sections(fresh))
+    if "Goals" in new:
+        old = [(t, spliced_goals(lines, new["Goals"], marks) if t == "Goals" else lines)
+               for t, lines in old]  # fmt: skip
+    for title in titles:
+        present = [t for t, _ in old]
+        if title in present:
+            old[present.index(title)] = (title, new[title])
+            continue
+        earlier_in_fresh = list(new)[: list(new).index(title)]
+        after = max((present.index(t) for t in earlier_in_fresh if t in present), default=-1)
+        old.insert(after + 1 if after >= 0 else len(old), (title, new[title]))
+    return "\n".join(line for _, lines in old for line in lines) + "\n"
+
+
+def report_text(results: Results, only: set[str], earlier: str | None) -> str:
+    """Return the report to write: the whole of it, or with --only of sections that can be
+    spliced, the earlier report with those sections (and their goal lines) replaced."""
+    fresh = render(results)
+    if earlier is None or only >= set(SECTIONS) or not only <= SPLICED:
+        return fresh
+    titles = [title for key, title, _ in PARTS if key in only]
+    return splice_report(earlier, fresh, titles, [GOAL_MARKS[k] for k in only if k in GOAL_MARKS])
+
+
 METHODS: dict[str, list[str]] = {
+    "flatness": [
+        "",
+        "In this process, before any worker runs. The population is N durable runs of "
+        "start → one approval by finance (policy any) → end, each started with `create_run` "
+        "and stepped once with `engine.runtime.step.advance`, so that N requests are open "
+        "in the whole database (building a level is untimed, its commits unsynced, and "
+        "ends with an ANALYZE of the requests and runs tables, as autovacuum would after "
+        "that many rows changed). The "
+        "levels are walked up, then back down: going down cancels runs spread over the "
+        "population (`engine.runtime.runs.cancel`, applied by a step that closes their "
+        "requests), so the closed requests stay in the table, as in production, and a "
+        "drift of the machine over the run shows as a gap between a level's two passes. "
+        "At each level and pass, requests spread evenly over the open ones are decided: "
+        "`POST /api/approvals/<id>/decide/` through Django's test client (the whole "
+        "middleware stack, no server), logged in as a finance user, then the step a worker "
+        "would take, timed together; each decision is followed by one read of the inbox "
+        "list's first page (`GET /api/approvals/`, the API's page of 50), and every eighth "
+        "by the inbox page's own read (`limit=500`, which returns min(N, 500) requests, so "
+        "it is shown, not judged). `COUNT(*)` alone is the inbox's count of the finance "
+        "user's open requests (`approvals.services.open_requests(user).count()`, what the "
+        "pagination runs), timed on its own after the decisions. The first decision and "
+        "read of a pass are untimed (they "
+        "count the statements); the decided runs are replaced by as many new ones before "
+        "the next level. Medians with a 95% bootstrap interval of the median (n samples); "
+        "the goal compares the median at the most open requests with that at the fewest, "
+        "both passes together.",
+    ],
     "workers": [
         "",
         "In this process, like the decisions above, on a second run of the same size: decision "

@@ -307,3 +307,35 @@ def test_a_filter_holding_a_nul_is_refused_with_400_naming_it(
         400,
         {"code": "query.nul", "detail": f"{nul}: group, q", "fields": {"group": nul, "q": nul}},
     )
+
+
+def joined_relations(plan: dict[str, Any], in_subplan: bool = False) -> list[str]:
+    """Return the tables a plan reads outside its subplans (a subplan runs once)."""
+    inside = in_subplan or plan.get("Parent Relationship") in ("SubPlan", "InitPlan")
+    found = [] if inside or "Relation Name" not in plan else [plan["Relation Name"]]
+    for child in plan.get("Plans", []):
+        found += joined_relations(child, inside)
+    return found
+
+
+@pytest.mark.django_db
+def test_the_inbox_count_reads_only_the_requests_whatever_their_number(
+    demo: DemoUsers, client_for: ClientFor
+) -> None:
+    """The page's count reads every open request the caller may decide, so its cost per
+    request is the inbox's growth with N (issue 33): no join to each request's run, whose
+    starter is tested against the caller's started runs, read once."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    if connection.vendor != "postgresql":
+        pytest.skip("the plan is PostgreSQL's")
+    finance = client_for("finance")
+    start(client_for("analyst"), "batch-line-approval", LINES)
+    with CaptureQueriesContext(connection) as captured:
+        assert len(inbox(finance)) == 2
+    [count] = [q["sql"] for q in captured.captured_queries if "COUNT(*)" in q["sql"]]
+    with connection.cursor() as cursor:
+        cursor.execute(f"EXPLAIN (FORMAT JSON) {count}")
+        plan = cursor.fetchone()[0][0]["Plan"]
+    assert joined_relations(plan) == ["approvals_approvalrequest"]
