@@ -36,13 +36,14 @@ from engine.runtime.records import Begun, DispatchRow, InboxRow, Taken
 from engine.runtime.state_cache import load_state, remember_state
 from engine.runtime.store import DjangoStore, record_approvals
 from engine.runtime.timers import record_timers
+from engine.runtime.transport import transport
 
 logger = logging.getLogger(__name__)
 
 
 # How many times in a row `advance` looks again after a step that found nothing or found the
 # run held: each such look follows another worker's step, so more than a few means that
-# worker is stepping now.
+# worker is stepping now. The last look that finds an event sends the run an advance.
 EMPTY_LOOKS = 3
 
 
@@ -63,6 +64,8 @@ def advance(run_id: str, take: Taken | None = None, counted: bool = False) -> in
                 empty_looks += 1  # see advance_once: an event came while this worker held it
                 continue
             if not count:
+                if more:  # it held the run last and an event waits: a message looks again
+                    transport().send_advance(run_id)
                 return applied
             empty_looks = 0
             if not (has_pending(run_id) if more is None else more):

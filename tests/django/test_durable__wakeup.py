@@ -235,3 +235,26 @@ def test_an_attempt_taken_back_after_another_step_wakes_the_run_if_events_wait(
         use_transport(before)
     assert Run.objects.get(pk=run_id).step_attempts == 0
     assert advances.sent == ([run_id] if waiting else [])
+
+
+def test_a_worker_that_looked_enough_times_sends_the_run_an_advance(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """After EMPTY_LOOKS looks that each found an event and then no step to apply it, the
+    worker was the run's last holder: it hands the next look to a message."""
+    run_id, _ = started_fork()
+    calls: list[str] = []
+
+    def held_then_found(*args: Any, **kwargs: Any) -> tuple[int, bool]:
+        calls.append(run_id)
+        return 0, True  # locked, found nothing, then an event came
+
+    monkeypatch.setattr(step, "advance_once", held_then_found)
+    advances = Advances()
+    before = use_transport(advances)
+    try:
+        assert step.advance(run_id) == 0
+    finally:
+        use_transport(before)
+    assert len(calls) == step.EMPTY_LOOKS + 1
+    assert advances.sent == [run_id]
