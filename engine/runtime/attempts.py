@@ -43,9 +43,13 @@ def begin_step(run_id: str) -> Begun:
     return backend().begin_step(run_id)
 
 
-def forget_attempt(run_id: str) -> None:
+def forget_attempt(run_id: str) -> bool:
     """Take back the attempt of a step that raised instead of killing its process, or did
-    not step.
+    not step; return whether it was taken back here, on the caller's thread.
+
+    Taken back here, the statement held the run's row, and a worker that recorded an
+    event meanwhile left it to this holder: the caller looks at the inbox (see
+    step.advance_once). Taken back by a thread, that thread looks.
 
     When the database is why the step raised (its connection was ended, it refuses
     connections), taking back fails too, and the lease's next beat does it once the
@@ -65,9 +69,11 @@ def forget_attempt(run_id: str) -> None:
         logger.warning("run %s: the step attempt is taken back at the next beat", run_id,
                        exc_info=True)  # fmt: skip
         leases.amend_later(functools.partial(take_back_attempt, run_id))
-        return
+        return False
     if held_at is not None:
         leases.amend_soon(functools.partial(take_back_and_wake, run_id, held_at))
+        return False
+    return True
 
 
 def take_back_and_wake(run_id: str, unless_moved_from: int) -> None:

@@ -13,11 +13,12 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import pytest
-from django.db import connection, connections
+from django.db import connection, connections, transaction
 
 from engine.core.events import ActionCompleted
 from engine.models import Dispatch, PendingEvent, Run
 from engine.runtime import attempts, clock, inbox, outbox, results, runs, step
+from engine.runtime.backends import backend
 from engine.runtime.records import DispatchRow, InboxRow
 from engine.runtime.transport import use_transport
 from runs.services import resolve_graphs
@@ -67,8 +68,10 @@ def held(monkeypatch: pytest.MonkeyPatch, postgresql_only: None) -> Iterator[Hel
     pause.go.set()
 
 
-def hold(work: Callable[[], object], errors: list[BaseException]) -> threading.Thread:
-    """Start the holder thread on `work`."""
+def hold(
+    work: Callable[[], object], errors: list[BaseException], name: str = "holder"
+) -> threading.Thread:
+    """Start a thread (the holder, unless named otherwise) on `work`."""
 
     def run() -> None:
         try:
@@ -78,7 +81,7 @@ def hold(work: Callable[[], object], errors: list[BaseException]) -> threading.T
         finally:
             connections.close_all()
 
-    thread = threading.Thread(target=run, name="holder")
+    thread = threading.Thread(target=run, name=name)
     thread.start()
     return thread
 
@@ -128,6 +131,75 @@ def test_a_duplicate_result_that_held_the_run_applies_what_came_meanwhile(held: 
     assert Run.objects.get(pk=run_id).status == "completed"
 
 
+class HeldTakeBack:
+    """Pause the holder thread in the take-back of its attempt, after its step found the
+    run held: first until the other worker lets the run go, then with the take-back's
+    statement holding the run's row (kept open, as a process descheduled inside it keeps
+    it) until the test lets it go."""
+
+    def __init__(self) -> None:
+        self.reached, self.other_gone = threading.Event(), threading.Event()
+        self.locked, self.go = threading.Event(), threading.Event()
+        self.real = backend().take_back_attempt
+
+    def take_back_attempt(self, run_id: str) -> int | None:
+        if threading.current_thread().name != "holder" or self.locked.is_set():
+            return self.real(run_id)
+        self.reached.set()
+        assert self.other_gone.wait(30)
+        with transaction.atomic():
+            held_at = self.real(run_id)
+            assert held_at is None, "the take-back found the run held"
+            self.locked.set()
+            assert self.go.wait(30)
+        return held_at
+
+
+@pytest.fixture
+def held_take_back(
+    monkeypatch: pytest.MonkeyPatch, postgresql_only: None
+) -> Iterator[HeldTakeBack]:
+    pause = HeldTakeBack()
+    monkeypatch.setattr(backend(), "take_back_attempt", pause.take_back_attempt)
+    yield pause
+    pause.other_gone.set()
+    pause.go.set()
+
+
+def test_a_step_that_found_the_run_held_applies_what_came_while_it_took_its_attempt_back(
+    held_take_back: HeldTakeBack,
+) -> None:
+    """A counted step whose lock finds another worker on the run takes its attempt back:
+    that statement holds the run's row too, after the other worker let go and looked."""
+    pause = held_take_back
+    run_id, (first, _) = started_fork()
+    Run.objects.filter(pk=run_id).update(step_attempts=1)  # counted, as begin_step does
+    other_locked, release = threading.Event(), threading.Event()
+
+    def other_step() -> None:  # another worker's step, which looks before the result comes
+        with transaction.atomic():
+            Run.objects.select_for_update(no_key=True).get(pk=run_id)
+            other_locked.set()
+            assert release.wait(30)
+
+    errors: list[BaseException] = []
+    other = hold(other_step, errors, name="other")
+    assert other_locked.wait(30)
+    holder = hold(lambda: step.advance(run_id, counted=True), errors)
+    assert pause.reached.wait(30)  # its lock skipped the run: the other worker holds it
+    release.set()
+    other.join(30)
+    pause.other_gone.set()
+    assert pause.locked.wait(30)
+    turned_away(run_id, first)
+    pause.go.set()
+    holder.join(30)
+    assert errors == []
+    assert not inbox.has_pending(run_id)
+    assert PendingEvent.objects.get(run_id=run_id, key=done(first)[1].key).applied_at is not None
+    assert Run.objects.get(pk=run_id).step_attempts == 0
+
+
 class Advances:
     """A transport that notes the advances sent."""
 
@@ -163,3 +235,26 @@ def test_an_attempt_taken_back_after_another_step_wakes_the_run_if_events_wait(
         use_transport(before)
     assert Run.objects.get(pk=run_id).step_attempts == 0
     assert advances.sent == ([run_id] if waiting else [])
+
+
+def test_a_worker_that_looked_enough_times_sends_the_run_an_advance(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """After EMPTY_LOOKS looks that each found an event and then no step to apply it, the
+    worker was the run's last holder: it hands the next look to a message."""
+    run_id, _ = started_fork()
+    calls: list[str] = []
+
+    def held_then_found(*args: Any, **kwargs: Any) -> tuple[int, bool]:
+        calls.append(run_id)
+        return 0, True  # locked, found nothing, then an event came
+
+    monkeypatch.setattr(step, "advance_once", held_then_found)
+    advances = Advances()
+    before = use_transport(advances)
+    try:
+        assert step.advance(run_id) == 0
+    finally:
+        use_transport(before)
+    assert len(calls) == step.EMPTY_LOOKS + 1
+    assert advances.sent == [run_id]
