@@ -1898,7 +1898,7 @@ def terminate(signum: int, frame: object) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="smaller sizes, under 3 minutes")
+    parser.add_argument("--quick", action="store_true", help="smaller sizes and fewer repeats")
     parser.add_argument("--out", type=Path, help="write the markdown report here")
     parser.add_argument("--only", default=",".join(SECTIONS), help="comma-separated sections")
     parser.add_argument("--database-prefix", default="braid_bench",
