@@ -1,11 +1,12 @@
 """Results: a worker claims dispatched actions, runs them, and records their results in
 their runs' inboxes, then advances those runs itself."""
 
+import contextlib
 import functools
 import logging
 import time
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 from django.conf import settings
 from django.db import connection, transaction
@@ -133,8 +134,16 @@ def run_actions(dispatch_ids: Sequence[int]) -> int:
     found a run stuck behind such an action).
     """
     held = set(dispatch_ids)
-    try:
+    with handed_back_on_failure(held):
         return run_claimed(dispatch_ids, held)
+
+
+@contextlib.contextmanager
+def handed_back_on_failure(held: set[int]) -> Iterator[None]:
+    """On a failure in the block, hand back the actions in `held` (filled as the block
+    claims or takes them) at the lease's next beat: see run_actions."""
+    try:
+        yield
     except BaseException:
         leases.amend_later(functools.partial(release, held, leases.current()))
         raise
@@ -151,16 +160,13 @@ def advance_and_run(run_id: str) -> int:
     """
     take = Taken(limit=1 if settings.BRAID_INLINE_ACTIONS > 0 else 0)
     held: set[int] = set()
-    try:
-        applied = step.advance(run_id, take)
-    finally:
-        held.update(dispatch.pk for dispatch in take.dispatches)
-    if take.dispatches:
+    with handed_back_on_failure(held):
         try:
+            applied = step.advance(run_id, take)
+        finally:  # a step that took an action and then failed holds it too
+            held.update(dispatch.pk for dispatch in take.dispatches)
+        if take.dispatches:
             run_queue(deque(take.dispatches), set(), held)
-        except BaseException:
-            leases.amend_later(functools.partial(release, held, leases.current()))
-            raise
     return applied
 
 

@@ -110,8 +110,10 @@ def advance_once(
         # found the run held and left its event to this worker. Look once more now that
         # the row and the attempt are given back, or that event waits for the sweeper
         # (issue 33's stall of 13.5 s; 2.5 s for two results of a foreach in chaos).
-        if not applied and (attempts.forget_attempt(run_id) or applied == 0):
-            more = has_pending(run_id)
+        if not applied:
+            taken_back_here = attempts.forget_attempt(run_id)
+            if taken_back_here or applied == 0:
+                more = has_pending(run_id)
         return applied, more
     return None, None
 

@@ -92,3 +92,27 @@ def test_a_step_that_lost_its_database_takes_its_attempt_back_at_the_next_beat(
 
     run.refresh_from_db()
     assert (run.step_attempts, tries) == (0, [str(run.pk), str(run.pk)])
+
+
+@pytest.mark.django_db(transaction=True)  # a step hands its taken action over on commit
+def test_an_advance_task_that_took_an_action_and_then_failed_hands_it_back_at_the_next_beat(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    run = runs.create_run(resolve_graphs(fork_of(1)), "fork", {})
+    monkeypatch.setattr(leases, "current", lambda: LIVE)
+    advance = step.advance
+
+    def took_then_failed(run_id: str, take: object = None, counted: bool = False) -> int:
+        advance(run_id, take, counted)  # type: ignore[arg-type]  # takes the fork's action
+        raise OperationalError("server closed the connection unexpectedly")
+
+    monkeypatch.setattr(step, "advance", took_then_failed)
+    with pytest.raises(OperationalError):
+        tasks.advance_run(str(run.pk))
+
+    claims = Dispatch.objects.values_list("claimed_by", "completed_at")
+    assert list(claims.all()) == [(LIVE, None)]  # taken in the step's commit, never run
+    WorkerLease.objects.create(name=LIVE, beat_at=timezone.now())
+    leases.beat(LIVE)
+    assert list(claims.all()) == [("", None)]
+    assert leases.amend() == 0
