@@ -11,7 +11,7 @@ demo flows and measures, in this order:
    UPDATEs against `engine.runtime.store.write_rows` at the same batch sizes), and a foreach
    of 1,000 approvals decided one by one through `runs.services.decide` (first vs last 100),
    and (`flatness`) one decision through the approvals API plus its step, and the inbox's
-   first page, at 100, 1,000 and 10,000 open requests, walked up then back down;
+   first page, at 100, 1,000 and 10,000 open requests, alternated over four rounds;
 2. on two `celery -A braid worker --concurrency=2` processes (one with `--beat`): runs/s of
    the demo flows without approvals, node steps/s, the latency from an action's completion
    to the next action's dispatch on a chain of noop tasks, and a wide fork into one gather;
@@ -108,8 +108,9 @@ class Plan:
     budgets: dict[str, float]
     decisions: int = 1000  # approvals of the foreach decided one by one
     fork_repetitions: int = 9  # the fork and the chord: their ratio is a goal, and cheap
-    flat_levels: tuple[int, ...] = (100, 1000, 10_000)  # open requests, walked up then down
-    flat_decisions: int = 40  # decisions per level and pass (the first one untimed)
+    flat_levels: tuple[int, ...] = (100, 1000, 10_000)  # open requests
+    flat_rounds: int = 4  # rounds over the levels, up and down in turn
+    flat_decisions: int = 40  # decisions per level and round (the first one untimed)
     flat_page_every: int = 8  # one read of the inbox page's limit=500 per this many decisions
 
 
@@ -149,6 +150,7 @@ QUICK = Plan(
     limit_rows=600,
     decisions=300,
     flat_levels=(100, 1000),
+    flat_rounds=2,
     flat_decisions=20,
     budgets={
         "round_trips": 15,
@@ -905,11 +907,15 @@ def flat_doc() -> dict[str, Any]:
     return flow("flat-approval", nodes, edges)
 
 
-def level_walk(levels: Sequence[int]) -> list[tuple[int, str]]:
-    """Return the levels up then back down, each with its pass: 100 up, 1,000 up, 10,000
-    up, 1,000 down, 100 down (the highest level is measured once)."""
-    up = [(n, "up") for n in levels]
-    return up + [(n, "down") for n in reversed(levels[:-1])]
+def level_order(levels: Sequence[int], rounds: int) -> list[tuple[int, int]]:
+    """Return each level with its round, in the order measured: up the levels in odd
+    rounds, down in even ones (100, 1,000, 10,000, 10,000, 1,000, 100, ...), so a drift of
+    the machine during the run reaches every level alike."""
+    order = []
+    for number in range(1, rounds + 1):
+        walk = levels if number % 2 else list(reversed(levels))
+        order += [(level, number) for level in walk]
+    return order
 
 
 def spread_picks(size: int, count: int) -> list[int]:
@@ -948,18 +954,6 @@ def unsynced_commits() -> Iterator[None]:
     finally:
         with connection.cursor() as cursor:
             cursor.execute("SET synchronous_commit TO on")
-
-
-def close_flat_runs(ids: Sequence[str]) -> None:
-    """Cancel runs of the flat flow as an admin would, each applied by its next step (the
-    step closes its request)."""
-    from engine.models import Run
-    from engine.runtime import runs, step
-
-    with unsynced_commits():
-        for run_id in ids:
-            runs.cancel(Run(pk=run_id), by="bench", reason="back down a level")
-            step.advance(run_id)
 
 
 def open_request_ids(run_ids: Sequence[str]) -> dict[str, int]:
@@ -1015,12 +1009,12 @@ def queries_of(run: Callable[[], object]) -> int:
     return len(captured)
 
 
-def flat_sample(client: Any, population: list[str], plan: Plan) -> dict[str, Any]:
-    """Decide requests spread over the open ones, each followed by an inbox read, then open
-    as many new runs (untimed), so the level holds as many open requests as before."""
+def flat_sample(client: Any, opened: list[str], plan: Plan) -> dict[str, Any]:
+    """Decide requests spread over the open ones, each followed by an inbox read; return
+    the timings and the runs decided (their requests are closed now)."""
     from engine.models import Run
 
-    picked = [population[i] for i in spread_picks(len(population), plan.flat_decisions)]
+    picked = [opened[i] for i in spread_picks(len(opened), plan.flat_decisions)]
     requests = open_request_ids(picked)
     decide_ms, inbox_ms, page_ms = [], [], []
     queries = {"decision": queries_of(lambda: decide_and_step(client, picked[0],
@@ -1035,11 +1029,8 @@ def flat_sample(client: Any, population: list[str], plan: Plan) -> dict[str, Any
     done = Run.objects.filter(pk__in=picked, status="completed").count()
     if done != len(picked):
         raise BenchError(f"{len(picked) - done} of {len(picked)} decided runs did not complete")
-    gone = set(picked)
-    population[:] = [run_id for run_id in population if run_id not in gone]
-    population += open_flat_runs(len(picked))
     return {"decide_ms": decide_ms, "inbox_ms": inbox_ms, "page_ms": page_ms,
-            "count_ms": count_ms, "queries": queries}  # fmt: skip
+            "count_ms": count_ms, "queries": queries, "decided": picked}  # fmt: skip
 
 
 def inbox_count_ms(times: int) -> list[float]:
@@ -1055,21 +1046,28 @@ def inbox_count_ms(times: int) -> list[float]:
     return samples
 
 
-def move_to_level(population: list[str], level: int) -> float:
-    """Open or cancel runs until `level` requests are open; return the seconds it took."""
+def set_level(population: Sequence[str], level: int) -> tuple[list[str], float]:
+    """Leave the requests of `level` runs spread over the population open and park the
+    rest; return the open runs and the seconds it took.
+
+    Parking closes a request with a plain UPDATE of its status, and unparking opens it
+    again the same way: its run still waits, and no inbox, count or decision sees it
+    meanwhile. Switching levels so costs two statements, which lets the rounds alternate
+    the levels; the parked requests stay in the table, as closed ones do in production.
+    """
+    from approvals.models import ApprovalRequest, ApprovalStatus
+
     started = time.perf_counter()
-    if level > len(population):
-        population += open_flat_runs(level - len(population))
-    elif level < len(population):
-        leaving = [population[i] for i in spread_picks(len(population), len(population) - level)]
-        close_flat_runs(leaving)
-        gone = set(leaving)
-        population[:] = [run_id for run_id in population if run_id not in gone]
+    opened = [population[i] for i in spread_picks(len(population), level)]
+    parked = sorted(set(population) - set(opened))
+    requests = ApprovalRequest.objects.filter(run_id__in=population)
+    requests.filter(run_id__in=opened).update(status=ApprovalStatus.OPEN)
+    requests.filter(run_id__in=parked).update(status=ApprovalStatus.CLOSED)
     if (found := count_open()) != level:
         raise BenchError(f"{found:,} requests open, not {level:,}")
     moved = time.perf_counter() - started
     analyze_approvals()
-    return moved
+    return opened, moved
 
 
 def analyze_approvals() -> None:
@@ -1083,33 +1081,41 @@ def analyze_approvals() -> None:
 
 
 def measure_flatness(plan: Plan) -> dict[str, Any]:
-    """One decision and one inbox read against the number of open requests, up then down.
+    """One decision and one inbox read against the number of open requests, the levels
+    alternated round by round (level_order).
 
-    A decision is `POST /api/approvals/<id>/decide/` through Django's test client, logged
-    in as a finance user, and the step a worker would take next (`step.advance`), timed
-    together; the inbox read is the list API's first page, right after each decision.
+    The population holds as many waiting runs as the highest level, built once; a level
+    leaves that many of their requests open and parks the rest (set_level). A decision is
+    `POST /api/approvals/<id>/decide/` through Django's test client, logged in as a finance
+    user, and the step a worker would take next (`step.advance`), timed together; the
+    inbox read is the list API's first page, right after each decision. The decided runs
+    are replaced by as many new waiting ones (untimed) before the next level.
     """
     from django.test import Client
 
     load_before = os.getloadavg()
     client = Client(HTTP_HOST="127.0.0.1")
     client.force_login(decider())
-    population: list[str] = []
+    population = open_flat_runs(max(plan.flat_levels))
     passes = []
     print(f"   load {' '.join(f'{x:.2f}' for x in load_before)}", flush=True)
-    for level, direction in level_walk(plan.flat_levels):
-        moved_s = move_to_level(population, level)
-        sample = flat_sample(client, population, plan)
-        passes.append({"level": level, "pass": direction, "moved_s": moved_s, **sample})
-        print(f"   {level:,} {direction}: decision {statistics.median(sample['decide_ms']):.1f} "
-              f"ms, inbox {statistics.median(sample['inbox_ms']):.1f} ms", flush=True)  # fmt: skip
+    for level, number in level_order(plan.flat_levels, plan.flat_rounds):
+        opened, moved_s = set_level(population, level)
+        sample = flat_sample(client, opened, plan)
+        decided = set(sample.pop("decided"))
+        population = [run_id for run_id in population if run_id not in decided]
+        population += open_flat_runs(len(decided))
+        passes.append({"level": level, "pass": f"round {number}", "moved_s": moved_s, **sample})
+        print(f"   {level:,} round {number}: decision "
+              f"{statistics.median(sample['decide_ms']):.1f} ms, inbox "
+              f"{statistics.median(sample['inbox_ms']):.1f} ms", flush=True)  # fmt: skip
     return {"passes": passes, "load_before": load_before, "load_after": os.getloadavg(),
             "at": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M"),
             "decisions": plan.flat_decisions, "commit": machine_facts()["commit"]}  # fmt: skip
 
 
 def pooled(passes: Sequence[dict[str, Any]], key: str) -> dict[int, list[float]]:
-    """Return every sample of `key` by level, the passes up and down together."""
+    """Return every sample of `key` by level, every round together."""
     found: dict[int, list[float]] = {}
     for one in passes:
         found.setdefault(one["level"], []).extend(one[key])
@@ -1127,7 +1133,7 @@ def median_text(values: Sequence[float]) -> str:
 
 def flat_ratio(passes: Sequence[dict[str, Any]], key: str) -> tuple[int, float, int, float]:
     """Return the fewest open requests and the median there, the most and the median there
-    (all the samples of a level, up and down)."""
+    (all the samples of a level, every round)."""
     by_level = pooled(passes, key)
     low, high = min(by_level), max(by_level)
     return low, statistics.median(by_level[low]), high, statistics.median(by_level[high])
@@ -1140,7 +1146,7 @@ def flatness_table(part: dict[str, Any]) -> list[str]:
         f"{' '.join(f'{x:.2f}' for x in part['load_before'])}, after "
         f"{' '.join(f'{x:.2f}' for x in part['load_after'])}.",
         "",
-        "| open requests | pass | reaching it | one decision (API + step) | inbox first page "
+        "| open requests | round | switching to it | one decision (API + step) | inbox first page "
         "(50) | its `COUNT(*)` alone | the inbox page's read (`limit=500`) | statements per "
         "decision, per inbox read |",
         "|---|---|---|---|---|---|---|---|",
@@ -1152,7 +1158,7 @@ def flatness_table(part: dict[str, Any]) -> list[str]:
             f"{median_text(one['count_ms'])} | {median_text(one['page_ms'])} | "
             f"{one['queries']['decision']}, {one['queries']['inbox']} |"
         )
-    lines += ["", "| open requests | one decision, up and down | inbox first page, up and down |",
+    lines += ["", "| open requests | one decision, every round | inbox first page, every round |",
               "|---|---|---|"]  # fmt: skip
     decisions, reads = pooled(part["passes"], "decide_ms"), pooled(part["passes"], "inbox_ms")
     for level in sorted(decisions):
@@ -2347,17 +2353,20 @@ def report_text(results: Results, only: set[str], earlier: str | None) -> str:
 METHODS: dict[str, list[str]] = {
     "flatness": [
         "",
-        "In this process, before any worker runs. The population is N durable runs of "
-        "start → one approval by finance (policy any) → end, each started with `create_run` "
-        "and stepped once with `engine.runtime.step.advance`, so that N requests are open "
-        "in the whole database (building a level is untimed, its commits unsynced, and "
-        "ends with an ANALYZE of the requests and runs tables, as autovacuum would after "
-        "that many rows changed). The "
-        "levels are walked up, then back down: going down cancels runs spread over the "
-        "population (`engine.runtime.runs.cancel`, applied by a step that closes their "
-        "requests), so the closed requests stay in the table, as in production, and a "
-        "drift of the machine over the run shows as a gap between a level's two passes. "
-        "At each level and pass, requests spread evenly over the open ones are decided: "
+        "In this process, before any worker runs. The population is as many durable runs "
+        "as the highest level, of start → one approval by finance (policy any) → end, each "
+        "started with `create_run` and stepped once with `engine.runtime.step.advance`, so "
+        "that each has an open request (built once, untimed, its commits unsynced). A level "
+        "of N leaves the requests of N runs spread over the population open and parks the "
+        "rest: an UPDATE of their status to closed, undone by the next level that needs "
+        "them, so their runs still wait and no inbox or count sees them; every switch ends "
+        "with an ANALYZE of the requests and runs tables, as autovacuum would after that "
+        "many rows changed. Switching costs two statements, so the levels alternate round "
+        "by round (up the levels in odd rounds, down in even ones) and a drift of the "
+        "machine over the run reaches every level alike (until 2026-12-06 the levels were "
+        "walked up and down once, reached by starting and cancelling runs, and one level "
+        "moved 2.2x between its two passes). "
+        "At each level and round, requests spread evenly over the open ones are decided: "
         "`POST /api/approvals/<id>/decide/` through Django's test client (the whole "
         "middleware stack, no server), logged in as a finance user, then the step a worker "
         "would take, timed together; each decision is followed by one read of the inbox "
@@ -2366,11 +2375,11 @@ METHODS: dict[str, list[str]] = {
         "it is shown, not judged). `COUNT(*)` alone is the inbox's count of the finance "
         "user's open requests (`approvals.services.open_requests(user).count()`, what the "
         "pagination runs), timed on its own after the decisions. The first decision and "
-        "read of a pass are untimed (they "
+        "read of a round are untimed (they "
         "count the statements); the decided runs are replaced by as many new ones before "
         "the next level. Medians with a 95% bootstrap interval of the median (n samples); "
         "the goal compares the median at the most open requests with that at the fewest, "
-        "both passes together.",
+        "every round together.",
     ],
     "workers": [
         "",

@@ -3,6 +3,7 @@
 import datetime as dt
 import os
 import secrets
+import tempfile
 from pathlib import Path
 
 import dj_database_url
@@ -34,19 +35,28 @@ def local_secret_key(path: Path) -> str:
     """Return the key kept in var/ for this checkout, creating it (mode 0600) once.
 
     A deployment sets DJANGO_SECRET_KEY; `make run` and the tests need no set-up, yet
-    never share a key that is written in the source.
+    never share a key that is written in the source. Processes that start together on a
+    fresh checkout (a Procfile's web and workers) agree on one key: the key is written
+    whole to a file of its own first, then linked to its name, which only one of them
+    can do (a process that read the name between another's create and write found it
+    empty and refused to start).
     """
     path.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    except FileExistsError:
-        key = path.read_text().strip()
-        if len(key) < 50:
-            raise ImproperlyConfigured(f"{path} holds no usable key; delete it") from None
-        return key
-    key = secrets.token_urlsafe(50)
-    with os.fdopen(descriptor, "w") as file:
-        file.write(key + "\n")
+    if not path.exists():
+        key = secrets.token_urlsafe(50)
+        descriptor, written = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}-")
+        try:
+            with os.fdopen(descriptor, "w") as file:
+                file.write(key + "\n")
+            os.link(written, path)
+            return key
+        except FileExistsError:
+            pass  # another process linked its key first: use that one
+        finally:
+            os.unlink(written)
+    key = path.read_text().strip()
+    if len(key) < 50:
+        raise ImproperlyConfigured(f"{path} holds no usable key; delete it")
     return key
 
 

@@ -35,6 +35,26 @@ def test_without_a_secret_key_one_is_made_once_in_var_readable_by_the_owner_only
     assert stat.S_IMODE(key_file.stat().st_mode) == 0o600
 
 
+def test_processes_that_make_the_key_at_once_all_start_with_the_same_one(
+    tmp_path: Path,
+) -> None:
+    """A Procfile's processes on a fresh checkout: one of the peers benchmark's workers read
+    the file between another's create and write, found it empty and refused to start."""
+    import multiprocessing
+
+    from braid.settings import local_secret_key
+
+    path = tmp_path / "secret-key"
+    context = multiprocessing.get_context("fork")
+    for _ in range(20):
+        path.unlink(missing_ok=True)
+        with context.Pool(8) as pool:
+            keys = pool.map(local_secret_key, [path] * 32)
+        assert set(keys) == {path.read_text().strip()}
+        assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert [p.name for p in tmp_path.iterdir()] == ["secret-key"]
+
+
 def test_debug_is_off_unless_django_debug_is_1(tmp_path: Path) -> None:
     env = base_env(BRAID_VAR_DIR=str(tmp_path))
     env.pop("DJANGO_DEBUG", None)

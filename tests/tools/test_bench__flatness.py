@@ -1,21 +1,24 @@
-"""bench.durable's flatness section: the walk over levels, the picks, the ratio, and
+"""bench.durable's flatness section: the order of the levels, the picks, the ratio, and
 putting one section measured with --only into an earlier report."""
 
 from bench.durable import (
     flat_ratio,
     flatness_goals,
-    level_walk,
+    level_order,
     median_text,
     splice_report,
     spread_picks,
 )
 
 
-def test_the_levels_are_walked_up_then_back_down_measuring_the_top_once() -> None:
-    assert level_walk((100, 1000, 10_000)) == [
-        (100, "up"), (1000, "up"), (10_000, "up"), (1000, "down"), (100, "down"),
+def test_the_rounds_go_up_the_levels_then_down_in_turn() -> None:
+    assert level_order((100, 1000, 10_000), 3) == [
+        (100, 1), (1000, 1), (10_000, 1),
+        (10_000, 2), (1000, 2), (100, 2),
+        (100, 3), (1000, 3), (10_000, 3),
     ]  # fmt: skip
-    assert level_walk((100,)) == [(100, "up")]
+    assert level_order((100,), 2) == [(100, 1), (100, 2)]
+    assert level_order((100, 1000), 0) == []
 
 
 def test_picks_are_the_middles_of_equal_stretches_and_all_items_when_too_few() -> None:
@@ -26,15 +29,15 @@ def test_picks_are_the_middles_of_equal_stretches_and_all_items_when_too_few() -
 
 
 def passes(low: list[float], high: list[float], back: list[float]) -> list[dict[str, object]]:
-    """Three passes of a measurement: 100 up, 10,000 up, 100 down."""
+    """Three passes of a measurement: 100 and 10,000 in round 1, 100 in round 2."""
     return [
-        {"level": 100, "pass": "up", "decide_ms": low},
-        {"level": 10_000, "pass": "up", "decide_ms": high},
-        {"level": 100, "pass": "down", "decide_ms": back},
+        {"level": 100, "pass": "round 1", "decide_ms": low},
+        {"level": 10_000, "pass": "round 1", "decide_ms": high},
+        {"level": 100, "pass": "round 2", "decide_ms": back},
     ]
 
 
-def test_the_ratio_pools_a_levels_passes_up_and_down() -> None:
+def test_the_ratio_pools_every_round_of_a_level() -> None:
     found = flat_ratio(passes([10.0, 12.0], [11.0, 13.0, 15.0], [14.0, 16.0]), "decide_ms")
     assert found == (100, 13.0, 10_000, 13.0)
 
