@@ -16,8 +16,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.db import transaction
-from django.db.models import F
+from django.db import connection, transaction
 from django.utils import timezone
 
 from approvals.models import ApprovalEvent, ApprovalRequest, AuditHead, EventKind
@@ -61,19 +60,34 @@ def chain_hash(prev_hash: str, event: ApprovalEvent) -> str:
 
 
 def lock_head(count: int) -> tuple[int, str]:
-    """Reserve `count` numbers by writing the head first; return the last seq and hash before."""
-    if not AuditHead.objects.filter(pk=1).update(seq=F("seq") + count):
-        AuditHead.objects.bulk_create([AuditHead(pk=1)], ignore_conflicts=True)
-        AuditHead.objects.filter(pk=1).update(seq=F("seq") + count)
-    head = AuditHead.objects.get(pk=1)
-    return head.seq - count, head.hash or GENESIS
+    """Reserve `count` numbers by writing the head first; return the last seq and hash before.
+
+    One statement writes, locks and reads the head (UPDATE ... RETURNING, on PostgreSQL and
+    SQLite alike): an approval's decision and its close each append an entry, and the two
+    statements of a write and a read cost them about a millisecond each.
+    """
+    reserve = (f"UPDATE {AuditHead._meta.db_table} SET seq = seq + %s WHERE id = 1 "
+               "RETURNING seq, hash")  # fmt: skip
+    with connection.cursor() as cursor:
+        cursor.execute(reserve, [count])
+        row = cursor.fetchone()
+        if row is None:  # the first entry ever
+            AuditHead.objects.bulk_create([AuditHead(pk=1)], ignore_conflicts=True)
+            cursor.execute(reserve, [count])
+            row = cursor.fetchone()
+    seq, head_hash = row
+    return seq - count, head_hash or GENESIS
 
 
 def append(entries: Sequence[Entry]) -> list[ApprovalEvent]:
-    """Append entries to the chain in order, in the caller's transaction; return them."""
+    """Append entries to the chain in order, in the caller's transaction; return them.
+
+    No savepoint of its own: an entry that cannot be appended fails the caller's whole
+    transaction, so nothing is recorded without its audit.
+    """
     if not entries:
         return []
-    with transaction.atomic():
+    with transaction.atomic(savepoint=False):
         seq, prev = lock_head(len(entries))
         at = timezone.now()
         events = []

@@ -193,13 +193,20 @@ def assignee_name(approval: ApprovalRequest) -> str:
     return approval.assignee.get_username() if approval.assignee else ""
 
 
-def starter_decides(approval: ApprovalRequest, user: AbstractBaseUser) -> bool:
+def starter_decides(
+    approval: ApprovalRequest, user: AbstractBaseUser, run: Run | None = None
+) -> bool:
     """Return whether the user started the request's run (refused unless the node allows it).
 
-    Raise StarterMayNotDecide when the node does not say `allow_starter: true`.
+    Raise StarterMayNotDecide when the node does not say `allow_starter: true`. `run`: the
+    request's run as the caller read it with `started_by_id`, else it is read here.
     """
-    started_by = Run.objects.filter(pk=approval.run_id).values_list("started_by_id", flat=True)
-    if started_by.first() != user.pk:
+    if run is None:
+        found = Run.objects.filter(pk=approval.run_id).values_list("started_by_id", flat=True)
+        started_by = found.first()
+    else:
+        started_by = run.started_by_id
+    if started_by != user.pk:
         return False
     if not approval.allow_starter:
         raise StarterMayNotDecide(
@@ -318,7 +325,8 @@ def decide_request(
     """
     username = user.get_username()
     with transaction.atomic():
-        run = Run.objects.select_for_update(no_key=True).only("runtime").get(pk=approval.run_id)
+        locked = Run.objects.select_for_update(no_key=True).only("runtime", "started_by_id")
+        run = locked.get(pk=approval.run_id)
         approval.refresh_from_db()
         if execution_id is not None and execution_id != approval.execution_id:
             raise StaleExecution(
@@ -328,7 +336,7 @@ def decide_request(
         if approval.status == ApprovalStatus.CLOSED:
             raise ApprovalClosed(f"the approval at {approval.node} is closed: {approval.outcome}")
         groups = deciding_groups(approval, user)
-        starter = starter_decides(approval, user)
+        starter = starter_decides(approval, user, run)
         if run.runtime != Runtime.DURABLE:
             raise RunsInProcess(
                 f"run {run.pk} runs in-process (braid run): decide it with braid decide"

@@ -134,3 +134,45 @@ def test_an_overdue_request_is_audited_as_expired_once(
     assert record_expired() == 1
     assert record_expired() == 0
     assert [k for k, _, _ in kinds(run.pk)].count("expired") == 1
+
+
+def test_an_append_writes_the_head_once_then_its_entries_and_the_heads_hash(
+    demo: DemoUsers, client_for: ClientFor
+) -> None:
+    """Three statements an append, after the first ever (which makes the head): the head's
+    write that reserves the numbers and answers the hash before, the entries, the hash."""
+    from django.test.utils import CaptureQueriesContext
+
+    from approvals.models import ApprovalRequest, AuditHead, EventKind
+
+    run = start(client_for("analyst"), "invoice-sign-off", INVOICE)
+    request = ApprovalRequest.objects.get(pk=request_id(run, "fin"))
+    before = AuditHead.objects.get(pk=1)
+    with CaptureQueriesContext(connection) as captured:
+        audit.append([audit.Entry(EventKind.VIEWED, request, "finance"),
+                      audit.Entry(EventKind.VIEWED, request, "legal")])  # fmt: skip
+    statements = [q["sql"].split()[0].upper() for q in captured.captured_queries]
+    assert statements == ["UPDATE", "INSERT", "UPDATE"]
+    head = AuditHead.objects.get(pk=1)
+    last = ApprovalEvent.objects.order_by("-seq").first()
+    assert last is not None
+    assert (head.seq, head.hash) == (before.seq + 2, last.hash)
+    assert verify_output() == (0, f"audit chain verified: {head.seq} entries\n")
+
+
+def test_the_first_entry_ever_makes_the_head() -> None:
+    from django.contrib.auth.models import User
+
+    from approvals.models import ApprovalRequest, AuditHead, EventKind
+    from engine.models import Run
+
+    AuditHead.objects.all().delete()
+    user = User.objects.create(username="starter")
+    run = Run.objects.create(label="x", graphs={}, started_by=user)
+    request = ApprovalRequest.objects.create(
+        run=run, key="k", node="ask", groups=["finance"], policy="any"
+    )
+    [entry] = audit.append([audit.Entry(EventKind.VIEWED, request, "finance")])
+    assert (entry.seq, entry.prev_hash) == (1, audit.GENESIS)
+    head = AuditHead.objects.get(pk=1)
+    assert (head.seq, head.hash) == (1, entry.hash)
