@@ -17,7 +17,6 @@ import json
 import os
 import subprocess
 import sys
-import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -158,24 +157,30 @@ class Braid:
         run = self.start(key)
         return watch({run: began}, self.finished)[0] - began
 
-    def start_timed(self, _: int) -> tuple[str, float]:
-        """Start one W3 run from a caller thread, on the thread's own kept connection."""
+    def start_timed(self, used: set[Any]) -> tuple[str, float]:
+        """Start one W3 run from a caller thread, on the thread's own kept connection,
+        which goes into `used`."""
+        from django.db import connections
+
         began = time.perf_counter()
-        return self.start("W3"), began
+        run = self.start("W3")
+        used.add(connections["default"])  # this thread's own wrapper
+        return run, began
 
     def many(self, n: int) -> tuple[float, float, list[float]]:
         """Start n W3 runs from START_CALLERS threads; return elapsed, start phase, latencies.
 
         Each caller thread keeps its database connection from one start to the next, as
         DBOS's client keeps its pool's and as the API's threads keep theirs (braid.http);
-        every thread closes it once the calls are done (until 2026-12-06 each start closed
-        it, so every start paid a new PostgreSQL connection that no peer paid).
+        each is closed once the calls are done (until 2026-12-06 each start closed it, so
+        every start paid a new PostgreSQL connection that no peer paid).
         """
+        used: set[Any] = set()
         began = time.perf_counter()
         with ThreadPoolExecutor(START_CALLERS) as pool:
-            started = dict(pool.map(self.start_timed, range(n)))
-            calls_done = time.perf_counter()
-            close_each_thread(pool, START_CALLERS)
+            started = dict(pool.map(self.start_timed, [used] * n))
+        calls_done = time.perf_counter()
+        close_all(used)
         seen, latencies = watch(started, self.finished)
         return seen - began, calls_done - began, latencies
 
@@ -213,18 +218,13 @@ class Braid:
             raise RuntimeError(f"decide answered {answer.status}: {text[:300]!r}")
 
 
-def close_each_thread(pool: ThreadPoolExecutor, threads: int) -> None:
-    """Close the database connection of each of the pool's threads: a barrier of `threads`
-    parties holds every closing call until each thread has taken one."""
-    barrier = threading.Barrier(threads)
-
-    def close(_: int) -> None:
-        from django.db import connection
-
-        barrier.wait(timeout=60)
-        connection.close()
-
-    list(pool.map(close, range(threads)))
+def close_all(wrappers: set[Any]) -> None:
+    """Close the database connections of caller threads that have ended (Django lets a
+    connection be closed from another thread once it is marked shared)."""
+    for wrapper in wrappers:
+        wrapper.inc_thread_sharing()
+        wrapper.close()
+        wrapper.dec_thread_sharing()
 
 
 def start_braid(procs: Processes) -> list[subprocess.Popen[bytes]]:
