@@ -363,7 +363,8 @@ def test_a_long_bulk_cancel_shows_done_of_total_while_it_runs(
     held[0].continue_()
     expect(results.get_by_role("status")).to_have_text("Cancel: 12 of 12 done.", timeout=LIVE)
     assert seen == [10, 2]
-    assert {status_of(admin, run_id) for run_id in runs} == {"cancelled"}
+    for run_id in runs:  # answered means accepted (202); the worker applies each cancel next
+        settled(admin, run_id, "cancelled")
 
 
 def test_retry_is_open_on_a_failed_run_and_runs_the_failed_step_again(
