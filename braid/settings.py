@@ -52,11 +52,25 @@ def local_secret_key(path: Path) -> str:
             return key
         except FileExistsError:
             pass  # another process linked its key first: use that one
+        except OSError:  # a file system without hard links: create the name itself
+            return created_once(path, key)
         finally:
             os.unlink(written)
     key = path.read_text().strip()
     if len(key) < 50:
         raise ImproperlyConfigured(f"{path} holds no usable key; delete it")
+    return key
+
+
+def created_once(path: Path, key: str) -> str:
+    """Create the key file exclusively and write the key into it; return the key that
+    holds, this one or the one a process created first."""
+    try:
+        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        return path.read_text().strip()
+    with os.fdopen(descriptor, "w") as file:
+        file.write(key + "\n")
     return key
 
 

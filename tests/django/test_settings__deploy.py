@@ -55,6 +55,23 @@ def test_processes_that_make_the_key_at_once_all_start_with_the_same_one(
     assert [p.name for p in tmp_path.iterdir()] == ["secret-key"]
 
 
+def test_without_hard_links_the_key_file_is_created_exclusively(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from braid import settings
+
+    def no_links(*_: object) -> None:
+        raise PermissionError(1, "Operation not permitted")
+
+    monkeypatch.setattr("braid.settings.os.link", no_links)
+    path = tmp_path / "secret-key"
+    key = settings.local_secret_key(path)
+    assert len(key) >= 50
+    assert settings.local_secret_key(path) == key == path.read_text().strip()
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert [p.name for p in tmp_path.iterdir()] == ["secret-key"]
+
+
 def test_debug_is_off_unless_django_debug_is_1(tmp_path: Path) -> None:
     env = base_env(BRAID_VAR_DIR=str(tmp_path))
     env.pop("DJANGO_DEBUG", None)
