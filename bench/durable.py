@@ -1060,9 +1060,8 @@ def set_level(population: Sequence[str], level: int) -> tuple[list[str], float]:
     started = time.perf_counter()
     opened = [population[i] for i in spread_picks(len(population), level)]
     parked = sorted(set(population) - set(opened))
-    requests = ApprovalRequest.objects.filter(run_id__in=population)
-    requests.filter(run_id__in=opened).update(status=ApprovalStatus.OPEN)
-    requests.filter(run_id__in=parked).update(status=ApprovalStatus.CLOSED)
+    ApprovalRequest.objects.filter(run_id__in=opened).update(status=ApprovalStatus.OPEN)
+    ApprovalRequest.objects.filter(run_id__in=parked).update(status=ApprovalStatus.CLOSED)
     if (found := count_open()) != level:
         raise BenchError(f"{found:,} requests open, not {level:,}")
     moved = time.perf_counter() - started

@@ -53,7 +53,8 @@ def local_secret_key(path: Path) -> str:
         except FileExistsError:
             pass  # another process linked its key first: use that one
         except OSError:  # a file system without hard links: create the name itself
-            return created_once(path, key)
+            if created_once(path, key):
+                return key
         finally:
             os.unlink(written)
     key = path.read_text().strip()
@@ -62,16 +63,16 @@ def local_secret_key(path: Path) -> str:
     return key
 
 
-def created_once(path: Path, key: str) -> str:
-    """Create the key file exclusively and write the key into it; return the key that
-    holds, this one or the one a process created first."""
+def created_once(path: Path, key: str) -> bool:
+    """Create the key file exclusively with the key in it; return False when another
+    process created it first (its key is then read and checked like any stored one)."""
     try:
         descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     except FileExistsError:
-        return path.read_text().strip()
+        return False
     with os.fdopen(descriptor, "w") as file:
         file.write(key + "\n")
-    return key
+    return True
 
 
 # DEBUG is off unless DJANGO_DEBUG=1: with it on, a 404 lists every URL pattern and an

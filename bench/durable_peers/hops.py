@@ -48,15 +48,15 @@ def statements(offset: int, db: str) -> list[tuple[float, int, float, str]]:
 
 
 def roles() -> dict[int, str]:
-    """Return each backend pid of the database by the application or address it serves."""
+    """Return a name for each backend of the database: "client" for this process's, its
+    pid for the others (Daphne's and the workers')."""
     from django.db import connection
 
     with connection.cursor() as cursor:
         cursor.execute("SELECT pg_backend_pid()")
         own = cursor.fetchone()[0]
-        cursor.execute("SELECT pid, client_port FROM pg_stat_activity WHERE datname = "
-                       "current_database()")  # fmt: skip
-        found = {pid: f"backend {pid}" for pid, _ in cursor.fetchall()}
+        cursor.execute("SELECT pid FROM pg_stat_activity WHERE datname = current_database()")
+        found = {pid: f"backend {pid}" for (pid,) in cursor.fetchall()}
     found[own] = "client"
     return found
 
