@@ -1,5 +1,6 @@
 import {
   Background,
+  ControlButton,
   Controls,
   type DefaultEdgeOptions,
   type FitViewOptions,
@@ -7,10 +8,11 @@ import {
   MiniMap,
   Panel,
   ReactFlow,
+  getViewportForBounds,
   useReactFlow,
-  useStore,
+  useStoreApi,
 } from "@xyflow/react";
-import { type KeyboardEvent, type ReactNode, useEffect, useMemo } from "react";
+import { type KeyboardEvent, type ReactNode, useMemo } from "react";
 import { COLOR_CUES, COLORS, type ColorMap, colorClass } from "./graph/colors";
 import { layoutBlock, toNestedFlow } from "./graph/nested";
 import type { BraidFlowNode, ReasonMap } from "./graph/toFlow";
@@ -59,39 +61,32 @@ function ColorLegend() {
   );
 }
 
-/** Room kept above a graph whose top is pinned to the canvas's top edge. */
-const TOP_MARGIN = 24;
-
 /**
- * Keep the view fitted when the canvas changes size (a side panel opens), centered on
- * `nodeId` when one is given, else on the whole graph. A graph too big for the canvas at
- * the smallest zoom the fit may choose shows its top, centered on its `start` node, rather
- * than its middle: the run begins there, and the rest is a pan away.
+ * The Fit View button of a read-only canvas: it fits at once from the measured nodes.
+ * React Flow's own `fitView` queues the fit until a node update comes back through
+ * `onNodesChange`, which a canvas drawn from props does not have: the queued fit then waits
+ * for the next re-measure (a color change), so a press could do nothing, and a fit left
+ * queued would move the view later, under a person's own panning. The icon is React Flow's.
  */
-function KeepFitted({ options, nodeId }: { options: FitViewOptions; nodeId: string | undefined }) {
-  const { fitView, getNodes, getNodesBounds, getViewport, setViewport, getInternalNode } = useReactFlow();
-  const width = useStore((state) => state.width);
-  const height = useStore((state) => state.height);
-  const nodeCount = useStore((state) => state.nodeLookup.size);
-  useEffect(() => {
-    if (width === 0 || height === 0) return;
-    if (nodeId !== undefined) {
-      void fitView({ ...options, nodes: [{ id: nodeId }], duration: 200 });
-      return;
-    }
-    void fitView(options).then(() => {
-      const bounds = getNodesBounds(getNodes().filter((node) => node.parentId === undefined));
-      const { x, zoom } = getViewport();
-      if (bounds.height * zoom <= height - TOP_MARGIN) return;
-      const start = getInternalNode("start");
-      const centerX =
-        bounds.width * zoom <= width || start === undefined
-          ? x
-          : width / 2 - (start.internals.positionAbsolute.x + (start.measured.width ?? 0) / 2) * zoom;
-      void setViewport({ x: centerX, y: TOP_MARGIN - bounds.y * zoom, zoom });
-    });
-  }, [fitView, getNodes, getNodesBounds, getViewport, setViewport, getInternalNode, options, nodeId, width, height, nodeCount]);
-  return null;
+function FitButton({ options }: { options: FitViewOptions }) {
+  const store = useStoreApi();
+  const { getNodes, getNodesBounds, setViewport } = useReactFlow();
+  const fit = () => {
+    const { width, height, minZoom, maxZoom } = store.getState();
+    const nodes = getNodes().filter((node) => node.parentId === undefined && node.hidden !== true);
+    if (nodes.length === 0 || width === 0 || height === 0) return;
+    const bounds = getNodesBounds(nodes);
+    const zoomMin = options.minZoom ?? minZoom;
+    const zoomMax = options.maxZoom ?? maxZoom;
+    void setViewport(getViewportForBounds(bounds, width, height, zoomMin, zoomMax, options.padding ?? 0.1));
+  };
+  return (
+    <ControlButton onClick={fit} className="react-flow__controls-fitview" title="Fit View" aria-label="Fit View">
+      <svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 30" aria-hidden="true">
+        <path d="M3.692 4.63c0-.53.4-.938.939-.938h5.215V0H4.708C2.13 0 0 2.054 0 4.63v5.216h3.692V4.631zM27.354 0h-5.2v3.692h5.17c.53 0 .984.4.984.939v5.215H32V4.631A4.624 4.624 0 0027.354 0zm.954 24.83c0 .532-.4.94-.939.94h-5.215v3.768h5.215c2.577 0 4.631-2.13 4.631-4.707v-5.139h-3.692v5.139zm-23.677.94c-.531 0-.939-.4-.939-.94v-5.138H0v5.139c0 2.577 2.13 4.707 4.708 4.707h5.138V25.77H4.631z" />
+      </svg>
+    </ControlButton>
+  );
 }
 
 export interface FlowViewProps {
@@ -105,9 +100,6 @@ export interface FlowViewProps {
   showLegend?: boolean;
   /** The smallest zoom a fit may choose (default: where 12 px text stays 12 px); a larger graph then pans. */
   fitMinZoom?: number;
-  /** Refit when the canvas resizes, centered on this node when given (the monitor's inspector). */
-  keepFitted?: boolean;
-  focusNodeId?: string;
   /** The run's other graphs by key (`slug@version`): each subflow's child graph is drawn inside it. */
   graphs?: Readonly<Record<string, GraphDocument>>;
   /** Subflow paths whose default (open when small) the viewer flipped. */
@@ -126,8 +118,6 @@ export function FlowView({
   onNodeChoose,
   showLegend = true,
   fitMinZoom = CANVAS_ZOOM_FLOOR,
-  keepFitted = false,
-  focusNodeId,
   graphs = NO_GRAPHS,
   toggled = NONE_TOGGLED,
   onToggleSubflow,
@@ -173,7 +163,9 @@ export function FlowView({
             })}
       >
         <Background />
-        <Controls showInteractive={false} fitViewOptions={fitViewOptions} />
+        <Controls showInteractive={false} showFitView={false}>
+          <FitButton options={fitViewOptions} />
+        </Controls>
         <MiniMap
           nodeClassName={miniMapClass}
           style={MINI_MAP_STYLE}
@@ -182,7 +174,6 @@ export function FlowView({
           ariaLabel="Mini map of the flow"
         />
         {keyShown && <ColorLegend />}
-        {keepFitted && <KeepFitted options={fitViewOptions} nodeId={focusNodeId} />}
         {children}
       </ReactFlow>
       </SubflowToggle.Provider>

@@ -258,6 +258,53 @@ def test_the_run_view_opens_on_the_waiting_step_with_canvas_text_at_12_px_or_mor
     assert page.evaluate(SMALLEST_SCREEN_TEXT) >= 12
 
 
+VIEWPORT = "() => getComputedStyle(document.querySelector('.react-flow__viewport')).transform"
+
+
+def test_the_view_a_person_zoomed_to_stays_while_the_run_moves_and_fit_view_acts_at_once(
+    page: Page, braid_server: str
+) -> None:
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    admin = admin_client(braid_server)
+    slug = f"hold-zoomed-{uuid.uuid4().hex[:6]}"
+    publish(admin, HOLD, slug)
+    run_id = start(admin, slug)
+    settled(admin, run_id, "waiting")
+    page.set_viewport_size(DESKTOP)
+    log_in(page, braid_server, "admin", "braid-admin")
+    page.goto(f"{braid_server}/runs/{run_id}/")
+    flow = page.locator(".react-flow")
+    expect(flow).to_have_attribute("data-framed", "live", timeout=LIVE)
+    framed = page.evaluate(VIEWPORT)
+    for _ in range(2):
+        page.get_by_role("button", name="Zoom Out").click()
+    page.wait_for_function(f"() => ({VIEWPORT})() !== {framed!r}")
+    zoomed = page.evaluate(VIEWPORT)
+
+    finance = Browserless(braid_server)
+    finance.login("finance", "braid-finance")
+    _, listing = finance.get_json("/api/approvals/")
+    request = next(r for r in listing["results"] if r["run"] == run_id)
+    status, body = finance.post_json(
+        f"/api/approvals/{request['id']}/decide/", {"decision": "approve"}
+    )
+    assert status == 202, body
+    # The run moves on and the canvas recolors (new node objects, measured again), and the
+    # view stays where the person put it: only a resize or an inspected node frames again.
+    done = page.locator('.react-flow__node[data-id="done"] .braid-node')
+    expect(done).to_have_class(re.compile("braid-color--completed"), timeout=LIVE)
+    page.wait_for_timeout(300)  # two frames and more: a reframe would have landed
+    assert page.evaluate(VIEWPORT) == zoomed
+
+    # Fit View fits now, from the measured nodes, with no node update to wait for: the
+    # chain is taller than the canvas at the 12 px floor, so the fit stops at zoom 1.
+    page.get_by_role("button", name="Fit View").click()
+    page.wait_for_function(f"() => ({VIEWPORT})() !== {zoomed!r}", timeout=1_000)
+    assert page.evaluate(f"() => new DOMMatrixReadOnly(({VIEWPORT})()).a") == 1
+    assert errors == []
+
+
 def test_an_admin_cancels_selected_runs_in_bulk_and_reads_each_result(
     page: Page, braid_server: str
 ) -> None:

@@ -66,9 +66,16 @@ export function FrameOnLive({ liveIds, focusId, maxZoom = 1 }: Props) {
   const live = useRef(liveIds);
   live.current = liveIds;
   const ready = liveIds !== null;
+  // What the last frame was chosen for. A color change hands React Flow new node objects,
+  // which it measures again (so `initialized` drops and comes back): that alone is no reason
+  // to frame again and throw away where a person has panned or zoomed to.
+  const framedFor = useRef<string | null>(null);
   useEffect(() => {
     if (!initialized || !ready || width === 0 || height === 0 || domNode === null) return;
+    const reason = `${width}x${height} ${nodeCount} ${focusId ?? ""} ${maxZoom}`;
+    if (framedFor.current === reason) return;
     const frame = window.requestAnimationFrame(() => {
+      framedFor.current = reason;
       const nodes = getNodes();
       const ids = new Set(focusId !== undefined ? [focusId] : (live.current ?? []));
       const chosen: Node[] = nodes.filter((node) => ids.has(node.id));
