@@ -281,6 +281,8 @@ def perform(actions: ActionRegistry, command: RunAction, run_id: str,
         return ActionFailed(at=stamp(), key=command.key, error=str(error))
     except Exception as error:  # an action's bug is that node's failure, not the run's
         return ActionFailed(at=stamp(), key=command.key, error=f"{type(error).__name__}: {error}")
+    if result.output is None:  # a no-op's output: nothing to nest, convert or measure
+        return ActionCompleted(at=stamp(), key=command.key, output=None, outcome=result.outcome)
     limit = expression_limits.limits().max_value_depth
     if nests_deeper_than(result.output, limit):  # it would be stored and walked: refuse it here
         too_deep = f"the output nests deeper than {limit} levels (BRAID_VALUE_MAX_DEPTH)"

@@ -386,17 +386,34 @@ class Stepper:
         costs what the item holds, not what the run holds.
         """
         state = self.state
-        doomed, victims = members(state).below(activation)
+        index = members(state)
+        if keep is not None and not index.owned.get(keep):
+            group = index.frames.get(activation)
+            if group is not None and len(group) == 1 and keep in group:
+                # A foreach item or loop round coming back alone (the common return): no
+                # frame to cancel and nothing nested, only its parked tokens to drop.
+                self.drop_parked({activation})
+                if state.live.get(activation) != 1:
+                    state.live[activation] = 1
+                return
+        doomed, victims = index.below(activation)
         for frame in victims:
             if frame.id != keep:
                 self.cancel_frame(frame, reason)
-        for barrier in state.gathers.values():
-            dropped = barrier.discard(doomed)
-            state.lineages.abandon(token.lineage for token in dropped)
+        self.drop_parked(doomed)
         for name in doomed:
             state.live.pop(name, None)
         if keep is not None and keep in state.frames:
             state.live[state.frames[keep].activation] = 1
+
+    def drop_parked(self, activations: set[str]) -> None:
+        """Drop the tokens the activations parked at gathers, and abandon their lineages."""
+        state = self.state
+        if not state.gathers:
+            return
+        for barrier in state.gathers.values():
+            dropped = barrier.discard(activations)
+            state.lineages.abandon(token.lineage for token in dropped)
 
     def cancel_frame(self, frame: Frame, reason: str) -> None:
         """Cancel one frame: close its waits, abandon its lineage, refuse its later results."""

@@ -39,8 +39,9 @@ def admit(stepper: Stepper, frame: Frame, node: g.ForeachNode) -> None:
     """Start items while fewer than `concurrency` run; finish when all are done."""
     barrier = frame.barrier
     items = barrier["items"]
+    count, most = len(items), node.max_concurrency
     edge = topology(stepper.state.graph_of(frame)).successor(node.id, ITEM)
-    while barrier["running"] < node.max_concurrency and barrier["admitted"] < len(items):
+    while barrier["running"] < most and barrier["admitted"] < count:
         barrier["admitted"] += 1
         barrier["running"] += 1
         number = barrier["admitted"]
@@ -53,7 +54,7 @@ def admit(stepper: Stepper, frame: Frame, node: g.ForeachNode) -> None:
         stepper.own(frame, str(number), node.id, eid, eid, variables, edge)
         if frame.id not in stepper.state.frames:
             return
-    if barrier["running"] == 0 and barrier["admitted"] == len(items):
+    if barrier["running"] == 0 and barrier["admitted"] == count:
         foreach_done(stepper, frame, node)
 
 
