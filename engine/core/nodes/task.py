@@ -21,7 +21,10 @@ from engine.core.values import JSON, summary
 
 def execute(stepper: Stepper, frame: Frame, node: g.TaskNode) -> None:
     """Render the params and send the action, with its timeout timer."""
-    params = stepper.bounded(frame, render_params(stepper, frame, node.params or {}), "params")
+    params: JSON = (  # no params (most tasks): nothing to render or measure
+        stepper.bounded(frame, render_params(stepper, frame, node.params), "params")
+        if node.params else {}
+    )  # fmt: skip
     path = stepper.state.path(frame)
     key = stepper.wait_key(frame, str(frame.attempt), path)
     frame.state = FrameState.WORKING
