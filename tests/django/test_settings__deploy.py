@@ -36,23 +36,31 @@ def test_without_a_secret_key_one_is_made_once_in_var_readable_by_the_owner_only
 
 
 def test_processes_that_make_the_key_at_once_all_start_with_the_same_one(
-    tmp_path: Path,
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A Procfile's processes on a fresh checkout: one of the peers benchmark's workers read
-    the file between another's create and write, found it empty and refused to start."""
+    the file between another's create and write, found it empty and refused to start.
+
+    The processes fork from a fork server, a single-threaded interpreter of their own: a
+    fork of the test process (threaded by the suite's servers) could inherit a lock held by
+    another thread and hang. The server imports braid.settings once, which makes its own
+    key under the BRAID_VAR_DIR set here, not in the checkout's var/.
+    """
     import multiprocessing
 
     from braid.settings import local_secret_key
 
-    path = tmp_path / "secret-key"
-    context = multiprocessing.get_context("fork")
+    monkeypatch.setenv("BRAID_VAR_DIR", str(tmp_path / "server-var"))
+    path = tmp_path / "keys" / "secret-key"
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(["braid.settings"])
     for _ in range(20):
         path.unlink(missing_ok=True)
         with context.Pool(8) as pool:
             keys = pool.map(local_secret_key, [path] * 32)
         assert set(keys) == {path.read_text().strip()}
         assert stat.S_IMODE(path.stat().st_mode) == 0o600
-    assert [p.name for p in tmp_path.iterdir()] == ["secret-key"]
+    assert [p.name for p in path.parent.iterdir()] == ["secret-key"]
 
 
 def test_without_hard_links_the_key_file_is_created_exclusively(
