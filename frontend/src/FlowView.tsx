@@ -63,10 +63,11 @@ function ColorLegend() {
 
 /**
  * The Fit View button of a read-only canvas: it fits at once from the measured nodes.
- * React Flow's own `fitView` queues the fit until a node update comes back through
- * `onNodesChange`, which a canvas drawn from props does not have: the queued fit then waits
- * for the next re-measure (a color change), so a press could do nothing, and a fit left
- * queued would move the view later, under a person's own panning. The icon is React Flow's.
+ * React Flow's own `fitView` queues the fit for the nodes' next pass through its update
+ * path, which on a canvas drawn from props (no `onNodesChange`) has failed upstream
+ * (xyflow #5132) and once left a press here without a fit for 10 s; a queued fit landing
+ * late would also move the view under a person's panning (docs/admin-actions.md).
+ * The icon is React Flow's.
  */
 function FitButton({ options }: { options: FitViewOptions }) {
   const store = useStoreApi();
