@@ -139,6 +139,15 @@ class Browserless:
         status, body = self.get(path)
         return status, json.loads(body)
 
+    def decide_for_run(self, run_id: str, decision: str = "approve") -> None:
+        """Decide the run's first request in this (logged-in) approver's inbox; expect 202."""
+        _, listing = self.get_json("/api/approvals/")
+        request = next(r for r in listing["results"] if r["run"] == run_id)
+        status, body = self.post_json(
+            f"/api/approvals/{request['id']}/decide/", {"decision": decision}
+        )
+        assert status == 202, body
+
 
 def base_env(**overrides: str) -> dict[str, str]:
     """Return this process's environment with Braid settings overridden."""

@@ -215,20 +215,36 @@ def test_cancel_asks_in_a_dialog_that_holds_the_focus_and_its_reason_reaches_the
     assert errors == []
 
 
+def open_new_run(
+    page: Page, base: str, graph: dict[str, object], slug: str, status: str,
+    viewport: ViewportSize,
+) -> str:  # fmt: skip
+    """Publish `graph` as `slug`, start a run, wait until it is `status`, and open its view
+    as the admin at that size; return the run's id."""
+    admin = admin_client(base)
+    publish(admin, graph, slug)
+    run_id = start(admin, slug)
+    settled(admin, run_id, status)
+    page.set_viewport_size(viewport)
+    log_in(page, base, "admin", "braid-admin")
+    page.goto(f"{base}/runs/{run_id}/")
+    return run_id
+
+
+def open_waiting_hold(page: Page, base: str, slug: str, viewport: ViewportSize) -> str:
+    """Open a new HOLD run, waiting at its bottom, framed on the waiting step; its id."""
+    run_id = open_new_run(page, base, HOLD, slug, "waiting", viewport)
+    expect(page.locator(".react-flow")).to_have_attribute("data-framed", "live", timeout=LIVE)
+    return run_id
+
+
 @pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["1440", "390"])
 def test_the_run_view_opens_on_the_waiting_step_with_canvas_text_at_12_px_or_more(
     page: Page, braid_server: str, viewport: ViewportSize
 ) -> None:
     admin = admin_client(braid_server)
-    slug = f"hold-{viewport['width']}"
-    publish(admin, HOLD, slug)
-    run_id = start(admin, slug)
-    settled(admin, run_id, "waiting")
-    page.set_viewport_size(viewport)
-    log_in(page, braid_server, "admin", "braid-admin")
-    page.goto(f"{braid_server}/runs/{run_id}/")
+    open_waiting_hold(page, braid_server, f"hold-{viewport['width']}", viewport)
     flow = page.locator(".react-flow")
-    expect(flow).to_have_attribute("data-framed", "live", timeout=LIVE)
     hold = page.locator('.react-flow__node[data-id="hold"]')
     expect(hold.locator(".braid-node")).to_have_class(re.compile("braid-color--waiting"))
     canvas, shown = flow.bounding_box(), hold.bounding_box()
@@ -266,16 +282,7 @@ def test_the_view_a_person_zoomed_to_stays_while_the_run_moves_and_fit_view_acts
 ) -> None:
     errors: list[str] = []
     page.on("pageerror", lambda error: errors.append(str(error)))
-    admin = admin_client(braid_server)
-    slug = f"hold-zoomed-{uuid.uuid4().hex[:6]}"
-    publish(admin, HOLD, slug)
-    run_id = start(admin, slug)
-    settled(admin, run_id, "waiting")
-    page.set_viewport_size(DESKTOP)
-    log_in(page, braid_server, "admin", "braid-admin")
-    page.goto(f"{braid_server}/runs/{run_id}/")
-    flow = page.locator(".react-flow")
-    expect(flow).to_have_attribute("data-framed", "live", timeout=LIVE)
+    run_id = open_waiting_hold(page, braid_server, f"hold-zoomed-{uuid.uuid4().hex[:6]}", DESKTOP)
     framed = page.evaluate(VIEWPORT)
     for _ in range(2):
         page.get_by_role("button", name="Zoom Out").click()
@@ -284,12 +291,7 @@ def test_the_view_a_person_zoomed_to_stays_while_the_run_moves_and_fit_view_acts
 
     finance = Browserless(braid_server)
     finance.login("finance", "braid-finance")
-    _, listing = finance.get_json("/api/approvals/")
-    request = next(r for r in listing["results"] if r["run"] == run_id)
-    status, body = finance.post_json(
-        f"/api/approvals/{request['id']}/decide/", {"decision": "approve"}
-    )
-    assert status == 202, body
+    finance.decide_for_run(run_id)
     # The run moves on and the canvas recolors (new node objects, measured again), and the
     # view stays where the person put it: only a resize or an inspected node frames again.
     done = page.locator('.react-flow__node[data-id="done"] .braid-node')
@@ -417,14 +419,8 @@ def test_a_long_bulk_cancel_shows_done_of_total_while_it_runs(
 def test_retry_is_open_on_a_failed_run_and_runs_the_failed_step_again(
     page: Page, braid_server: str
 ) -> None:
-    admin = admin_client(braid_server)
     slug = f"flaky-{uuid.uuid4().hex[:6]}"
-    publish(admin, FAILING_ONCE, slug)
-    run_id = start(admin, slug)
-    settled(admin, run_id, "failed")
-    page.set_viewport_size(DESKTOP)
-    log_in(page, braid_server, "admin", "braid-admin")
-    page.goto(f"{braid_server}/runs/{run_id}/")
+    open_new_run(page, braid_server, FAILING_ONCE, slug, "failed", DESKTOP)
     cancel = page.get_by_role("button", name="Cancel run…")
     expect(cancel).to_have_attribute("aria-disabled", "true")
     expect(cancel).to_have_attribute("title", "The run failed: there is nothing left to cancel.")
