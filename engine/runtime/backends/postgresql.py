@@ -240,7 +240,7 @@ class PostgresBackend(PortableBackend):
         its commit.
         """
         key = run_key(run_id)
-        with connection.cursor() as cursor:  # one statement: it commits on its own
+        with server_side_cursor() as cursor:  # one statement: it commits on its own
             cursor.execute(sql.BEGIN_STEP, [key, key])
             counted, waiting = cursor.fetchone()
         # An inbox row's run exists (the foreign key), so events waiting on a run that was
@@ -251,7 +251,7 @@ class PostgresBackend(PortableBackend):
         """A run whose row another step holds is skipped, not waited for: return the run's
         committed snapshot version then, and None otherwise."""
         key = run_key(run_id)
-        with connection.cursor() as cursor:  # one statement: it commits on its own
+        with server_side_cursor() as cursor:  # one statement: it commits on its own
             cursor.execute(sql.take_back_attempt_sql(), [key, key])
             row = cursor.fetchone()
         return row[1] if row is not None and not row[0] else None
