@@ -68,6 +68,16 @@ from web.auth import Role, group_names, has_role
 User = AbstractBaseUser | AnonymousUser
 # What a listing reads with each request: its run's flow, version and starter, and its assignee.
 RELATED = ("run__flow_version__flow", "run__started_by", "assignee")
+# Columns of those rows that no reader of a request uses and that grow with the flow or the
+# run: the run's graphs, snapshot, state and redrive, its version's graph, its flow's draft.
+# Loaded, each was decoded once per request listed: most of the inbox page's read.
+UNREAD = ("run__graphs", "run__snapshot", "run__state", "run__redrive",
+          "run__flow_version__graph", "run__flow_version__flow__draft")  # fmt: skip
+
+
+def with_related() -> QuerySet[ApprovalRequest]:
+    """Return requests with the rows a reader of them uses, without their UNREAD columns."""
+    return ApprovalRequest.objects.select_related(*RELATED).defer(*UNREAD)
 
 
 # ---------------------------------------------------------------------------- who sees what
@@ -78,7 +88,7 @@ def visible_requests(user: User, groups: Sequence[str] | None = None) -> QuerySe
 
     `groups` are the user's group names when the caller has them (saves a query).
     """
-    requests = ApprovalRequest.objects.select_related(*RELATED)
+    requests = with_related()
     if has_role(user, Role.ADMINS):
         return requests
     groups = list(group_names(user) if groups is None else groups)
@@ -124,7 +134,7 @@ def held_back_as_starter(user: User, groups: Sequence[str]) -> Q:
 def open_requests(user: User, groups: Sequence[str] | None = None) -> QuerySet[ApprovalRequest]:
     """Return the inbox: open requests the user may decide (admins: every open one), and,
     read-only, those of their groups on runs they started (segregation of duties)."""
-    requests = ApprovalRequest.objects.select_related(*RELATED)
+    requests = with_related()
     requests = requests.filter(status=ApprovalStatus.OPEN)
     if not has_role(user, Role.ADMINS):
         groups = list(group_names(user) if groups is None else groups)

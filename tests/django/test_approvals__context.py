@@ -178,3 +178,27 @@ def test_the_inbox_lists_with_as_many_queries_for_four_requests_as_for_one(
         start(client_for("analyst"), "invoice-sign-off", INVOICE)
     with django_assert_num_queries(7):
         assert len(inbox(finance)) == 4
+
+
+def test_the_inbox_reads_no_graph_draft_snapshot_or_state_of_what_it_lists(
+    demo: DemoUsers, client_for: ClientFor
+) -> None:
+    """Those columns grow with the flow and the run, and the inbox shows none of them:
+    loaded with each request, a page of 500 requests of a 150-node flow took 0.35-0.5 s
+    to read instead of 0.09 s (they were decoded once per request)."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    start(client_for("analyst"), "invoice-sign-off", INVOICE)
+    with CaptureQueriesContext(connection) as captured:
+        (listed,) = inbox(client_for("finance"))
+    read = " ".join(q["sql"] for q in captured.captured_queries)
+    unread = ['"engine_run"."graphs"', '"engine_run"."snapshot"', '"engine_run"."state"',
+              '"engine_run"."redrive"', '"designer_flowversion"."graph"',
+              '"designer_flow"."draft"']  # fmt: skip
+    assert [column for column in unread if column in read] == []
+    assert '"engine_run"."input"' in read
+    assert {k: listed["context"][k] for k in ("started_by", "flow", "flow_name", "version")} == {
+        "started_by": "analyst", "flow": "invoice-sign-off", "flow_name": "Invoice sign-off",
+        "version": 1,
+    }  # fmt: skip
