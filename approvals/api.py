@@ -138,8 +138,16 @@ class ApprovalSerializer(serializers.ModelSerializer[ApprovalRequest]):
 
     @extend_schema_field(ContextSerializer)
     def get_context(self, approval: ApprovalRequest) -> dict[str, Any]:
-        """Who started the run, when, the flow and version, and its input (without `show`)."""
-        return ContextSerializer(request_context(approval)).data
+        """Who started the run, when, the flow and version, and its input (without `show`).
+
+        One ContextSerializer serves a whole listing: building one per request (its fields
+        deep-copied each time) cost the inbox's page of 500 about 0.1 s."""
+        shared = self.context
+        assert isinstance(shared, dict)  # the view's context, shared by a list's serializers
+        serializer = shared.get("context_serializer")
+        if serializer is None:
+            serializer = shared["context_serializer"] = ContextSerializer()
+        return serializer.to_representation(request_context(approval))
 
     @extend_schema_field(DecisionEntrySerializer(many=True))
     def get_decisions(self, approval: ApprovalRequest) -> list[dict[str, Any]]:
