@@ -13,6 +13,14 @@ from typing import Any
 
 from approvals.models import ApprovalRequest
 
+# The columns of a request's run, version and flow that no reader of a request uses (its
+# context, the inbox, an email), and that grow with the flow or the run: the run's graphs,
+# snapshot, state and redrive, its version's graph, its flow's draft. Loaded with each
+# request, each was decoded once per request: most of the inbox page's read, and a step
+# that opened 500 requests of one run decoded that run's snapshot 500 times for its emails.
+UNREAD = ("run__graphs", "run__snapshot", "run__state", "run__redrive",
+          "run__flow_version__graph", "run__flow_version__flow__draft")  # fmt: skip
+
 FIELDS, ITEMS, KEYS, DEPTH, TEXT, LINE = 8, 3, 4, 2, 80, 200
 ELLIPSIS = "…"
 

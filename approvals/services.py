@@ -28,6 +28,7 @@ from django.db.models.signals import post_delete
 from django.utils import timezone
 
 from approvals import audit, notify
+from approvals.context import UNREAD
 from approvals.models import (
     ApprovalEvent,
     ApprovalRequest,
@@ -68,15 +69,11 @@ from web.auth import Role, group_names, has_role
 User = AbstractBaseUser | AnonymousUser
 # What a listing reads with each request: its run's flow, version and starter, and its assignee.
 RELATED = ("run__flow_version__flow", "run__started_by", "assignee")
-# Columns of those rows that no reader of a request uses and that grow with the flow or the
-# run: the run's graphs, snapshot, state and redrive, its version's graph, its flow's draft.
-# Loaded, each was decoded once per request listed: most of the inbox page's read.
-UNREAD = ("run__graphs", "run__snapshot", "run__state", "run__redrive",
-          "run__flow_version__graph", "run__flow_version__flow__draft")  # fmt: skip
 
 
 def with_related() -> QuerySet[ApprovalRequest]:
-    """Return requests with the rows a reader of them uses, without their UNREAD columns."""
+    """Return requests with the rows a reader of them uses, without their columns that no
+    reader uses (context.UNREAD)."""
     return ApprovalRequest.objects.select_related(*RELATED).defer(*UNREAD)
 
 

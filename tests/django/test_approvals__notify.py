@@ -81,6 +81,25 @@ def test_a_new_request_emails_each_member_of_its_group_once_with_a_link_and_its_
     assert Notice.objects.filter(request_id=pk, sent_at__isnull=False).count() == 2
 
 
+def test_emails_are_written_without_reading_the_runs_graphs_snapshot_or_state(
+    flow: str, client_for: ClientFor, committed: AfterCommit
+) -> None:
+    """A step that opens 500 requests of one run (a foreach of approvals) read and decoded
+    the run's graphs and snapshot once per request to write their emails."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    run = start(client_for("analyst"), flow, {"amount": 5})
+    with CaptureQueriesContext(connection) as captured:
+        committed(lambda: notify.requested([request_id(run, "ask")]))
+    read = " ".join(q["sql"] for q in captured.captured_queries)
+    unread = ['"engine_run"."graphs"', '"engine_run"."snapshot"', '"engine_run"."state"',
+              '"designer_flowversion"."graph"', '"designer_flow"."draft"']  # fmt: skip
+    assert [column for column in unread if column in read] == []
+    assert sorted(sent_to()) == [["controller@braid.example"], ["finance@braid.example"]]
+    assert "Started by analyst" in mail.outbox[0].body
+
+
 def test_nothing_is_sent_before_the_transaction_commits(flow: str, client_for: ClientFor) -> None:
     start(client_for("analyst"), flow, {"amount": 1})
     assert mail.outbox == []
