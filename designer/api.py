@@ -279,7 +279,7 @@ class FlowViewSet(viewsets.ModelViewSet[Any]):  # Any: it pages versions too
     def versions(self, request: Request, slug: str) -> Response:
         """List the flow's published versions, newest first."""
         versions = self.get_object().versions.select_related("flow", "published_by")
-        page = self.paginate_queryset(versions.order_by("-number"))
+        page = self.paginate_queryset(versions.defer("flow__draft").order_by("-number"))
         return self.get_paginated_response(FlowVersionSerializer(page, many=True).data)
 
     @extend_schema(responses=FlowVersionSerializer)
@@ -287,7 +287,7 @@ class FlowViewSet(viewsets.ModelViewSet[Any]):  # Any: it pages versions too
     def version(self, request: Request, slug: str, number: str) -> Response:
         """Return one published version by its number."""
         found = self.get_object().versions.select_related("flow", "published_by")
-        version = found.filter(number=int(number)).first()
+        version = found.defer("flow__draft").filter(number=int(number)).first()
         if version is None:
             raise Http404(f"{slug} has no version {number}")
         return Response(FlowVersionSerializer(version).data)

@@ -1,18 +1,23 @@
 """Pages of the designer: the flow list and the editor of one flow."""
 
 from django.contrib.auth.models import Group
+from django.db.models import Prefetch
 from django.http import HttpRequest, HttpResponse
 from django.middleware.csrf import get_token
 from django.shortcuts import get_object_or_404, render
 
-from designer.models import Flow
+from designer.models import Flow, FlowVersion
 from web.auth import Role
 from web.permissions import Act, allows
 
 
 def index(request: HttpRequest) -> HttpResponse:
     """List every flow with its latest published version and who published it."""
-    flows = Flow.objects.select_related("owner").prefetch_related("versions__published_by")
+    # Neither a draft nor a version's graph is shown: both grow with the flow, and loading
+    # them read every graph ever published to list the names.
+    versions = FlowVersion.objects.select_related("published_by").defer("graph")
+    flows = (Flow.objects.select_related("owner").defer("draft")
+             .prefetch_related(Prefetch("versions", queryset=versions)))  # fmt: skip
     rows = []
     for flow in flows:
         latest = max(flow.versions.all(), key=lambda v: v.number, default=None)

@@ -32,14 +32,19 @@ def viewer(request: HttpRequest) -> dict[str, Any]:
 def published_flows() -> list[dict[str, Any]]:
     """Return every flow's latest published version: slug, name, number and input schema."""
     latest: dict[str, FlowVersion] = {}
-    for version in FlowVersion.objects.select_related("flow").order_by("flow__slug", "number"):
+    versions = FlowVersion.objects.select_related("flow").defer("graph", "flow__draft")
+    for version in versions.order_by("flow__slug", "number"):
         latest[version.flow.slug] = version
+    # Only the latest versions' graphs are read: every graph ever published, and every
+    # draft, were read to show one schema per flow.
+    graphs = dict(FlowVersion.objects.filter(pk__in=[v.pk for v in latest.values()])
+                  .values_list("pk", "graph"))  # fmt: skip
     return [
         {
             "slug": slug,
             "name": version.flow.name,
             "version": version.number,
-            "input": version.graph.get("input") if isinstance(version.graph, dict) else None,
+            "input": graph.get("input") if isinstance(graph := graphs[version.pk], dict) else None,
         }
         for slug, version in latest.items()
     ]

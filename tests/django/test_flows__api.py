@@ -101,6 +101,47 @@ def test_publishing_numbers_versions_and_an_unchanged_draft_returns_the_latest(
     assert tiny.get("/api/flows/tiny/").json()["latest_version"] == 2
 
 
+def test_a_flows_versions_are_listed_without_reading_its_draft_once_per_version(
+    tiny: Client,
+) -> None:
+    """A version shows its flow's slug only; the draft, as large as the flow, was read and
+    decoded again with every version listed."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    post(tiny, "/api/flows/tiny/publish/")
+    tiny.patch("/api/flows/tiny/", {"draft": {**GRAPH, "name": "Tiny, renamed"}},
+               content_type="application/json")  # fmt: skip
+    post(tiny, "/api/flows/tiny/publish/")
+    for path in ("/api/flows/tiny/versions/", "/api/flows/tiny/versions/1/"):
+        with CaptureQueriesContext(connection) as captured:
+            assert tiny.get(path).status_code == 200
+        read = [q["sql"] for q in captured.captured_queries]
+        (listing,) = [sql for sql in read if '"designer_flowversion"."graph"' in sql]
+        assert '"designer_flow"."draft"' not in listing
+        assert sum('"designer_flow"."draft"' in sql for sql in read) == 1  # the flow's own row
+
+
+def test_the_flows_page_lists_names_and_latest_versions_without_reading_a_graph(
+    tiny: Client,
+) -> None:
+    """The list shows names, owners and the latest version's number: reading each draft
+    and every version's graph for it read every graph ever published on each visit."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    post(tiny, "/api/flows/tiny/publish/")
+    tiny.patch("/api/flows/tiny/", {"draft": {**GRAPH, "name": "Tiny, renamed"}},
+               content_type="application/json")  # fmt: skip
+    post(tiny, "/api/flows/tiny/publish/")
+    with CaptureQueriesContext(connection) as captured:
+        html = tiny.get("/flows/").content.decode()
+    read = " ".join(q["sql"] for q in captured.captured_queries)
+    assert '"designer_flow"."draft"' not in read
+    assert '"designer_flowversion"."graph"' not in read
+    assert '"latest_version": 2' in html and '"published_by": "analyst"' in html
+
+
 def test_publishing_a_draft_with_errors_is_refused_and_lists_them(tiny: Client) -> None:
     tiny.patch("/api/flows/tiny/", {"draft": BROKEN}, content_type="application/json")
     response = post(tiny, "/api/flows/tiny/publish/")

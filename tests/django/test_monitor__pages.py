@@ -131,3 +131,30 @@ def test_a_published_flow_page_links_to_starting_a_run(
 ) -> None:
     html = client_for("analyst").get("/flows/b-and-d-or-e/").content.decode()
     assert 'href="/runs/?start=b-and-d-or-e"' in html
+
+
+@pytest.mark.django_db
+def test_the_runs_page_reads_the_graphs_of_the_latest_versions_only_and_no_draft(
+    demo: DemoUsers, client_for: ClientFor
+) -> None:
+    """The start form needs each flow's latest input schema: reading every version's graph
+    and every draft for it read every graph ever published on each visit."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    analyst = client_for("analyst")
+    draft = analyst.get("/api/flows/vendor-payment/").json()["draft"]
+    schema = {**draft["input"], "required": ["vendor", "amount"]}
+    changed = analyst.patch("/api/flows/vendor-payment/", {"draft": {**draft, "input": schema}},
+                            content_type="application/json")  # fmt: skip
+    assert changed.status_code == 200, changed.content
+    assert analyst.post("/api/flows/vendor-payment/publish/").status_code == 201
+    with CaptureQueriesContext(connection) as captured:
+        html = client_for("admin").get("/runs/").content.decode()
+    read = [q["sql"] for q in captured.captured_queries]
+    assert [sql for sql in read if '"designer_flow"."draft"' in sql] == []
+    (graphs,) = [sql for sql in read if '"designer_flowversion"."graph"' in sql]
+    assert '"designer_flowversion"."id" IN (' in graphs
+    flows = {flow["slug"]: flow for flow in page_data(html, "runs-page")["flows"]}
+    assert (flows["vendor-payment"]["version"], flows["vendor-payment"]["input"]) == (2, schema)
+    assert flows["b-and-d-or-e"]["version"] == 1
