@@ -1,4 +1,5 @@
-"""`/ws/inbox/`: the caller's count of open requests, sent at once and after each change.
+"""`/ws/inbox/`: the caller's count of open requests, sent at once and after each change
+(counted at most once per RECOUNT_S, the changes of a burst together).
 
 Messages: `{"type": "count", "seq": n, "open": k}` with an increasing per-connection
 `seq`; `{"type": "error", "seq": n, "detail": ...}` answers anything but `{"type":
@@ -6,7 +7,9 @@ Messages: `{"type": "count", "seq": n, "open": k}` with an increasing per-connec
 session logs out.
 """
 
+import asyncio
 import json
+import time
 from typing import Any
 
 from channels.db import database_sync_to_async
@@ -17,6 +20,11 @@ from approvals.live import group_for
 from engine import live
 from web import sockets
 from web.auth import group_names
+
+# A socket counts at most once per this many seconds: a change inside the window is
+# counted once at its end. Changes come in bursts (a step opens or closes many requests,
+# every worker process publishes its own), and each count is a query per connected user.
+RECOUNT_S = 0.5
 
 
 class InboxConsumer(AsyncWebsocketConsumer):
@@ -30,6 +38,8 @@ class InboxConsumer(AsyncWebsocketConsumer):
         self.user = user
         self.seq = 0
         self.last: int | None = None
+        self.counted_at = 0.0  # time.monotonic() of the last count
+        self.recount: asyncio.Task[None] | None = None  # the count due at the window's end
         self.joined = await database_sync_to_async(self.groups_of_user)()
         self.joined += sockets.groups_to_close_on(self.scope)
         live.attach_serving_loop()
@@ -47,6 +57,8 @@ class InboxConsumer(AsyncWebsocketConsumer):
         return names
 
     async def disconnect(self, code: int) -> None:
+        if getattr(self, "recount", None) is not None:
+            self.recount.cancel()
         if getattr(self, "counted", False):
             sockets.socket_closed("inbox")
             self.counted = False
@@ -66,10 +78,24 @@ class InboxConsumer(AsyncWebsocketConsumer):
         await self.close(code=sockets.NOT_LOGGED_IN)
 
     async def inbox_changed(self, message: dict[str, Any]) -> None:
-        """A change that may concern the user: recount, and send when the count moved."""
+        """A change that may concern the user: recount, and send when the count moved; at
+        most once per RECOUNT_S, the changes inside a window counted once at its end."""
+        if self.recount is not None:
+            return  # counted when the window ends, this change with it
+        wait = self.counted_at + RECOUNT_S - time.monotonic()
+        if wait <= 0:
+            await self.send_count(force=False)
+        else:
+            self.recount = asyncio.create_task(self.count_after(wait))
+
+    async def count_after(self, wait: float) -> None:
+        """Count once `wait` seconds from now."""
+        await asyncio.sleep(wait)
+        self.recount = None
         await self.send_count(force=False)
 
     async def send_count(self, force: bool) -> None:
+        self.counted_at = time.monotonic()
         count = await database_sync_to_async(services.open_count)(self.user)
         if not force and count == self.last:
             return

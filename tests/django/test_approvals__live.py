@@ -97,6 +97,43 @@ def test_a_delegation_moves_the_count_from_the_delegator_to_the_delegate(
     async_to_sync(scenario)()
 
 
+def test_a_burst_of_changes_is_counted_once_at_the_end_of_the_window(
+    demo: DemoUsers, client_for: ClientFor, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each count is a query per connected person, and a step that opens or closes many
+    requests, from every worker process, sends many changes: a socket counts at most once
+    per RECOUNT_S, and the changes inside a window once at its end."""
+    from channels.layers import get_channel_layer
+
+    from approvals import consumers, services
+    from approvals.live import group_for
+
+    monkeypatch.setattr(consumers, "RECOUNT_S", 2.0)  # longer than the run's start takes
+    counted: list[str] = []
+    count = services.open_count
+
+    def counting(user: Any) -> int:
+        counted.append(user.get_username())
+        return count(user)
+
+    monkeypatch.setattr(services, "open_count", counting)
+
+    async def scenario() -> None:
+        finance = connect(demo["finance"])
+        await finance.connect()
+        assert await receive(finance) == {"type": "count", "seq": 1, "open": 0}
+        await database_sync_to_async(start)(client_for("analyst"), "invoice-sign-off", INVOICE)
+        for _ in range(20):
+            await get_channel_layer().group_send(group_for("user", "finance"),
+                                                 {"type": "inbox.changed"})  # fmt: skip
+        assert await receive(finance) == {"type": "count", "seq": 2, "open": 1}
+        assert await finance.receive_nothing(timeout=0.3)
+        assert counted == ["finance", "finance"]  # at connect, then once for the burst
+        await finance.disconnect()
+
+    async_to_sync(scenario)()
+
+
 def test_a_socket_without_a_login_is_closed_with_4401() -> None:
     async def scenario() -> None:
         assert await turned_away(connect(AnonymousUser())) == 4401
