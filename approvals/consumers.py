@@ -57,8 +57,9 @@ class InboxConsumer(AsyncWebsocketConsumer):
         return names
 
     async def disconnect(self, code: int) -> None:
-        if getattr(self, "recount", None) is not None:
-            self.recount.cancel()
+        recount = getattr(self, "recount", None)
+        if recount is not None:
+            recount.cancel()
         if getattr(self, "counted", False):
             sockets.socket_closed("inbox")
             self.counted = False
