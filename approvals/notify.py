@@ -24,7 +24,7 @@ from django.core.mail import EmailMessage, mailers
 from django.db import transaction
 from django.utils import timezone
 
-from approvals.context import UNREAD, compact_text, request_context, started_text
+from approvals.context import compact_text, request_context, started_text, with_related
 from approvals.models import ApprovalRequest, Notice, NoticeReason, NotificationSettings
 
 logger = logging.getLogger("braid.approvals.notify")
@@ -178,8 +178,7 @@ def send(messages: list[tuple[EmailMessage, list[tuple[int, int]]]], reason: Not
 def requested(pks: Sequence[int]) -> None:
     """Tell the people who may decide these new requests (one email each, or one digest
     per person when a step opened several for them)."""
-    approvals = list(ApprovalRequest.objects.filter(pk__in=list(pks)).select_related(
-        "run__flow_version__flow", "run__started_by").defer(*UNREAD).order_by("id"))  # fmt: skip
+    approvals = list(with_related().filter(pk__in=list(pks)).order_by("id"))
     members = group_members(sorted({g for a in approvals for g in a.groups}))
     wanted: dict[int, Recipient] = {}
     pairs = []
@@ -205,8 +204,7 @@ def handed_over(pk: int, to: str, reason: NoticeReason, by: str) -> None:
     """Tell the person a request was delegated or reassigned to."""
     model, name_field = get_user_model(), str(get_user_model().USERNAME_FIELD)
     person = model.objects.filter(**{name_field: to}, is_active=True).first()
-    approval = (ApprovalRequest.objects.select_related("run__flow_version__flow", "run__started_by")
-                .defer(*UNREAD).filter(pk=pk).first())  # fmt: skip
+    approval = with_related().filter(pk=pk).first()
     if person is None or approval is None:
         return
     recipient = Recipient(person.pk, to, getattr(person, "email", "") or "")

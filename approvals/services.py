@@ -28,7 +28,7 @@ from django.db.models.signals import post_delete
 from django.utils import timezone
 
 from approvals import audit, notify
-from approvals.context import UNREAD
+from approvals.context import with_related
 from approvals.models import (
     ApprovalEvent,
     ApprovalRequest,
@@ -67,15 +67,6 @@ from engine.runtime import clock, inbox
 from web.auth import Role, group_names, has_role
 
 User = AbstractBaseUser | AnonymousUser
-# What a listing reads with each request: its run's flow, version and starter, and its assignee.
-RELATED = ("run__flow_version__flow", "run__started_by", "assignee")
-
-
-def with_related() -> QuerySet[ApprovalRequest]:
-    """Return requests with the rows a reader of them uses, without their columns that no
-    reader uses (context.UNREAD)."""
-    return ApprovalRequest.objects.select_related(*RELATED).defer(*UNREAD)
-
 
 # ---------------------------------------------------------------------------- who sees what
 
