@@ -22,6 +22,15 @@ pytestmark = pytest.mark.browser
 
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "var" / "screenshots"
 LIVE = 3000  # ms: a change must reach the page without a reload within this
+# ms: a page just opened must show its first frame within this. Quiet, it takes 0.1-0.6 s after
+# the load event; CI's full suite on 2 cores once took more than LIVE (the run was finished, its
+# colors drawn, no frame yet after 3 s).
+OPENED = 10_000
+# What a page asked for and when each answer ended, in ms since it began to load: told when a
+# first frame is late, to say whether the server or the page kept it.
+REQUESTS = """() => performance.getEntriesByType('resource')
+  .filter((entry) => entry.name.includes('/api/') || entry.name.includes('/ws/'))
+  .map((entry) => `${new URL(entry.name).pathname} ${Math.round(entry.responseEnd)}`)"""
 DESKTOP: ViewportSize = {"width": 1440, "height": 900}
 PHONE: ViewportSize = {"width": 390, "height": 844}
 INVOICE = {"invoice": {"id": "INV-31", "amount": 120, "vendor": "Vendor"}}
@@ -231,10 +240,22 @@ def open_new_run(
     return run_id
 
 
+def expect_framed(page: Page, kind: str) -> None:
+    """Wait until the page just opened has framed its canvas as `kind`; when it has not in
+    OPENED ms, say when each of the page's requests was answered and how long it has been."""
+    try:
+        expect(page.locator(".react-flow")).to_have_attribute("data-framed", kind, timeout=OPENED)
+    except AssertionError as late:
+        answered = page.evaluate(REQUESTS)
+        since = page.evaluate("() => Math.round(performance.now())")
+        told = f"answered (ms since the page began): {answered}; now {since}"
+        raise AssertionError(f"{late}\n{told}") from None
+
+
 def open_waiting_hold(page: Page, base: str, slug: str, viewport: ViewportSize) -> str:
     """Open a new HOLD run, waiting at its bottom, framed on the waiting step; its id."""
     run_id = open_new_run(page, base, HOLD, slug, "waiting", viewport)
-    expect(page.locator(".react-flow")).to_have_attribute("data-framed", "live", timeout=LIVE)
+    expect_framed(page, "live")
     return run_id
 
 
@@ -266,7 +287,7 @@ def test_the_run_view_opens_on_the_waiting_step_with_canvas_text_at_12_px_or_mor
     done = start(admin, "b-and-d-or-e", {"urgent": True})
     settled(admin, done, "completed")
     page.goto(f"{braid_server}/runs/{done}/")
-    expect(flow).to_have_attribute("data-framed", "whole", timeout=LIVE)
+    expect_framed(page, "whole")
     first = page.locator('.react-flow__node[data-id="start"]').bounding_box()
     canvas = flow.bounding_box()
     assert first is not None and canvas is not None
