@@ -2,8 +2,9 @@
 
   python -m bench.durable_peers.braid_subject --round N --plan quick --out rows.jsonl
 
-Starts the Procfile's processes itself: Daphne, two `celery -A braid worker --concurrency=4`
-and one `celery -A braid beat`, over PostgreSQL (`<prefix>braid`) and Redis (PEERS_REDIS_BRAID),
+Starts the Procfile's processes itself: Daphne, its two `celery -A braid worker` lines (their
+pool and concurrency read from the Procfile) and one `celery -A braid beat`, over PostgreSQL
+(`<prefix>braid`) and Redis (PEERS_REDIS_BRAID),
 with the product's settings (no BRAID_* override). Runs are created in this process with
 `engine.runtime.runs.create_run`, as bench/durable.py does; W4's decision goes through the API
 (`POST /api/approvals/<id>/decide/` on Daphne, with a logged-in session). Completion is seen
@@ -39,6 +40,7 @@ from bench.durable_peers.common import (
     log,
     options,
     poll_until,
+    procfile_worker_flags,
     redis_url,
     scratch,
     setting,
@@ -234,9 +236,8 @@ def start_braid(procs: Processes) -> list[subprocess.Popen[bytes]]:
                "braid.asgi:application"]  # fmt: skip
     procs.start("daphne", command)
     procs.start("beat", [str(BIN / "celery"), "-A", "braid", "beat", "--loglevel=INFO"])
-    names = ["worker1", "worker2"]
-    concurrency = [["--concurrency=4"]] * 2
-    workers = start_workers(procs, "braid", names, concurrency)
+    flags = procfile_worker_flags()
+    workers = start_workers(procs, "braid", [f"worker{i}" for i in range(1, len(flags) + 1)], flags)
     wait_port(daphne_port())
     time.sleep(2.5)  # each worker has beaten its lease once: the fan-out sizes its chunks by it
     return workers

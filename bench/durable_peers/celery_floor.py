@@ -7,8 +7,9 @@ Every `CELERY_*` setting comes from braid/settings.py, read as Braid's workers r
 (acks late, reject on worker lost, prefetch 1 and no prefetch over Redis, results ignored,
 the same visibility timeout and polling); only the broker (PEERS_REDIS_FLOOR) differs, and a
 result backend on the same Redis, which a chord needs for its header's results. Two workers
-of `--concurrency=4`, as Braid's. The last task of each run adds the run's id to a Redis set;
-the client polls that set every POLL_S. W4 does not apply: Celery has no pause.
+with the pool and concurrency of Braid's (the Procfile's worker lines). The last task of each
+run adds the run's id to a Redis set; the client polls that set every POLL_S. W4 does not
+apply: Celery has no pause.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from bench.durable_peers.common import (
     Recorder,
     log,
     options,
+    procfile_worker_flags,
     redis_url,
     scratch,
 )
@@ -43,7 +45,7 @@ from bench.durable_peers.common import (
 QUEUE = "peers-floor"
 DONE = "peers:floor:done:"
 CURRENT = "peers:floor:current"  # the pid running the kill test's current task
-SLOTS = 8  # two workers of four pool processes, as Braid's
+SLOTS = 8  # two workers of four task slots (the Procfile's concurrency), as Braid's
 # As Braid's dispatch cuts a wide fan-out (braid/settings.py): two chunks per task slot,
 # at most BRAID_DISPATCH_STREAMS (32) messages.
 CHUNKS = min(32, 2 * SLOTS)
@@ -97,8 +99,9 @@ def floor_env() -> dict[str, str]:
 
 def start_floor(procs: Processes) -> None:
     """Start the two workers and wait until they are ready."""
-    extra = [["--concurrency=4", "-Q", QUEUE]] * 2
-    start_workers(procs, "bench.durable_peers.celery_floor", ["floor1", "floor2"], extra)
+    extra = [[*flags, "-Q", QUEUE] for flags in procfile_worker_flags()]
+    names = [f"floor{i}" for i in range(1, len(extra) + 1)]
+    start_workers(procs, "bench.durable_peers.celery_floor", names, extra)
     time.sleep(1)
 
 

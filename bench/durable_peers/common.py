@@ -13,6 +13,7 @@ import os
 import resource
 import signal
 import socket
+import subprocess
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -32,7 +33,7 @@ W3_STEPS = 5  # ...each a chain of this many steps
 START_CALLERS = 8  # W3's start calls come from this many concurrent callers, for every subject
 POLL_S = 0.005  # every client looks at its subject's status store this often
 TIMEOUT_S = 300.0
-WORKERS = 2  # worker processes per subject (Braid and the floor: 4 pool processes each)
+WORKERS = 2  # worker processes per subject (Braid and the floor: the Procfile's flags)
 SETTLE_S = 0.2  # W4: wait this long after the run is seen waiting, before deciding
 
 
@@ -57,6 +58,33 @@ FULL = Plan("full", rounds=10, w1_runs=3, w2_runs=1, w3_runs=1, w4_runs=10, max_
 QUICK = Plan("quick", rounds=2, w1_runs=2, w2_runs=1, w3_runs=1, w4_runs=5, max_load=2.0,
              max_wait_s=10)  # fmt: skip
 PLANS = {plan.name: plan for plan in (FULL, QUICK)}
+
+
+def procfile_worker_flags() -> list[list[str]]:
+    """Return the flags of each of the Procfile's `worker*` lines as its shell reads them with
+    the product's defaults (no BRAID_* or DJANGO_* setting of this environment applied: the
+    benchmark measures Braid as shipped), less the hostname and log level that bench.durable's
+    worker_command sets. Braid's workers here are the Procfile's; the floor's run as they do."""
+    from braid.supervise import read_procfile
+
+    shell_env = {k: v for k, v in os.environ.items() if not k.startswith(("BRAID_", "DJANGO_"))}
+    flags = []
+    for name, command in read_procfile(ROOT / "Procfile").items():
+        if not name.startswith("worker"):
+            continue
+        words = subprocess.run(
+            ["/bin/sh", "-c", f'for word in {command}; do printf "%s\\n" "$word"; done'],
+            env=shell_env, capture_output=True, text=True, check=True,
+        ).stdout.splitlines()  # fmt: skip
+        tail = words[words.index("worker") + 1 :]
+        flags.append([w for w in tail if not w.startswith(("--hostname=", "--loglevel="))])
+    return flags
+
+
+def pool_of(flags: Sequence[str]) -> str:
+    """Return the Celery pool a worker's flags choose (Celery's default: prefork)."""
+    chosen = [flag.removeprefix("--pool=") for flag in flags if flag.startswith("--pool=")]
+    return chosen[-1] if chosen else "prefork"
 
 
 def setting(name: str, default: str) -> str:

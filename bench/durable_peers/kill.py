@@ -4,13 +4,16 @@
 
 Every subject runs a chain of KILL_STEPS steps of 0.1 s (undisturbed: about 2.2 s), and a
 worker is killed with SIGKILL KILL_AFTER_S after the start:
-- braid: the pool process running the current action; then, in a second run, the whole
-  Celery worker (its parent and its four pool processes), which stays dead;
+- braid: with prefork workers, the pool process running the current action; then, in a
+  second run, the whole Celery worker (its parent and its pool processes), which stays dead;
+  with the thread pool (the Procfile's default) the action runs in the worker process itself,
+  so only the whole worker is killed;
 - temporal: the worker process that started the latest activity;
 - dbos: the executor running the workflow; looked at 10 s later, then restarted under the
   same executor id, as a supervisor would;
 - langgraph: the process running invoke(); then invoke(None) on the same thread;
-- celery: the whole worker holding the chain's current task (raw Celery keeps no state).
+- celery: as Braid's, the pool process holding the chain's current task (prefork), then the
+  whole worker (raw Celery keeps no state).
 Each line says whether the run completed and when, from its start or from the restart.
 """
 
@@ -32,7 +35,15 @@ from typing import Any
 from celery import chain
 
 from bench.durable import Processes, flow
-from bench.durable_peers.common import POLL_S, ROOT, log, poll_until, scratch
+from bench.durable_peers.common import (
+    POLL_S,
+    ROOT,
+    log,
+    poll_until,
+    pool_of,
+    procfile_worker_flags,
+    scratch,
+)
 
 KILL_STEPS = 20
 KILL_AFTER_S = 0.8
@@ -62,6 +73,19 @@ def row(
             "seconds": seconds, "waited_s": waited_s, **extra}  # fmt: skip
 
 
+def kill_cases() -> list[str]:
+    """The kills a subject with the Procfile's workers gets: a pool process apart from its
+    worker only under prefork (a thread pool runs the action in the worker itself)."""
+    pooled = pool_of(procfile_worker_flags()[0]) == "prefork"
+    return ["none", *(["pool"] if pooled else []), "worker"]
+
+
+def worker_of(pid: int) -> int:
+    """Return the Celery worker (its main process) running a task in process `pid`: the pid
+    itself under a thread pool, its parent under prefork."""
+    return pid if pool_of(procfile_worker_flags()[0]) != "prefork" else parent_of(pid)
+
+
 def braid_case(case: str) -> Callable[[Any], dict[str, Any]]:
     """Return one Braid run with a kill of the `case` kind ('none', 'pool', 'worker')."""
 
@@ -80,7 +104,7 @@ def braid_case(case: str) -> Callable[[Any], dict[str, Any]]:
             if case == "pool":
                 os.kill(victim, signal.SIGKILL)
             else:
-                victim = parent_of(victim)
+                victim = worker_of(victim)
                 os.killpg(victim, signal.SIGKILL)  # the worker runs in its own session
         finished = Run.objects.filter(pk=run, status="completed").exists
         return row("braid", case, began, finished_within(finished, GIVE_UP_S), victim=victim)
@@ -103,8 +127,7 @@ def kill_braid() -> list[dict[str, Any]]:
     procs = Processes(b.env(), logs("braid"))
     try:
         b.start_braid(procs)
-        cases = ["none", "pool", "worker", "none"]
-        return [braid_case(case)(graphs) for case in cases]
+        return [braid_case(case)(graphs) for case in [*kill_cases(), "none"]]
     finally:
         procs.stop_all()
 
@@ -270,14 +293,14 @@ def kill_langgraph() -> list[dict[str, Any]]:
 
 
 def kill_celery() -> list[dict[str, Any]]:
-    """The floor's two workers; kill a pool process, then a whole worker, mid-chain."""
+    """The floor's two workers; kill a pool process (prefork), then a whole worker, mid-chain."""
     from bench.durable_peers import celery_floor as c
 
     procs = Processes(c.floor_env(), logs("celery"))
     try:
         c.start_floor(procs)
         floor = c.Floor()
-        return [celery_run(floor, case) for case in ("none", "pool", "worker")]
+        return [celery_run(floor, case) for case in kill_cases()]
     finally:
         procs.stop_all()
 
@@ -296,7 +319,7 @@ def celery_run(floor: Any, case: str) -> dict[str, Any]:
         if case == "pool":
             os.kill(victim, signal.SIGKILL)
         else:
-            victim = parent_of(victim)
+            victim = worker_of(victim)
             os.killpg(victim, signal.SIGKILL)
     ended = finished_within(lambda: "1" in floor.done(batch), GIVE_UP_S)
     return row("celery", case, began, ended, victim=victim)

@@ -12,13 +12,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bench.durable_peers.common import procfile_worker_flags
 from bench.measure import bootstrap_interval
 from bench.report import load_average, machine_facts, provenance_section, table, version
 
 SUBJECTS = ("braid", "temporal", "dbos", "langgraph", "celery")
 SELF_RECOVERING = ("temporal", "dbos")  # peers that finish a killed worker's run by themselves
 LABELS = {
-    "braid": "Braid (scaled: 2 Celery workers of 4, PostgreSQL, Redis)",
+    "braid": "Braid (scaled: the Procfile's 2 Celery workers, PostgreSQL, Redis)",
     "temporal": "Temporal (dev server, SQLite; 2 workers)",
     "dbos": "DBOS (PostgreSQL; 2 executors)",
     "langgraph": "LangGraph + PostgresSaver (in the client)",
@@ -291,9 +292,9 @@ def kill_section(rows: Sequence[dict[str, Any]]) -> list[str]:
         "",
         "A chain of 20 steps of 0.1 s each (about 2.2 s undisturbed); 0.8 s after the start, "
         "SIGKILL to the process running the current step (Braid also: to its whole Celery "
-        "worker, parent and pool, which then stays dead; DBOS: the executor is started again "
-        "10 s later under its id, as a supervisor would; LangGraph: the thread is invoked "
-        "again). `python -m bench.durable_peers.kill SUBJECT`.",
+        "worker, which then stays dead; under a thread pool the two are one process; DBOS: the "
+        "executor is started again 10 s later under its id, as a supervisor would; LangGraph: "
+        "the thread is invoked again). `python -m bench.durable_peers.kill SUBJECT`.",
         "",
     ]
     return [*intro, *table(["subject", "state kept", "measured"], body), ""]
@@ -424,11 +425,12 @@ Run rows, DBOS `dbos.workflow_status`, Temporal `describe()` of the oldest 8 ope
 workflows, raw Celery a Redis set the last task adds to). LangGraph runs inside the
 client, so its call returning is the completion.
 
-**Same workers.** Two worker processes per subject: Braid's two `celery -A braid worker
---concurrency=4` (the Procfile's, each a parent and 4 pool processes) plus beat and Daphne;
-raw Celery the same two workers; Temporal two Python workers (async activities) beside its
-dev server; DBOS two executors; LangGraph has none (W3 in two spawned processes of 100
-concurrent `ainvoke`s). Each subject's default durability, LangGraph on `durability="sync"`.
+**Same workers.** Two worker processes per subject: Braid's two `celery -A braid worker`
+lines of the Procfile (their pool and concurrency are in the Machine table below) plus beat
+and Daphne; raw Celery two workers with the same flags; Temporal two Python workers (async
+activities) beside its dev server; DBOS two executors; LangGraph has none (W3 in two spawned
+processes of 100 concurrent `ainvoke`s). Each subject's default durability, LangGraph on
+`durability="sync"`.
 
 **Interleaved rounds.** Each round runs every subject once, each in a fresh driver process
 that starts its own servers and workers, warms up on one smaller instance of each workload,
@@ -513,8 +515,13 @@ def render(cells: dict[tuple[str, str], Cell], kills: Sequence[dict[str, Any]],
 
 
 def machine() -> list[tuple[str, str]]:
-    """Return the machine's facts as bench.report gives them."""
-    return machine_facts()
+    """Return the machine's facts as bench.report gives them, and the flags of the Procfile's
+    workers (Braid's and the floor's)."""
+    flags = sorted({" ".join(f) for f in procfile_worker_flags()})
+    return [
+        *machine_facts(),
+        ("Celery workers: the Procfile's (Braid and the floor)", " / ".join(flags)),
+    ]
 
 
 FINDINGS = Path(__file__).with_name("FINDINGS.md")

@@ -95,11 +95,13 @@ def cluster(tmp_path: Path, settings: Settings) -> Iterator[dict[str, Any]]:
 
 
 def worker(
-    env: dict[str, str], name: str, log: Path, beat: bool = False
+    env: dict[str, str], name: str, log: Path, beat: bool = False, pool: str = "prefork"
 ) -> subprocess.Popen[bytes]:
-    """Start one `celery -A braid worker` in its own process group."""
+    """Start one `celery -A braid worker` in its own process group: with `prefork`, a parent
+    and its pool processes; with `threads` (the Procfile's), one process."""
     command = [str(BIN / "celery"), "-A", "braid", "worker", f"--hostname={name}@%h",
-               "--concurrency=2", "--loglevel=INFO", *(["--beat"] if beat else [])]  # fmt: skip
+               f"--pool={pool}", "--concurrency=2", "--loglevel=INFO",
+               *(["--beat"] if beat else [])]  # fmt: skip
     return subprocess.Popen(command, env=env, stdout=log.open("wb"), stderr=subprocess.STDOUT,
                             start_new_session=True)  # fmt: skip
 
@@ -158,8 +160,9 @@ def test_two_hundred_runs_on_two_worker_processes_all_end_like_in_process_runs(
     cluster: dict[str, Any],
 ) -> None:
     logs = cluster["tmp"]
-    one = worker(cluster["env"], "one", logs / "one.log", beat=True)
-    two = worker(cluster["env"], "two", logs / "two.log")
+    # The Procfile's pool: four steps of a worker share its caches and its connections' threads.
+    one = worker(cluster["env"], "one", logs / "one.log", beat=True, pool="threads")
+    two = worker(cluster["env"], "two", logs / "two.log", pool="threads")
     try:
         ids = {start(cluster["client"], flow, data): (flow, data) for flow, data in CASES * 50}
         runs = wait_finished(list(ids), 240)
@@ -228,20 +231,21 @@ def wait_mid_work(run_id: str, seconds: float = 60) -> int:
     raise AssertionError("the worker never got to work")
 
 
+@pytest.mark.parametrize("pool", ["prefork", "threads"])
 def test_a_worker_killed_mid_run_loses_nothing_and_the_run_ends_as_uninterrupted(
-    cluster: dict[str, Any],
+    cluster: dict[str, Any], pool: str
 ) -> None:
     flows.import_graph(Flow.objects.get(slug="staged-gathers").owner, CRASHY, "crashy", True)
     data = {"items": list(range(1, 21))}
     logs = cluster["tmp"]
-    victim = worker(cluster["env"], "victim", logs / "victim.log")
+    victim = worker(cluster["env"], "victim", logs / "victim.log", pool=pool)
     rescuer = None
     try:
         run_id = start(cluster["client"], "crashy", data)
         assert wait_mid_work(run_id) >= 2
         stop(victim, signal.SIGKILL)  # the whole worker, its pool processes too
         assert Run.objects.get(pk=run_id).status == "running"
-        rescuer = worker(cluster["env"], "rescuer", logs / "rescuer.log", beat=True)
+        rescuer = worker(cluster["env"], "rescuer", logs / "rescuer.log", beat=True, pool=pool)
         approve_when_asked(cluster, run_id)
         (run,) = wait_finished([run_id], 120)
     finally:
