@@ -3,7 +3,7 @@ transport the runtime sends its messages by (registered by engine.apps)."""
 
 from collections.abc import Sequence
 
-from celery import shared_task
+from celery import Celery, shared_task
 
 from engine.runtime import results, timers
 from engine.runtime import sweep as sweeping
@@ -41,13 +41,25 @@ def sweep() -> dict[str, int]:
 
 
 class CeleryTransport:
-    """The runtime's messages as Celery tasks (engine.runtime.transport.Transport)."""
+    """The runtime's messages as Celery tasks (engine.runtime.transport.Transport), sent
+    through one app: Braid's.
+
+    Not through the shared tasks above: each of them is the task of the app *current in
+    the calling thread*, and a thread that nobody made Braid's app current in (a client's
+    pool of threads, a web server's) gets Celery's default app, which in a process that
+    also uses another Celery app is that app, with its broker and its queue. The peers
+    benchmark's client, which imports one, sent its runs' starts from 8 threads to the
+    other app's queue, where no worker of Braid's listens; each run waited for the sweeper.
+    """
+
+    def __init__(self, app: Celery) -> None:
+        self.app = app
 
     def send_advance(self, run_id: str) -> None:
-        advance_run.delay(run_id)
+        self.app.tasks["braid.advance_run"].delay(run_id)
 
     def send_actions(self, dispatch_ids: Sequence[int]) -> None:
-        run_actions.delay(list(dispatch_ids))
+        self.app.tasks["braid.run_actions"].delay(list(dispatch_ids))
 
     def send_timer(self, run_id: str, key: str, countdown: float) -> None:
-        fire_timer.apply_async((run_id, key), countdown=countdown)
+        self.app.tasks["braid.fire_timer"].apply_async((run_id, key), countdown=countdown)
