@@ -64,13 +64,16 @@ def procfile_worker_flags() -> list[list[str]]:
     """Return the flags of each of the Procfile's `worker*` lines as its shell reads them with
     the product's defaults (no BRAID_* or DJANGO_* setting of this environment applied: the
     benchmark measures Braid as shipped), less the hostname and log level that bench.durable's
-    worker_command sets. Braid's workers here are the Procfile's; the floor's run as they do."""
-    from braid.supervise import read_procfile
+    worker_command sets. Braid's workers here are the Procfile's; the floor's run as they do.
 
+    Read without importing `braid`: its package sets DJANGO_SETTINGS_MODULE for the process,
+    and the drivers inherit the run's environment (in one with it set, the first Celery app a
+    driver made, not Braid's, became Celery's default: the fixup in bd11e85 was found so)."""
     shell_env = {k: v for k, v in os.environ.items() if not k.startswith(("BRAID_", "DJANGO_"))}
     flags = []
-    for name, command in read_procfile(ROOT / "Procfile").items():
-        if not name.startswith("worker"):
+    for line in (ROOT / "Procfile").read_text().splitlines():
+        name, _, command = line.partition(":")
+        if not name.strip().startswith("worker"):
             continue
         words = subprocess.run(
             ["/bin/sh", "-c", f'for word in {command}; do printf "%s\\n" "$word"; done'],

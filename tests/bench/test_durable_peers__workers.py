@@ -1,7 +1,9 @@
 """The peers benchmark runs Braid's workers (and the raw Celery floor's) as the Procfile does,
 and kills what the Procfile's pool has: a pool process only under prefork."""
 
+import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -43,3 +45,16 @@ def test_the_bench_takes_the_procfiles_flags_as_shipped_whatever_this_shell_sets
 def test_a_worker_without_a_pool_flag_is_celerys_prefork() -> None:
     assert pool_of(["--concurrency=4"]) == "prefork"
     assert pool_of(["--pool=prefork", "--pool=threads"]) == "threads"
+
+
+def test_reading_the_procfile_leaves_the_runs_environment_to_its_drivers_as_it_was() -> None:
+    """The run's process hands its environment to every driver: importing `braid` there set
+    DJANGO_SETTINGS_MODULE, and a driver's first Celery app (not Braid's) became the default."""
+    script = (
+        "import os; from bench.durable_peers.report import machine; machine(); "
+        "print(os.environ.get('DJANGO_SETTINGS_MODULE'))"
+    )
+    environment = {k: v for k, v in os.environ.items() if k != "DJANGO_SETTINGS_MODULE"}
+    found = subprocess.run([sys.executable, "-c", script], cwd=PROCFILE.parent, text=True,
+                           env=environment, capture_output=True, check=True).stdout  # fmt: skip
+    assert found.strip() == "None"
