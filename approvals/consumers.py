@@ -4,11 +4,13 @@
 Messages: `{"type": "count", "seq": n, "open": k}` with an increasing per-connection
 `seq`; `{"type": "error", "seq": n, "detail": ...}` answers anything but `{"type":
 "resync"}` (web/sockets.py). Close codes: 4401 when not logged in, or when the socket's
-session logs out.
+session logs out; 1011 when a count failed (the database did not answer), as any failed
+handler closes it: the page connects again and counts anew.
 """
 
 import asyncio
 import json
+import logging
 import time
 from typing import Any
 
@@ -20,6 +22,9 @@ from approvals.live import group_for
 from engine import live
 from web import sockets
 from web.auth import group_names
+
+logger = logging.getLogger(__name__)
+INTERNAL_ERROR = 1011  # RFC 6455: the server met a condition that kept it from going on
 
 # A socket counts at most once per this many seconds: a change inside the window is
 # counted once at its end. Changes come in bursts (a step opens or closes many requests,
@@ -90,10 +95,20 @@ class InboxConsumer(AsyncWebsocketConsumer):
             self.recount = asyncio.create_task(self.count_after(wait))
 
     async def count_after(self, wait: float) -> None:
-        """Count once `wait` seconds from now."""
+        """Count once `wait` seconds from now.
+
+        A count that fails closes the socket, as it does when it fails in a handler: this
+        task's exception would reach nobody, and the page would show a count that no
+        longer moves until the next change.
+        """
         await asyncio.sleep(wait)
         self.recount = None
-        await self.send_count(force=False)
+        try:
+            await self.send_count(force=False)
+        except Exception:
+            logger.exception("inbox socket of %s: the count failed; closing it",
+                             self.user.get_username())  # fmt: skip
+            await self.close(code=INTERNAL_ERROR)
 
     async def send_count(self, force: bool) -> None:
         self.counted_at = time.monotonic()

@@ -135,6 +135,40 @@ def test_a_burst_of_changes_is_counted_once_at_the_end_of_the_window(
     async_to_sync(scenario)()
 
 
+def test_a_count_that_fails_at_the_end_of_the_window_closes_the_socket_with_1011(
+    demo: DemoUsers, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The count at a window's end runs in a task of its own: its failure (the database
+    gone) reached nobody, and the socket stayed open with a count that no longer moved."""
+    from channels.layers import get_channel_layer
+
+    from approvals import consumers, services
+    from approvals.live import group_for
+
+    monkeypatch.setattr(consumers, "RECOUNT_S", 0.5)
+    counts = iter([0])
+
+    def failing(user: Any) -> int:
+        try:
+            return next(counts)
+        except StopIteration:
+            raise RuntimeError("the database did not answer") from None
+
+    monkeypatch.setattr(services, "open_count", failing)
+
+    async def scenario() -> None:
+        finance = connect(demo["finance"])
+        await finance.connect()
+        assert await receive(finance) == {"type": "count", "seq": 1, "open": 0}
+        layer = get_channel_layer()
+        assert layer is not None
+        await layer.group_send(group_for("user", "finance"), {"type": "inbox.changed"})
+        assert await finance.receive_output(timeout=5) == {"type": "websocket.close",
+                                                           "code": 1011}  # fmt: skip
+
+    async_to_sync(scenario)()
+
+
 def test_a_socket_without_a_login_is_closed_with_4401() -> None:
     async def scenario() -> None:
         assert await turned_away(connect(AnonymousUser())) == 4401
