@@ -274,20 +274,24 @@ class FlowViewSet(viewsets.ModelViewSet[Any]):  # Any: it pages versions too
         code = status.HTTP_201_CREATED if published.created else status.HTTP_200_OK
         return Response(FlowVersionSerializer(published.version).data, status=code)
 
+    def versions_read(self) -> QuerySet[FlowVersion]:
+        """The flow's versions with what FlowVersionSerializer reads joined, not the flow's
+        draft, which it does not read."""
+        flow: Flow = self.get_object()
+        return flow.versions.select_related("flow", "published_by").defer("flow__draft")
+
     @extend_schema(responses=FlowVersionSerializer(many=True))
     @action(detail=True, methods=["get"])
     def versions(self, request: Request, slug: str) -> Response:
         """List the flow's published versions, newest first."""
-        versions = self.get_object().versions.select_related("flow", "published_by")
-        page = self.paginate_queryset(versions.defer("flow__draft").order_by("-number"))
+        page = self.paginate_queryset(self.versions_read().order_by("-number"))
         return self.get_paginated_response(FlowVersionSerializer(page, many=True).data)
 
     @extend_schema(responses=FlowVersionSerializer)
     @action(detail=True, methods=["get"], url_path=r"versions/(?P<number>[0-9]+)")
     def version(self, request: Request, slug: str, number: str) -> Response:
         """Return one published version by its number."""
-        found = self.get_object().versions.select_related("flow", "published_by")
-        version = found.defer("flow__draft").filter(number=int(number)).first()
+        version = self.versions_read().filter(number=int(number)).first()
         if version is None:
             raise Http404(f"{slug} has no version {number}")
         return Response(FlowVersionSerializer(version).data)
