@@ -1,6 +1,7 @@
 """The Celery app: `celery -A braid worker` in scaled mode, an embedded thread otherwise."""
 
 import gc
+import logging
 import os
 from typing import Any
 
@@ -11,9 +12,11 @@ from celery.signals import (
     worker_init,
     worker_process_init,
     worker_process_shutdown,
+    worker_ready,
 )
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "braid.settings")
+logger = logging.getLogger(__name__)
 
 app = Celery("braid")
 # Every CELERY_* setting in braid/settings.py, with its reason there. Under Django, Celery
@@ -68,9 +71,12 @@ def worker_slots(worker: Any) -> int:
 
 
 @worker_process_init.connect
+@worker_ready.connect
 def freeze_startup_objects(**_: Any) -> None:
-    """Keep what a worker child starts with (Django, Celery, the app: about 160,000
-    objects) out of the cyclic garbage collector's passes.
+    """Keep what a worker process starts with (Django, Celery, the app: about 160,000
+    objects) out of the cyclic garbage collector's passes: in each prefork pool process as
+    it starts, and in the worker itself once it is ready, where the thread pool (the
+    Procfile's) runs its tasks; worker_process_init fires only in pool processes.
 
     A step allocates tens of thousands of objects (a fork of 1,000: its frames, lineages
     and commands), so collections run during it, and a full one walked every object of
@@ -79,6 +85,8 @@ def freeze_startup_objects(**_: Any) -> None:
     "Measured").
     """
     gc.freeze()
+    logger.info("froze %d start-up objects out of the garbage collector's passes",
+                gc.get_freeze_count())  # fmt: skip
 
 
 @worker_process_shutdown.connect
