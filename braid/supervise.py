@@ -24,6 +24,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -47,6 +48,32 @@ def read_procfile(path: Path) -> dict[str, str]:
             raise SystemExit(f"{path}:{number}: expected 'name: command', got {line!r}")
         entries[name.strip()] = command.strip()
     return entries
+
+
+def shell_words(command: str, env: Mapping[str, str]) -> list[str]:
+    """Return the words /bin/sh makes of a Procfile command in `env` (its `${VAR:-default}`s
+    expanded), as the supervisor's `sh -c 'exec COMMAND'` runs it."""
+    listing = f'for word in {command}; do printf "%s\\n" "$word"; done'
+    done = subprocess.run(["/bin/sh", "-c", listing], env=dict(env), capture_output=True,
+                          text=True, check=True)  # fmt: skip
+    return done.stdout.splitlines()
+
+
+def worker_flags(path: Path, env: Mapping[str, str]) -> list[list[str]]:
+    """Return the flags after `worker` of each `worker*` entry of a Procfile, as /bin/sh
+    reads them in `env`."""
+    flags = []
+    for name, command in read_procfile(path).items():
+        if name.startswith("worker"):
+            words = shell_words(command, env)
+            flags.append(words[words.index("worker") + 1 :])
+    return flags
+
+
+def pool_of(flags: Sequence[str]) -> str:
+    """Return the Celery pool a worker's flags choose (Celery's default: prefork)."""
+    chosen = [flag.removeprefix("--pool=") for flag in flags if flag.startswith("--pool=")]
+    return chosen[-1] if chosen else "prefork"
 
 
 @dataclass

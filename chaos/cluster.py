@@ -78,7 +78,7 @@ class Worker:
         return self.process.pid
 
     def children(self) -> list[int]:
-        """The worker's pool processes."""
+        """The worker's pool processes (none under the thread pool)."""
         try:
             text = Path(f"/proc/{self.pid}/task/{self.pid}/children").read_text()
         except OSError:
@@ -129,7 +129,7 @@ class Cluster:
         return base_env(DATABASE_URL=self.database_url, REDIS_URL=self.redis_url,
                         BRAID_VAR_DIR=str(self.var_dir), **extra)  # fmt: skip
 
-    def start(self, count: int, concurrency: int, extra: dict[str, str]) -> None:
+    def start(self, count: int, pool: str, concurrency: int, extra: dict[str, str]) -> None:
         env = self.env(extra)
         manage(env, "migrate", "--noinput")
         manage(env, "braid", "demo")
@@ -142,7 +142,8 @@ class Cluster:
         )
         for number in range(1, count + 1):
             command = [str(BIN / "celery"), "-A", "braid", "worker", f"--hostname=w{number}@%h",
-                       f"--concurrency={concurrency}", "--loglevel=INFO"]  # fmt: skip
+                       f"--pool={pool}", f"--concurrency={concurrency}",
+                       "--loglevel=INFO"]  # fmt: skip
             worker = Worker(f"w{number}", command, env, self.var_dir / f"worker-{number}.log")
             worker.start()
             self.workers.append(worker)

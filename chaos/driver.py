@@ -22,12 +22,22 @@ ROOT = Path(__file__).resolve().parents[1]
 ON_WORKERS = ("kill-child", "kill-main", "stop")
 
 
+def shipped_pool() -> str:
+    """The pool of the Procfile's first worker with the product's defaults."""
+    from braid.supervise import pool_of, worker_flags
+
+    return pool_of(worker_flags(ROOT / "Procfile", {})[0])
+
+
 def parse(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m chaos", description=__doc__)
     parser.add_argument("--seed", type=int, required=True)
     parser.add_argument("--runs", type=int, default=300)
     parser.add_argument("--workers", type=int, default=3)
-    parser.add_argument("--concurrency", type=int, default=2, help="pool processes per worker")
+    parser.add_argument("--pool", choices=("threads", "prefork"), default=shipped_pool(),
+                        help="the workers' pool (default: the Procfile's)")  # fmt: skip
+    parser.add_argument("--concurrency", type=int, default=2,
+                        help="pool processes (or threads) per worker")  # fmt: skip
     parser.add_argument("--launch-every", type=float, default=0.4, help="seconds between runs")
     parser.add_argument("--drain-timeout", type=float, default=300)
     parser.add_argument("--duplicate-every", type=int, default=7,
@@ -73,7 +83,7 @@ class Chaos:
 def main(argv: list[str] | None = None) -> int:
     args = parse(argv)
     chaos = Chaos(args)
-    counts = counts_for(args.runs)
+    counts = counts_for(args.runs, args.pool)
     for item in filter(None, args.faults.split(",")):
         kind, _, number = item.partition("=")
         counts[kind] = int(number)
@@ -99,11 +109,11 @@ def main(argv: list[str] | None = None) -> int:
 
     django.setup()
     cluster = Cluster(database_url, redis_url, chaos.var_dir, say=chaos.say)
-    chaos.say(f"seed {args.seed}: {args.runs} runs, {args.workers} workers x "
+    chaos.say(f"seed {args.seed}: {args.runs} runs, {args.workers} {args.pool} workers x "
               f"{args.concurrency}, database {database}, redis {redis_url}")  # fmt: skip
     summary: dict[str, Any] = {}
     try:
-        cluster.start(args.workers, args.concurrency, extra)
+        cluster.start(args.workers, args.pool, args.concurrency, extra)
         summary = exercise(chaos, cluster, redis, counts, database, markers)
     finally:
         cluster.stop()
@@ -184,7 +194,8 @@ def exercise(chaos: Chaos, cluster: Cluster, redis: Redis | None, counts: dict[s
     findings = check(chaos, planned, traffic, windows)
     summary = {
         "seed": args.seed, "runs": args.runs, "workers": args.workers,
-        "concurrency": args.concurrency, "duplicate_every": args.duplicate_every,
+        "pool": args.pool, "concurrency": args.concurrency,
+        "duplicate_every": args.duplicate_every,
         "faults": injected, "fault_counts": {k: sum(1 for f in injected if f["kind"] == k
                                                     and took_effect(f)) for k in counts},
         "restarts": {w.name: w.restarts for w in cluster.workers},

@@ -34,19 +34,22 @@ class Fault:
     pick: int = 0
 
 
-def counts_for(runs: int) -> dict[str, int]:
+def counts_for(runs: int, pool: str = "prefork") -> dict[str, int]:
     """How many faults of each kind: the default run's figures, scaled to the run count.
 
     300 runs: 12 pool kills and 8 main kills (20 worker SIGKILLs), 3 stops, 2 Redis
-    restarts, 3 terminations, 1 PostgreSQL restart and 3 crashes after commit.
+    restarts, 3 terminations, 1 PostgreSQL restart and 3 crashes after commit. A thread
+    pool has no pool process: its 20 SIGKILLs all go to workers' main processes.
     """
     base = {"kill-child": 12, "kill-main": 8, "stop": 3, "redis-restart": 2, "pg-terminate": 3,
             "pg-restart": 1, "crash-after-commit": 3}  # fmt: skip
+    if pool != "prefork":
+        base["kill-main"], base["kill-child"] = base["kill-main"] + base["kill-child"], 0
     if runs >= 300:
         return base
     scaled = {kind: round(count * runs / 300) for kind, count in base.items()}
-    for kind in KINDS:  # at least one of each
-        scaled[kind] = max(1, scaled[kind])
+    for kind in KINDS:  # at least one of each planned kind
+        scaled[kind] = max(1, scaled[kind]) if base[kind] else 0
     return scaled
 
 

@@ -40,7 +40,7 @@ from bench.durable_peers.common import (
     log,
     options,
     poll_until,
-    procfile_worker_flags,
+    procfile_workers,
     redis_url,
     scratch,
     setting,
@@ -236,7 +236,7 @@ def start_braid(procs: Processes) -> list[subprocess.Popen[bytes]]:
                "braid.asgi:application"]  # fmt: skip
     procs.start("daphne", command)
     procs.start("beat", [str(BIN / "celery"), "-A", "braid", "beat", "--loglevel=INFO"])
-    flags = procfile_worker_flags()
+    flags = [list(worker.flags) for worker in procfile_workers()]
     workers = start_workers(procs, "braid", [f"worker{i}" for i in range(1, len(flags) + 1)], flags)
     wait_port(daphne_port())
     time.sleep(2.5)  # each worker has beaten its lease once: the fan-out sizes its chunks by it

@@ -37,7 +37,7 @@ from bench.durable_peers.common import (
     Recorder,
     log,
     options,
-    procfile_worker_flags,
+    procfile_workers,
     redis_url,
     scratch,
 )
@@ -99,7 +99,7 @@ def floor_env() -> dict[str, str]:
 
 def start_floor(procs: Processes) -> None:
     """Start the two workers and wait until they are ready."""
-    extra = [[*flags, "-Q", QUEUE] for flags in procfile_worker_flags()]
+    extra = [[*worker.flags, "-Q", QUEUE] for worker in procfile_workers()]
     names = [f"floor{i}" for i in range(1, len(extra) + 1)]
     start_workers(procs, "bench.durable_peers.celery_floor", names, extra)
     time.sleep(1)

@@ -8,6 +8,7 @@ folder in the environment (`PEERS_*`), so a driver can also be run by hand.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import resource
@@ -60,34 +61,42 @@ QUICK = Plan("quick", rounds=2, w1_runs=2, w2_runs=1, w3_runs=1, w4_runs=5, max_
 PLANS = {plan.name: plan for plan in (FULL, QUICK)}
 
 
-def procfile_worker_flags() -> list[list[str]]:
-    """Return the flags of each of the Procfile's `worker*` lines as its shell reads them with
-    the product's defaults (no BRAID_* or DJANGO_* setting of this environment applied: the
-    benchmark measures Braid as shipped), less the hostname and log level that bench.durable's
-    worker_command sets. Braid's workers here are the Procfile's; the floor's run as they do.
+@dataclass(frozen=True)
+class ProcfileWorker:
+    """One of the Procfile's `worker*` lines: its flags as shipped, and the pool they choose."""
 
-    Read without importing `braid`: its package sets DJANGO_SETTINGS_MODULE for the process,
-    and the drivers inherit the run's environment (in one with it set, the first Celery app a
-    driver made, not Braid's, became Celery's default: the fixup in bd11e85 was found so)."""
-    shell_env = {k: v for k, v in os.environ.items() if not k.startswith(("BRAID_", "DJANGO_"))}
-    flags = []
-    for line in (ROOT / "Procfile").read_text().splitlines():
-        name, _, command = line.partition(":")
-        if not name.strip().startswith("worker"):
-            continue
-        words = subprocess.run(
-            ["/bin/sh", "-c", f'for word in {command}; do printf "%s\\n" "$word"; done'],
-            env=shell_env, capture_output=True, text=True, check=True,
-        ).stdout.splitlines()  # fmt: skip
-        tail = words[words.index("worker") + 1 :]
-        flags.append([w for w in tail if not w.startswith(("--hostname=", "--loglevel="))])
-    return flags
+    flags: tuple[str, ...]
+    pool: str
 
 
-def pool_of(flags: Sequence[str]) -> str:
-    """Return the Celery pool a worker's flags choose (Celery's default: prefork)."""
-    chosen = [flag.removeprefix("--pool=") for flag in flags if flag.startswith("--pool=")]
-    return chosen[-1] if chosen else "prefork"
+# Run in a child: importing `braid` sets DJANGO_SETTINGS_MODULE for the process, and the run
+# hands its environment to every driver (in one with it set, a driver's first Celery app, not
+# Braid's, became Celery's default: the fixup in bd11e85 was found so).
+READ_WORKERS = """
+import json, sys
+from pathlib import Path
+from braid.supervise import pool_of, worker_flags
+flags = worker_flags(Path(sys.argv[1]), {})
+print(json.dumps([{"flags": f, "pool": pool_of(f)} for f in flags]))
+"""
+
+
+@functools.cache
+def procfile_workers() -> tuple[ProcfileWorker, ...]:
+    """Return the Procfile's workers as braid.supervise reads them with the product's
+    defaults (no setting of this environment applied: the benchmark measures Braid as
+    shipped), less the hostname and log level that bench.durable's worker_command sets.
+    Braid's workers here are the Procfile's; the floor's run as they do."""
+    done = subprocess.run(
+        [sys.executable, "-c", READ_WORKERS, str(ROOT / "Procfile")], cwd=ROOT, check=True,
+        env={"PATH": os.environ.get("PATH", ""), "PYTHONPATH": str(ROOT)},
+        capture_output=True, text=True,
+    )  # fmt: skip
+    return tuple(
+        ProcfileWorker(tuple(f for f in line["flags"]
+                             if not f.startswith(("--hostname=", "--loglevel="))), line["pool"])
+        for line in json.loads(done.stdout)
+    )  # fmt: skip
 
 
 def setting(name: str, default: str) -> str:

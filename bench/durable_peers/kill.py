@@ -40,8 +40,7 @@ from bench.durable_peers.common import (
     ROOT,
     log,
     poll_until,
-    pool_of,
-    procfile_worker_flags,
+    procfile_workers,
     scratch,
 )
 
@@ -76,14 +75,14 @@ def row(
 def kill_cases() -> list[str]:
     """The kills a subject with the Procfile's workers gets: a pool process apart from its
     worker only under prefork (a thread pool runs the action in the worker itself)."""
-    pooled = pool_of(procfile_worker_flags()[0]) == "prefork"
+    pooled = procfile_workers()[0].pool == "prefork"
     return ["none", *(["pool"] if pooled else []), "worker"]
 
 
 def worker_of(pid: int) -> int:
     """Return the Celery worker (its main process) running a task in process `pid`: the pid
     itself under a thread pool, its parent under prefork."""
-    return pid if pool_of(procfile_worker_flags()[0]) != "prefork" else parent_of(pid)
+    return pid if procfile_workers()[0].pool != "prefork" else parent_of(pid)
 
 
 def braid_case(case: str) -> Callable[[Any], dict[str, Any]]:

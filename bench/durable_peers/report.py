@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bench.durable_peers.common import procfile_worker_flags
+from bench.durable_peers.common import procfile_workers
 from bench.measure import bootstrap_interval
 from bench.report import load_average, machine_facts, provenance_section, table, version
 
@@ -517,7 +517,7 @@ def render(cells: dict[tuple[str, str], Cell], kills: Sequence[dict[str, Any]],
 def machine() -> list[tuple[str, str]]:
     """Return the machine's facts as bench.report gives them, and the flags of the Procfile's
     workers (Braid's and the floor's)."""
-    flags = sorted({" ".join(f) for f in procfile_worker_flags()})
+    flags = sorted({" ".join(worker.flags) for worker in procfile_workers()})
     return [
         *machine_facts(),
         ("Celery workers: the Procfile's (Braid and the floor)", " / ".join(flags)),

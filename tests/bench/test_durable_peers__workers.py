@@ -8,36 +8,28 @@ from pathlib import Path
 
 import pytest
 
-from bench.durable_peers.common import pool_of, procfile_worker_flags
+from bench.durable_peers.common import ProcfileWorker, procfile_workers
 from bench.durable_peers.kill import kill_cases, worker_of
-from braid.supervise import read_procfile
+from braid.supervise import pool_of, worker_flags
 
 PROCFILE = Path(__file__).resolve().parents[2] / "Procfile"
 
 
-def worker_lines(environment: dict[str, str]) -> list[str]:
-    """The Procfile's worker commands as braid.supervise's shell expands them."""
-    return [
-        subprocess.run(["/bin/sh", "-c", f"echo {command}"], env=environment, text=True,
-                       capture_output=True, check=True).stdout.strip()
-        for name, command in read_procfile(PROCFILE).items()
-        if name.startswith("worker")
-    ]  # fmt: skip
-
-
 def test_the_procfile_runs_thread_pool_workers_unless_braid_worker_pool_says() -> None:
-    assert [line.split()[-3:-1] for line in worker_lines({})] == [
-        ["--pool=threads", "--concurrency=4"]
-    ] * 2
-    prefork = worker_lines({"BRAID_WORKER_POOL": "prefork"})
-    assert [line.split()[-3:-1] for line in prefork] == [["--pool=prefork", "--concurrency=4"]] * 2
+    for environment, pool in (({}, "threads"), ({"BRAID_WORKER_POOL": "prefork"}, "prefork")):
+        assert worker_flags(PROCFILE, environment) == [
+            [f"--hostname=worker{n}@%h", f"--pool={pool}", "--concurrency=4", "--loglevel=INFO"]
+            for n in (1, 2)
+        ]
 
 
 def test_the_bench_takes_the_procfiles_flags_as_shipped_whatever_this_shell_sets(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setenv("BRAID_WORKER_POOL", "prefork")  # an operator's setting, not the product's
-    assert procfile_worker_flags() == [["--pool=threads", "--concurrency=4"]] * 2
+    procfile_workers.cache_clear()
+    shipped = ProcfileWorker(("--pool=threads", "--concurrency=4"), "threads")
+    assert procfile_workers() == (shipped, shipped)
     assert kill_cases() == ["none", "worker"]
     assert worker_of(12345) == 12345  # a thread pool's task runs in the worker process itself
 

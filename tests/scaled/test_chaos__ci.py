@@ -1,4 +1,5 @@
-"""The CI form of `make chaos`: 50 runs under 8 faults hold the same zeros.
+"""The CI form of `make chaos`: 50 runs under 8 faults hold the same zeros, under each of
+Celery's pools a worker may run (the Procfile's thread pool, and prefork).
 
 It runs the chaos driver (`python -m chaos`, docs/reliability.md) as a process: Daphne and
 3 Celery workers over a fresh PostgreSQL database and a Redis of its own (or, without the
@@ -19,17 +20,21 @@ from tests.servers import require_postgres, require_redis
 
 pytestmark = [pytest.mark.redis, pytest.mark.postgres]
 
-SEED = 1717  # a seed of its own: its database is braid_chaos_1717
 RUNS = 50
 
 
-def test_fifty_runs_under_faults_lose_nothing_and_match_the_oracle(tmp_path: Path) -> None:
+# Each pool a seed of its own (its database is braid_chaos_<seed>).
+@pytest.mark.parametrize(("pool", "seed"), [("threads", 1718), ("prefork", 1717)])
+def test_fifty_runs_under_faults_lose_nothing_and_match_the_oracle(
+    tmp_path: Path, pool: str, seed: int
+) -> None:
     postgres = require_postgres()
     redis = urlsplit(require_redis())
     where = (["--redis-port", str(free_port())] if os.access("/usr/bin/redis-server", os.X_OK)
              else ["--redis-url", f"redis://{redis.hostname}:{redis.port}/8"])  # fmt: skip
     summary_path = tmp_path / "summary.json"
-    command = [sys.executable, "-m", "chaos", "--seed", str(SEED), "--runs", str(RUNS),
+    command = [sys.executable, "-m", "chaos", "--seed", str(seed), "--runs", str(RUNS),
+               "--pool", pool,
                "--postgres-url", postgres, "--drain-timeout", "150", "--json",
                str(summary_path), *where]  # fmt: skip
     result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=480)
@@ -50,8 +55,11 @@ def test_fifty_runs_under_faults_lose_nothing_and_match_the_oracle(tmp_path: Pat
     # Every run's start is an inbox event, and the sampler measured each event's wait.
     assert summary["unapplied"]["measured"] >= RUNS and summary["unapplied"]["limit_s"] == 1.0
     assert summary["drained"], report
+    assert summary["pool"] == pool
     injected = summary["fault_counts"]
     assert injected["kill-child"] + injected["kill-main"] >= 2, report
+    if pool == "threads":  # a thread pool has no pool process to kill: its workers are
+        assert injected["kill-child"] == 0 and injected["kill-main"] >= 2, report
     assert injected["pg-restart"] == 1 and injected["crash-after-commit"] == 1, report
     assert sum(injected.values()) >= 5, report
     assert sum(summary["statuses"].values()) >= RUNS, report
