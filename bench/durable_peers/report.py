@@ -466,6 +466,9 @@ class RunInfo:
     servers: list[tuple[str, str]]
     planned_rounds: int
     note: str = ""  # said under the first line (e.g. why a run stopped early)
+    # The provenance section taken when the measuring began: the code that ran. A run
+    # folder from before 2026-12-07 has none, and gets the tree's at render time.
+    provenance: list[str] = field(default_factory=list)
 
 
 def render(cells: dict[tuple[str, str], Cell], kills: Sequence[dict[str, Any]],
@@ -504,7 +507,7 @@ def render(cells: dict[tuple[str, str], Cell], kills: Sequence[dict[str, Any]],
     lines += ["## Machine", "", *table(["fact", "value"], facts), ""]
     versions = table(["what", "version"], info.servers + versions_rows())
     lines += ["## Servers and packages", "", *versions, ""]
-    lines += provenance_section()
+    lines += info.provenance or provenance_section()
     lines += ["## Rerun", "",
               "- `make bench-peers` — 10 rounds, then the kill -9 tests; writes this file.",
               "- `make bench-peers QUICK=1` — 2 rounds, fewer runs per round; writes it too.",

@@ -216,8 +216,10 @@ def measure(run: Run) -> None:
     """Set up, take the rounds and the kill tests, tear down; note the run in info.json."""
     signal.signal(signal.SIGTERM, terminate)
     os.environ["PEERS_SCRATCH"] = str(run.scratch)
+    # The provenance is taken now, from the code about to run: a report rendered later
+    # (`--render`, after FINDINGS.md or the code moved on) still names what was measured.
     info = {"mode": run.plan.name, "planned_rounds": run.rounds, "started": time.time(),
-            "facts": report.machine()}  # fmt: skip
+            "facts": report.machine(), "provenance": report.provenance_section()}  # fmt: skip
     (run.scratch / "info.json").write_text(json.dumps(info))
     try:
         set_up(run)
@@ -241,7 +243,8 @@ def write(run: Run, out: Path | None) -> int:
     info = report.RunInfo(saved["mode"], done, ended - saved["started"],
                           [tuple(f) for f in saved["facts"]],
                           [tuple(s) for s in saved.get("servers", [])],
-                          saved["planned_rounds"], saved.get("note", ""))  # fmt: skip
+                          saved["planned_rounds"], saved.get("note", ""),
+                          saved.get("provenance", []))  # fmt: skip
     lines = run.rows.read_text().splitlines() if run.rows.exists() else []
     cells = report.read_cells(lines, done)
     text = report.render(cells, report.read_jsonl(run.kills), meta, info, report.findings())

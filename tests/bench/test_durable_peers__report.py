@@ -1,7 +1,9 @@
 """bench/PEERS.md's arithmetic: rounds, p99, the best peer over idioms, MET and MISSED."""
 
 import json
+from pathlib import Path
 
+from bench.durable_peers import run
 from bench.durable_peers.report import (
     Cell,
     faster_target,
@@ -116,3 +118,20 @@ def test_the_kill_summary_says_what_was_measured() -> None:
     )
     assert kill_summary(rows, "braid") == "a whole worker killed: completed by itself in 11.7 s"
     assert kill_summary(rows, "temporal") == "not measured in this run"
+
+
+def test_a_report_rendered_later_names_the_code_that_was_measured(tmp_path: Path) -> None:
+    """`--render` after the tree moved on keeps the provenance taken when measuring began."""
+    measured = ["## Provenance", "", "| what | value |", "|---|---|", "| commit | 1234abcd |", ""]
+    info = {"mode": "quick", "planned_rounds": 1, "started": 0.0, "facts": [["cores", "2"]],
+            "servers": [], "provenance": measured}  # fmt: skip
+    (tmp_path / "info.json").write_text(json.dumps(info))
+    meta = {"subject": "braid", "round": 1, "load1_before": 0.5, "load1_after": 0.9,
+            "seconds": 16.0, "rc": 0, "others": []}  # as run.py writes it  # fmt: skip
+    (tmp_path / "meta.jsonl").write_text(json.dumps(meta) + "\n")
+    (tmp_path / "rows.jsonl").write_text(line("braid", "W1", 1, [0.2]) + "\n")
+    out = tmp_path / "PEERS.md"
+    assert run.main(["--render", str(tmp_path), "--subjects", "braid", "--out", str(out)]) == 0
+    text = out.read_text()
+    assert "| commit | 1234abcd |" in text
+    assert text.count("## Provenance") == 1
