@@ -33,6 +33,7 @@ import psycopg
 from bench.durable import admin_execute, manage, terminate
 from bench.durable_peers import report
 from bench.durable_peers.common import FULL, PG, QUICK, Plan, database, load1, redis_url
+from bench.report import provenance_section
 
 DRIVERS = {
     "braid": "bench.durable_peers.braid_subject",
@@ -219,7 +220,7 @@ def measure(run: Run) -> None:
     # The provenance is taken now, from the code about to run: a report rendered later
     # (`--render`, after FINDINGS.md or the code moved on) still names what was measured.
     info = {"mode": run.plan.name, "planned_rounds": run.rounds, "started": time.time(),
-            "facts": report.machine(), "provenance": report.provenance_section()}  # fmt: skip
+            "facts": report.machine(), "provenance": provenance_section()}  # fmt: skip
     (run.scratch / "info.json").write_text(json.dumps(info))
     try:
         set_up(run)
