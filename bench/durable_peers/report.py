@@ -469,18 +469,26 @@ class RunInfo:
     # The provenance section taken when the measuring began: the code that ran. A run
     # folder from before 2026-12-07 has none, and gets the tree's at render time.
     provenance: list[str] = field(default_factory=list)
+    started: float | None = None  # when the measuring began (time.time()); None: not known
 
 
 def render(cells: dict[tuple[str, str], Cell], kills: Sequence[dict[str, Any]],
            meta: Sequence[dict[str, Any]], info: RunInfo, findings: str = "") -> str:  # fmt: skip
     """Return the whole of bench/PEERS.md."""
-    today = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    now = dt.datetime.now(dt.UTC)
+    when = now.strftime("%Y-%m-%d %H:%M UTC")
+    if info.started is not None:  # the run's own times; a later rendering says so too
+        began = dt.datetime.fromtimestamp(info.started, dt.UTC)
+        ended = began + dt.timedelta(seconds=info.elapsed_s)
+        when = f"{began:%Y-%m-%d %H:%M}-{ended:%H:%M} UTC"
+        if now - ended > dt.timedelta(minutes=10):
+            when += f" (this page rendered again at {now:%Y-%m-%d %H:%M} UTC)"
     lines = [
         "# Braid beside the durable engines its users would pick instead",
         "",
         f"Written by `make bench-peers{' QUICK=1' if info.mode == 'quick' else ''}` "
         f"(`python -m bench.durable_peers.run{' --quick' if info.mode == 'quick' else ''}`) "
-        f"on {today} in {info.elapsed_s / 60:.1f} min: {info.rounds} interleaved rounds"
+        f"on {when} in {info.elapsed_s / 60:.1f} min: {info.rounds} interleaved rounds"
         + (
             f" (of {info.planned_rounds} planned: the run was stopped)"
             if info.rounds < info.planned_rounds

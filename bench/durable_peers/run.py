@@ -245,7 +245,7 @@ def write(run: Run, out: Path | None) -> int:
                           [tuple(f) for f in saved["facts"]],
                           [tuple(s) for s in saved.get("servers", [])],
                           saved["planned_rounds"], saved.get("note", ""),
-                          saved.get("provenance", []))  # fmt: skip
+                          saved.get("provenance", []), saved["started"])  # fmt: skip
     lines = run.rows.read_text().splitlines() if run.rows.exists() else []
     cells = report.read_cells(lines, done)
     text = report.render(cells, report.read_jsonl(run.kills), meta, info, report.findings())

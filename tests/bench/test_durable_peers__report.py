@@ -1,6 +1,9 @@
 """bench/PEERS.md's arithmetic: rounds, p99, the best peer over idioms, MET and MISSED."""
 
+import datetime as dt
 import json
+import os
+import time
 from pathlib import Path
 
 from bench.durable_peers import run
@@ -120,18 +123,25 @@ def test_the_kill_summary_says_what_was_measured() -> None:
     assert kill_summary(rows, "temporal") == "not measured in this run"
 
 
-def test_a_report_rendered_later_names_the_code_that_was_measured(tmp_path: Path) -> None:
+def test_a_report_rendered_later_names_the_code_and_the_time_that_were_measured(
+    tmp_path: Path,
+) -> None:
     """`--render` after the tree moved on keeps the provenance taken when measuring began."""
     measured = ["## Provenance", "", "| what | value |", "|---|---|", "| commit | 1234abcd |", ""]
-    info = {"mode": "quick", "planned_rounds": 1, "started": 0.0, "facts": [["cores", "2"]],
+    began = time.time() - 3600  # measured an hour ago, rendered now
+    info = {"mode": "quick", "planned_rounds": 1, "started": began, "facts": [["cores", "2"]],
             "servers": [], "provenance": measured}  # fmt: skip
     (tmp_path / "info.json").write_text(json.dumps(info))
     meta = {"subject": "braid", "round": 1, "load1_before": 0.5, "load1_after": 0.9,
             "seconds": 16.0, "rc": 0, "others": []}  # as run.py writes it  # fmt: skip
     (tmp_path / "meta.jsonl").write_text(json.dumps(meta) + "\n")
     (tmp_path / "rows.jsonl").write_text(line("braid", "W1", 1, [0.2]) + "\n")
+    for name in ("rows.jsonl", "meta.jsonl"):  # the measuring ended 50 minutes ago
+        os.utime(tmp_path / name, (began + 600, began + 600))
     out = tmp_path / "PEERS.md"
     assert run.main(["--render", str(tmp_path), "--subjects", "braid", "--out", str(out)]) == 0
     text = out.read_text()
     assert "| commit | 1234abcd |" in text
     assert text.count("## Provenance") == 1
+    start, end = (dt.datetime.fromtimestamp(t, dt.UTC) for t in (began, began + 600))
+    assert f"on {start:%Y-%m-%d %H:%M}-{end:%H:%M} UTC (this page rendered again at " in text
