@@ -57,8 +57,27 @@ def check(chaos: Any, planned: list[PlannedRun], traffic: Any,
             **found.examples,
             "live regressions": traffic.regressions[:5],
             "unapplied too long": [w.describe() for w in late[:5]],
+            "their runs' events": [timeline(w) for w in late[:5]],
         },
     }
+
+
+def timeline(wait: Wait, around_s: float = 5.0) -> str:
+    """The events of a late wait's run from `around_s` before it began to 1 s after it
+    ended, each created and applied on the database's clock: whether the run was stepped
+    meanwhile without taking it (a lost wake-up), or not stepped at all."""
+    import datetime as dt
+
+    from engine.models import PendingEvent
+
+    events = PendingEvent.objects.filter(
+        run_id=wait.run, created_at__gte=wait.created_at - dt.timedelta(seconds=around_s),
+        created_at__lte=wait.ended_at + dt.timedelta(seconds=1),
+    ).order_by("created_at", "id")  # fmt: skip
+    return f"run {wait.run}: " + "; ".join(
+        f"{e.created_at:%H:%M:%S.%f} -> "
+        f"{f'{e.applied_at:%H:%M:%S.%f}' if e.applied_at else 'unapplied'} {e.key[-48:]}"
+        for e in events)  # fmt: skip
 
 
 def waits_figures(waits: EventWaits, exempt: list[Wait]) -> dict[str, Any]:
@@ -185,10 +204,12 @@ def table(summary: dict[str, Any]) -> str:
     """The summary as a Markdown table, with the run's figures above it."""
     faults = ", ".join(f"{kind} {count}" for kind, count in summary["fault_counts"].items())
     lines = [
-        f"chaos seed {summary['seed']}: {summary['runs']} runs on {summary['workers']} workers "
-        f"x {summary['concurrency']}; workload {summary['workload_s']} s, drain "
-        f"{summary['drain_s']} s ({'drained' if summary['drained'] else 'NOT drained'})",
-        f"faults: {faults} (crashes after commit that fired: {summary['crashes_fired']}); "
+        f"chaos seed {summary['seed']}: {summary['runs']} runs on {summary['workers']} "
+        f"{summary.get('pool', 'prefork')} workers x {summary['concurrency']}; workload "
+        f"{summary['workload_s']} s, drain {summary['drain_s']} s "
+        f"({'drained' if summary['drained'] else 'NOT drained'})",
+        f"faults: {faults} (crashes after commit that fired: {summary['crashes_fired']}, "
+        f"stepping {[c['run'] for c in summary.get('crashes_after_commit', [])]}); "
         f"every {summary['duplicate_every']}th message sent twice",
         f"worker restarts: {summary['restarts']}; run statuses: {summary['statuses']}; "
         f"decisions {summary['decisions']}; start retries {summary['start_retries']}; longest an "

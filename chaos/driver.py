@@ -200,6 +200,8 @@ def exercise(chaos: Chaos, cluster: Cluster, redis: Redis | None, counts: dict[s
                                                     and took_effect(f)) for k in counts},
         "restarts": {w.name: w.restarts for w in cluster.workers},
         "crashes_fired": injector.crashes_fired(),
+        "crashes_after_commit": [{"at_s": at, "run": run} for at, run in
+                                 zip(injector.fired_s, injector.fired_runs, strict=False)],
         "restarts_ready_after_s": [round(ready - begun, 1) for begun, ready in restarts],
         "fault_windows": [f"{w.kind}: {w.start:%H:%M:%S.%f} to {w.end:%H:%M:%S.%f}"
                           for w in windows],

@@ -90,6 +90,7 @@ class Injector:
     killed: set[int] = field(default_factory=set)
     started: float = 0.0
     fired_s: list[float] = field(default_factory=list)  # when armed crashes fired
+    fired_runs: list[str] = field(default_factory=list)  # the run each one was stepping
 
     def run(self, faults: list[Fault], started: float) -> list[dict[str, object]]:
         """Inject each fault at its time (or as soon after as the last one allows)."""
@@ -197,3 +198,4 @@ class Injector:
         if self.armed > len(self.fired_s) and marker.exists():
             wall_to_run = time.time() - (time.monotonic() - self.started)
             self.fired_s.append(round(marker.stat().st_mtime - wall_to_run, 2))
+            self.fired_runs.append(marker.read_text().strip())

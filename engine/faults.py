@@ -22,8 +22,11 @@ POINTS = frozenset(
 )
 
 
-def crash_point(name: str) -> None:
-    """SIGKILL this process if the environment asks for a crash here and it has not yet."""
+def crash_point(name: str, note: str = "") -> None:
+    """SIGKILL this process if the environment asks for a crash here and it has not yet.
+
+    `note` (the run being stepped, say) is written into the marker first, for the report
+    of whoever armed it."""
     wanted = os.environ.get("BRAID_CRASH_AT")
     if not wanted or name not in wanted.split(","):
         return
@@ -32,6 +35,8 @@ def crash_point(name: str) -> None:
         marker.touch(exist_ok=False)
     except FileExistsError:
         return
+    if note:
+        marker.write_text(note)
     os.kill(os.getpid(), signal.SIGKILL)
 
 

@@ -223,7 +223,7 @@ def after_commit(
     the rest once the step commits."""
     transaction.on_commit(lambda: remember_state(run_id, version, state))
     live.changed(run_id)
-    transaction.on_commit(lambda: crash_point("advance.after_commit"))
+    transaction.on_commit(lambda: crash_point("advance.after_commit", run_id))
     kept = dispatches[:room]
     if kept and take is not None:
         transaction.on_commit(lambda: take.dispatches.extend(kept))

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 import pytest
 from django.db import connection
 
+from chaos.check import timeline
 from chaos.waits import Calibration, EventWaits, Wait, Window, classify, fault_windows, spans
 from engine.core.events import Cancel
 from engine.models import PendingEvent
@@ -138,6 +139,13 @@ def test_the_sampler_reports_an_event_nobody_woke_its_run_for() -> None:
         assert waits.over[lost.pk] == Wait(lost.pk, run_id, "cancel", applied.created_at,
                                            applied.applied_at, True)  # fmt: skip
         assert (waits.open, waits.measured, waits.longest) == ({}, 2, waits.over[lost.pk])
+        # The report shows the run's events around the wait: here it was not stepped at
+        # all until the late advance (the start was applied before the cancel came).
+        start = PendingEvent.objects.get(run_id=run_id, key="start")
+        assert timeline(waits.over[lost.pk]) == (
+            f"run {run_id}: {start.created_at:%H:%M:%S.%f} -> {start.applied_at:%H:%M:%S.%f} "
+            f"start; {applied.created_at:%H:%M:%S.%f} -> {applied.applied_at:%H:%M:%S.%f} cancel"
+        )
     finally:
         use_transport(before)
 

@@ -378,6 +378,8 @@ def test_a_worker_killed_at_each_crash_point_loses_nothing(
     finally:
         stop(crashing)
     assert (markers / point).exists()  # the process really died there once
+    # A crash after a step's commit names the run it was stepping (the chaos report's).
+    assert (markers / point).read_text() == (run_id if point == "advance.after_commit" else "")
     assert run.status == "completed", run.error
     assert run.state["count"] == 36
     assert outcome(run) == expected("crashy", data, approve="sign")
