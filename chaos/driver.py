@@ -20,13 +20,7 @@ from chaos.faults import Injector, counts_for, schedule, took_effect
 
 ROOT = Path(__file__).resolve().parents[1]
 ON_WORKERS = ("kill-child", "kill-main", "stop")
-
-
-def shipped_pool() -> str:
-    """The pool of the Procfile's first worker with the product's defaults."""
-    from braid.supervise import pool_of, worker_flags
-
-    return pool_of(worker_flags(ROOT / "Procfile", {})[0])
+SHIPPED_POOL = "threads"  # the Procfile's workers' pool (a test holds them equal)
 
 
 def parse(argv: list[str] | None) -> argparse.Namespace:
@@ -34,7 +28,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--seed", type=int, required=True)
     parser.add_argument("--runs", type=int, default=300)
     parser.add_argument("--workers", type=int, default=3)
-    parser.add_argument("--pool", choices=("threads", "prefork"), default=shipped_pool(),
+    parser.add_argument("--pool", choices=("threads", "prefork"), default=SHIPPED_POOL,
                         help="the workers' pool (default: the Procfile's)")  # fmt: skip
     parser.add_argument("--concurrency", type=int, default=2,
                         help="pool processes (or threads) per worker")  # fmt: skip

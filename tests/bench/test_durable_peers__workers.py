@@ -11,6 +11,7 @@ import pytest
 from bench.durable_peers.common import ProcfileWorker, procfile_workers
 from bench.durable_peers.kill import kill_cases, worker_of
 from braid.supervise import pool_of, worker_flags
+from chaos.driver import parse
 
 PROCFILE = Path(__file__).resolve().parents[2] / "Procfile"
 
@@ -32,6 +33,11 @@ def test_the_bench_takes_the_procfiles_flags_as_shipped_whatever_this_shell_sets
     assert procfile_workers() == (shipped, shipped)
     assert kill_cases() == ["none", "worker"]
     assert worker_of(12345) == 12345  # a thread pool's task runs in the worker process itself
+
+
+def test_chaos_runs_the_procfiles_pool_unless_told_otherwise() -> None:
+    assert parse(["--seed", "1"]).pool == pool_of(worker_flags(PROCFILE, {})[0]) == "threads"
+    assert parse(["--seed", "1", "--pool", "prefork"]).pool == "prefork"
 
 
 def test_a_worker_without_a_pool_flag_is_celerys_prefork() -> None:
