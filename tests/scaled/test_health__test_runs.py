@@ -91,7 +91,8 @@ def test_six_heavy_test_runs_spend_their_cpu_in_workers_while_healthz_answers(
         # Probes while the runs go on, at most PROBES: each costs the server CPU, so a
         # slower machine, whose runs last longer, does not probe more; a faster one, whose
         # runs end sooner, stops probing when they do (a fixed 20 outlasted them there).
-        latencies, statuses = [], set()
+        latencies: list[float] = []
+        statuses: set[int] = set()
         while len(latencies) < PROBES and any(thread.is_alive() for thread in threads):
             started = time.perf_counter()
             status, _ = probe.get("/healthz")
