@@ -5,12 +5,28 @@
  * mere color change, so a person's own panning is left alone while the run moves.
  */
 
-import { type Node, type ReactFlowState, useReactFlow, useStore } from "@xyflow/react";
-import { useEffect, useRef } from "react";
+import { type Node, type ReactFlowState, useReactFlow, useStore, useStoreApi } from "@xyflow/react";
+import { useEffect, useRef, useState } from "react";
 import { type FrameKind, framePadding, frameViewport, readableZoom } from "./framing";
 
 /** Text to measure at most, so a graph of thousands of nodes costs a bounded look. */
 const MEASURED_MAX = 800;
+/**
+ * How long the camera waits for React Flow to measure every node before it frames on what
+ * it has. Twice in CI (2026-12-06 and 12-07) a run view never framed in 10 s though every
+ * request was answered in 0.3 s and every node was drawn; the cause is not known, so the
+ * frame no longer depends on it, and `data-frame-unmeasured` names the nodes it lacked.
+ */
+const UNMEASURED_WAIT_MS = 1_000;
+
+/** The ids of the visible nodes React Flow has not measured. */
+function unmeasuredIds(state: ReactFlowState): string[] {
+  const ids: string[] = [];
+  for (const node of state.nodeLookup.values()) {
+    if (!node.hidden && !(node.measured.width ?? 0)) ids.push(node.id);
+  }
+  return ids;
+}
 
 /**
  * Whether every node has been measured. Not React Flow's `nodesInitialized`: that reads the
@@ -58,6 +74,7 @@ interface Props {
 
 export function FrameOnLive({ liveIds, focusId, maxZoom = 1 }: Props) {
   const { getNodes, getNodesBounds, getInternalNode, setViewport } = useReactFlow();
+  const store = useStoreApi();
   const width = useStore((state) => state.width);
   const height = useStore((state) => state.height);
   const domNode = useStore((state) => state.domNode);
@@ -70,12 +87,22 @@ export function FrameOnLive({ liveIds, focusId, maxZoom = 1 }: Props) {
   // which it measures again (so `initialized` drops and comes back): that alone is no reason
   // to frame again and throw away where a person has panned or zoomed to.
   const framedFor = useRef<string | null>(null);
+  const [waitedOut, setWaitedOut] = useState(false);
   useEffect(() => {
-    if (!initialized || !ready || width === 0 || height === 0 || domNode === null) return;
+    if (initialized || !ready || nodeCount === 0) return;
+    const timer = window.setTimeout(() => setWaitedOut(true), UNMEASURED_WAIT_MS);
+    return () => window.clearTimeout(timer);
+  }, [initialized, ready, nodeCount]);
+  useEffect(() => {
+    const measuredOrWaited = initialized || waitedOut;
+    if (!measuredOrWaited || !ready || width === 0 || height === 0 || domNode === null) return;
     const reason = `${width}x${height} ${nodeCount} ${focusId ?? ""} ${maxZoom}`;
-    if (framedFor.current === reason) return;
+    // Framed on what was measured, once; a full measurement later frames again, once.
+    const wanted = initialized ? reason : `unmeasured ${reason}`;
+    if (framedFor.current === reason || framedFor.current === wanted) return;
     const frame = window.requestAnimationFrame(() => {
-      framedFor.current = reason;
+      framedFor.current = wanted;
+      if (!initialized) domNode.dataset.frameUnmeasured = unmeasuredIds(store.getState()).join(" ");
       const nodes = getNodes();
       const ids = new Set(focusId !== undefined ? [focusId] : (live.current ?? []));
       const chosen: Node[] = nodes.filter((node) => ids.has(node.id));
@@ -92,6 +119,6 @@ export function FrameOnLive({ liveIds, focusId, maxZoom = 1 }: Props) {
       domNode.dataset.floor = floor.toFixed(3);
     });
     return () => window.cancelAnimationFrame(frame);
-  }, [initialized, ready, width, height, domNode, nodeCount, focusId, maxZoom, getNodes, getNodesBounds, getInternalNode, setViewport]);
+  }, [initialized, waitedOut, ready, width, height, domNode, nodeCount, focusId, maxZoom, getNodes, getNodesBounds, getInternalNode, setViewport, store]);
   return null;
 }
