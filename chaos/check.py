@@ -1,6 +1,7 @@
 """The invariants checked after the drain, and the table they are printed in."""
 
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
 from chaos.oracle import compare
@@ -10,6 +11,7 @@ from chaos.workload import PlannedRun
 
 COMPLETIONS = ("action.completed", "action.failed")
 FINAL_ROW_EVENTS = ("node.completed", "node.failed")
+LATE_EVENTS = "events unapplied longer than one sweep interval"
 
 
 def check(chaos: Any, planned: list[PlannedRun], traffic: Any,
@@ -49,7 +51,7 @@ def check(chaos: Any, planned: list[PlannedRun], traffic: Any,
             "row regressions seen live": len(traffic.regressions),
             "row regressions in the trace": found.counts["trace regressions"],
             "runs started twice": len(runs) - len(by_number),
-            "events unapplied longer than one sweep interval": len(late),
+            LATE_EVENTS: len(late),
         },
         "unapplied": waits_figures(traffic.waits, exempt),
         "orphans": sorted(traffic.orphans_over_limit),
@@ -58,8 +60,21 @@ def check(chaos: Any, planned: list[PlannedRun], traffic: Any,
             "live regressions": traffic.regressions[:5],
             "unapplied too long": [w.describe() for w in late[:5]],
             "their runs' events": [timeline(w) for w in late[:5]],
+            "their runs' log lines": log_lines(chaos.var_dir, {w.run for w in late[:5]}),
         },
     }
+
+
+def log_lines(var_dir: Path, runs: set[str], limit: int = 12) -> list[str]:
+    """The processes' log lines that name one of the runs (a send that failed, a sweep
+    that advanced it, a step that raised), first `limit` of them, each cut to 400
+    characters: the processes log JSON with a time on every line (worker_settings)."""
+    found: list[str] = []
+    for log in sorted(var_dir.glob("*.log")):
+        with log.open(errors="replace") as lines:
+            found += [f"{log.stem}: {line.strip()[:400]}" for line in lines
+                      if any(run in line for run in runs)]  # fmt: skip
+    return found[:limit]
 
 
 def timeline(wait: Wait, around_s: float = 5.0) -> str:
@@ -209,7 +224,7 @@ def table(summary: dict[str, Any]) -> str:
         f"{summary['workload_s']} s, drain {summary['drain_s']} s "
         f"({'drained' if summary['drained'] else 'NOT drained'})",
         f"faults: {faults} (crashes after commit that fired: {summary['crashes_fired']}, "
-        f"stepping {[c['run'] for c in summary.get('crashes_after_commit', [])]}); "
+        f"stepping {[(c['run'], c['at_s']) for c in summary.get('crashes_after_commit', [])]}); "
         f"every {summary['duplicate_every']}th message sent twice",
         f"worker restarts: {summary['restarts']}; run statuses: {summary['statuses']}; "
         f"decisions {summary['decisions']}; start retries {summary['start_retries']}; longest an "
@@ -225,6 +240,9 @@ def table(summary: dict[str, Any]) -> str:
     for kind, texts in summary["examples"].items():
         for text in texts:
             lines.append(f"  {kind}: {text}")
+    if summary["invariants"].get(LATE_EVENTS):
+        # What a late wait was measured against: each window on the database's clock.
+        lines.append("  fault windows: " + "; ".join(summary.get("fault_windows", [])))
     return "\n".join(lines)
 
 

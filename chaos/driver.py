@@ -130,6 +130,8 @@ def worker_settings(markers: Path, duplicate_every: int | None) -> dict[str, str
             "BRAID_CRASH_AT": "advance.after_commit", "BRAID_CRASH_MARKERS": str(markers),
             "BRAID_DUPLICATE_EVERY": str(duplicate_every or ""), "BRAID_LIVE": "0",
             "BRAID_LOG_LEVEL": "WARNING",
+            # A line a time and the run it is about, for the report of a late wait (check.py).
+            "BRAID_LOG_FORMAT": "json",
             # The crash-loop guard counts every worker death in the middle of a run's step;
             # chaos kills a process every few seconds, so three unrelated deaths in one
             # run's steps are common here (docs/reliability.md: "Found by chaos").

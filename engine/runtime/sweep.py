@@ -2,6 +2,7 @@
 advances runs whose events nobody applied."""
 
 import datetime as dt
+import logging
 
 from django.conf import settings
 from django.db.models import Q
@@ -12,6 +13,10 @@ from engine.runtime import clock, leases, observers
 from engine.runtime.outbox import publish
 from engine.runtime.timers import fire
 from engine.runtime.transport import transport
+
+logger = logging.getLogger(__name__)
+# How many ids a warning names; the count says how many there were.
+NAMED = 20
 
 
 def sweep(stale_after_s: float | None = None) -> dict[str, int]:
@@ -45,12 +50,19 @@ def sweep_once(stale_after_s: float | None = None) -> dict[str, int]:
     late = now - dt.timedelta(seconds=2 * settings.BRAID_SWEEP_INTERVAL_S)
     lost = lost_dispatches(late, now - dt.timedelta(seconds=stale_after_s))
     if lost:
+        # Each one is a message a process dropped (or a worker died holding): worth a line.
+        logger.warning("sweep: re-sending %d lost action(s): dispatches %s", len(lost),
+                       named(lost))  # fmt: skip
         publish(lost)
     waiting = set(
         PendingEvent.objects.filter(applied_at=None, created_at__lte=late).values_list(
             "run_id", flat=True
         )[:500]
     )
+    if waiting:
+        logger.warning("sweep: advancing %d run(s) whose events waited over %g s: %s",
+                       len(waiting), 2 * settings.BRAID_SWEEP_INTERVAL_S,
+                       named(sorted(map(str, waiting))))  # fmt: skip
     for run_id in waiting:
         transport().send_advance(str(run_id))
     leases.forget_dead()
@@ -68,3 +80,9 @@ def lost_dispatches(unsent_since: dt.datetime, unclaimed_since: dt.datetime) -> 
     ids = set(open_ones.filter(unclaimed).values_list("pk", flat=True)[:500])
     ids.update(orphaned.values_list("pk", flat=True)[:500])
     return sorted(ids)
+
+
+def named(ids: list[int] | list[str]) -> str:
+    """The first NAMED ids, and how many more there were."""
+    more = f" and {len(ids) - NAMED} more" if len(ids) > NAMED else ""
+    return ", ".join(map(str, ids[:NAMED])) + more

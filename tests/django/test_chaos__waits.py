@@ -5,11 +5,12 @@ unless an injected fault's window explains it."""
 import datetime as dt
 import time
 from collections.abc import Sequence
+from pathlib import Path
 
 import pytest
 from django.db import connection
 
-from chaos.check import timeline
+from chaos.check import log_lines, timeline
 from chaos.waits import Calibration, EventWaits, Wait, Window, classify, fault_windows, spans
 from engine.core.events import Cancel
 from engine.models import PendingEvent
@@ -72,6 +73,25 @@ def test_a_wait_counts_unless_it_ends_in_a_fault_window_and_began_within_the_lim
     assert [w.event for w in counted] == [3, 5, 6, 7, 8]
     assert [w.event for w in exempt] == [1, 2, 4]
     assert [w.seconds for w in counted] == [3.0, 2.5, 2.0, 16.0, 1.5]
+
+
+def test_a_late_waits_report_quotes_the_log_lines_naming_its_run(tmp_path: Path) -> None:
+    (tmp_path / "daphne.log").write_text('{"message": "send_advance of run-a failed"}\nother\n')
+    (tmp_path / "worker-1.log").write_text(
+        "".join(f'{{"message": "sweep: advancing run-a ({n})"}}\n' for n in range(3))
+        + "run-b "
+        + "x" * 500
+        + "\n"
+    )
+    (tmp_path / "notes.txt").write_text("run-a, not a log\n")
+
+    assert log_lines(tmp_path, {"run-a", "run-b"}, limit=4) == [
+        'daphne: {"message": "send_advance of run-a failed"}',
+        'worker-1: {"message": "sweep: advancing run-a (0)"}',
+        'worker-1: {"message": "sweep: advancing run-a (1)"}',
+        'worker-1: {"message": "sweep: advancing run-a (2)"}',
+    ]
+    assert log_lines(tmp_path, {"run-b"}) == ["worker-1: run-b " + "x" * 394]
 
 
 def test_faults_in_a_row_join_into_one_span() -> None:

@@ -6,6 +6,7 @@ the run a second time.
 """
 
 import datetime as dt
+import logging
 
 import pytest
 from django.test import Client
@@ -28,6 +29,7 @@ def test_a_start_while_the_broker_is_down_answers_201_and_the_sweeper_starts_it(
     demo: DemoUsers,
     client_for: ClientFor,
     monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     monkeypatch.setattr(tasks.advance_run, "delay", broker_down)
     client: Client = client_for("admin")
@@ -44,8 +46,13 @@ def test_a_start_while_the_broker_is_down_answers_201_and_the_sweeper_starts_it(
     sent: list[str] = []
     monkeypatch.setattr(tasks.advance_run, "delay", sent.append)
     PendingEvent.objects.update(created_at=timezone.now() - dt.timedelta(minutes=1))
-    assert sweep.sweep()["runs"] == 1
+    with caplog.at_level(logging.WARNING, logger="engine.runtime.sweep"):
+        assert sweep.sweep()["runs"] == 1
     assert sent == [str(run.pk)]
+    # The sweeper says which run it advanced: a lost wake-up shows in the log.
+    assert [r.getMessage() for r in caplog.records if r.name == "engine.runtime.sweep"] == [
+        f"sweep: advancing 1 run(s) whose events waited over 10 s: {run.pk}"
+    ]
     assert step.advance(str(run.pk)) == 1
     run.refresh_from_db()
     assert run.status == "running" and run.snapshot["status"] == "running"

@@ -2,6 +2,7 @@
 
 import datetime as dt
 import io
+import logging
 
 import pytest
 from django.core.management import call_command
@@ -39,7 +40,7 @@ def test_a_due_timer_fires_and_wins_its_race(demo_users: DemoUsers) -> None:
 
 @pytest.mark.django_db
 def test_an_action_message_lost_after_commit_is_sent_again_two_sweeps_later(
-    demo_users: DemoUsers, settings: Settings
+    demo_users: DemoUsers, settings: Settings, caplog: pytest.LogCaptureFixture
 ) -> None:
     settings.BRAID_SWEEP_INTERVAL_S = 5
     run = start("staged-gathers", {})
@@ -51,7 +52,11 @@ def test_an_action_message_lost_after_commit_is_sent_again_two_sweeps_later(
     Dispatch.objects.filter(pk=dispatch.pk).update(
         created_at=timezone.now() - dt.timedelta(seconds=11)
     )
-    assert sweep.sweep(stale_after_s=3600)["actions"] == 1
+    with caplog.at_level(logging.WARNING, logger="engine.runtime.sweep"):
+        assert sweep.sweep(stale_after_s=3600)["actions"] == 1
+    assert [r.getMessage() for r in caplog.records if r.name == "engine.runtime.sweep"] == [
+        f"sweep: re-sending 1 lost action(s): dispatches {dispatch.pk}"
+    ]
     assert Dispatch.objects.get(pk=dispatch.pk).published_at is not None
     run = drain(run)
     assert (run.status, run.state) == (
