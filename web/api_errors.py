@@ -2,11 +2,17 @@
 
 DRF answers its own exceptions; everything else an API view raises becomes a JSON 500 with
 a request id that the log repeats beside the traceback (the request's own, as its
-X-Request-ID header says: web.request_ids). Bodies over the upload limit get
-413 before they are read, and unknown URLs under /api/ get a JSON 404 instead of a page.
-A NUL character in the URL or a query parameter is refused before any view reads it (404
-in the path, 400 `query.nul` in the query, naming the parameters in `fields`): PostgreSQL
-can compare no text holding one, and nothing the API stores holds one.
+X-Request-ID header says: web.request_ids), except the database's own failures: it
+refused the connection, ended it, or gave the transaction up (a deadlock, a serialization
+failure). Those are a 503 `server.unavailable` with Retry-After: the transaction that
+failed rolled back, and the writes a client may repeat are safe to send again (a start
+with its Idempotency-Key starts one run; a second decision by one person is refused).
+
+Bodies over the upload limit get 413 before they are read, and unknown URLs under /api/
+get a JSON 404 instead of a page. A NUL character in the URL or a query parameter is
+refused before any view reads it (404 in the path, 400 `query.nul` in the query, naming
+the parameters in `fields`): PostgreSQL can compare no text holding one, and nothing the
+API stores holds one.
 """
 
 import logging
@@ -16,6 +22,7 @@ from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
+from django.db import InterfaceError, OperationalError
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from rest_framework.exceptions import APIException, ValidationError
 from rest_framework.pagination import LimitOffsetPagination
@@ -34,6 +41,9 @@ ID_MAX = 2**63 - 1
 NUMBER_MAX = 2**31 - 1
 NUL = "\x00"
 NUL_IN_QUERY = "a NUL character (\\u0000) cannot be searched for"
+# The database's failures that say "not now" rather than "this request is wrong".
+UNAVAILABLE = (OperationalError, InterfaceError)
+RETRY_AFTER_S = 2
 
 
 def error(code: str, detail: str, status: int, **extra: object) -> JsonResponse:
@@ -56,10 +66,9 @@ def handle_exception(exc: Exception, context: dict[str, Any]) -> Response:
             response.data = {"code": error_code(exc), "detail": response.data["detail"]}
         return response
     request_id = current_request_id() or uuid.uuid4().hex
-    request = context.get("request")
-    path = getattr(request, "path", "?")
-    logger.error("request %s to %s failed", request_id, path, exc_info=exc)
-    return Response(server_error_body(request_id), status=500)
+    path = getattr(context.get("request"), "path", "?")
+    body, status = failed(request_id, path, exc)
+    return Response(body, status=status, headers=retry_header(status))
 
 
 def error_code(exc: Exception) -> str:
@@ -78,6 +87,31 @@ def too_large_body() -> dict[str, object]:
     return {
         "code": "request.too_large",
         "detail": f"the request body is over the limit of {limit:,} bytes",
+    }
+
+
+def failed(request_id: str, path: str, exc: BaseException) -> tuple[dict[str, object], int]:
+    """Log an exception no view answered; return the body and status to answer it with."""
+    if isinstance(exc, UNAVAILABLE):
+        logger.warning("request %s to %s: the database is unavailable: %s", request_id, path,
+                       exc)  # fmt: skip
+        return unavailable_body(request_id), 503
+    logger.error("request %s to %s failed", request_id, path, exc_info=exc)
+    return server_error_body(request_id), 500
+
+
+def retry_header(status: int) -> dict[str, str]:
+    """Retry-After for a 503; nothing for a 500, which a retry would not mend."""
+    return {"Retry-After": str(RETRY_AFTER_S)} if status == 503 else {}
+
+
+def unavailable_body(request_id: str) -> dict[str, object]:
+    """Return the 503 body: the database cannot take the request now; send it again."""
+    return {
+        "code": "server.unavailable",
+        "detail": "the database cannot be reached or gave the transaction up; try again in "
+        f"{RETRY_AFTER_S} s (the log has it as request {request_id})",
+        "request_id": request_id,
     }
 
 
@@ -118,8 +152,8 @@ class ApiErrorsMiddleware:
         if isinstance(exception, RequestDataTooBig):
             return too_large()
         request_id = current_request_id() or uuid.uuid4().hex
-        logger.error("request %s to %s failed", request_id, request.path, exc_info=exception)
-        return JsonResponse(server_error_body(request_id), status=500)
+        body, status = failed(request_id, request.path, exception)
+        return JsonResponse(body, status=status, headers=retry_header(status))
 
 
 def declared_length(request: HttpRequest) -> int:

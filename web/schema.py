@@ -3,7 +3,8 @@
 Every view answers errors in one shape (web/api_errors.py), and some errors can come
 from any operation: a malformed parameter or body (400), no or bad credentials or a role
 that may not (401, 403), an unknown object (404, where the path names one), an oversized
-body (413, where there is a body) and an unexpected failure (500). Describing them once
+body (413, where there is a body), an unexpected failure (500) and a database that cannot
+take the request now (503, with Retry-After). Describing them once
 here keeps the schema true without repeating them on every view. Conflicts (409) are
 declared by the views that can answer them.
 
@@ -106,4 +107,7 @@ def add_error_responses(result: dict[str, Any], **kwargs: Any) -> dict[str, Any]
             if method in {"post", "put", "patch"}:
                 responses.setdefault("413", response("The body is over the size limit."))
             responses.setdefault("500", response("An unexpected error; see request_id."))
+            responses.setdefault(
+                "503", response("The database cannot take it now; retry after Retry-After.")
+            )
     return result

@@ -4,6 +4,7 @@ import json
 import logging
 
 import pytest
+from django.db import InterfaceError, OperationalError
 from django.test import Client
 
 from designer.models import Flow, FlowVersion
@@ -141,6 +142,47 @@ def test_an_unexpected_error_in_a_view_is_a_json_500_with_a_request_id(
         f"request {body['request_id']} to /api/runs/ failed"
     ]
     assert logged[0].exc_info is not None
+    assert stored() == before
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        OperationalError('connection failed: FATAL:  database "braid" is not currently '
+                         "accepting connections"),
+        InterfaceError("connection already closed"),
+    ],
+    ids=["refused", "closed"],
+)  # fmt: skip
+def test_a_database_that_cannot_answer_is_a_json_503_to_retry(
+    demo: DemoUsers,
+    client_for: ClientFor,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+    error: Exception,
+) -> None:
+    def unavailable(*args: object, **kwargs: object) -> None:
+        raise error
+
+    monkeypatch.setattr(services, "latest_version", unavailable)
+    before = stored()
+    with caplog.at_level(logging.WARNING, logger="braid.api"):
+        response = client_for("analyst").post(
+            "/api/runs/", {"flow": "staged-gathers"}, content_type="application/json"
+        )
+    body = response.json()
+    assert (response.status_code, response["Retry-After"]) == (503, "2")
+    assert body == {
+        "code": "server.unavailable",
+        "detail": "the database cannot be reached or gave the transaction up; try again in 2 s "
+        f"(the log has it as request {body['request_id']})",
+        "request_id": body["request_id"],
+    }
+    assert "accepting" not in response.content.decode()
+    assert [(r.levelname, r.getMessage()) for r in caplog.records if r.name == "braid.api"] == [
+        ("WARNING", f"request {body['request_id']} to /api/runs/: the database is unavailable: "
+                    f"{error}"),
+    ]  # fmt: skip
     assert stored() == before
 
 
