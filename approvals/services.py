@@ -13,9 +13,10 @@ leaves a request that the people able to decide could not meet. Every step is au
 (approvals/audit.py).
 """
 
+import contextlib
 import datetime as dt
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -63,7 +64,7 @@ from engine.core.events import ApprovalDecided, Decision
 from engine.core.nodes.approval import approval_outcome
 from engine.core.runtime import OpenApproval, choose_approval
 from engine.models import Run, Runtime
-from engine.runtime import clock, inbox
+from engine.runtime import attempts, clock, inbox
 from web.auth import Role, group_names, has_role
 
 User = AbstractBaseUser | AnonymousUser
@@ -322,9 +323,8 @@ def decide_request(
     the policy (one, for `any`) every later one is refused, though not yet applied.
     """
     username = user.get_username()
-    with transaction.atomic():
-        locked = Run.objects.select_for_update(no_key=True).only("runtime", "started_by_id")
-        run = locked.get(pk=approval.run_id)
+    with attempts.holding_run(str(approval.run_id), "runtime", "started_by_id",
+                              submits=True) as run:  # fmt: skip
         approval.refresh_from_db()
         if execution_id is not None and execution_id != approval.execution_id:
             raise StaleExecution(
@@ -527,12 +527,17 @@ def refuse_delegate(
         raise DelegateNotMember(f"{to} is in none of the groups {sorted(groups)}")
 
 
-def locked_open(approval: ApprovalRequest) -> None:
-    """Lock the request's run, reload the request and refuse when it is closed."""
-    Run.objects.select_for_update(no_key=True).only("pk").get(pk=approval.run_id)
-    approval.refresh_from_db()
-    if approval.status == ApprovalStatus.CLOSED:
-        raise ApprovalClosed(f"the approval at {approval.node} is closed: {approval.outcome}")
+@contextlib.contextmanager
+def locked_open(approval: ApprovalRequest) -> Iterator[None]:
+    """Hold the request's run for a transaction (attempts.holding_run), reload the
+    request and refuse when it is closed."""
+    with attempts.holding_run(str(approval.run_id), "pk"):
+        approval.refresh_from_db()
+        if approval.status == ApprovalStatus.CLOSED:
+            raise ApprovalClosed(
+                f"the approval at {approval.node} is closed: {approval.outcome}"
+            )
+        yield
 
 
 def delegate(
@@ -540,8 +545,7 @@ def delegate(
 ) -> ApprovalRequest:
     """Pass the caller's part of a request to a person who may take it (docs/approvals.md)."""
     username = user.get_username()
-    with transaction.atomic():
-        locked_open(approval)
+    with locked_open(approval):
         groups = deciding_groups(approval, user)
         if approval.assignee_id is not None:
             raise AssignedElsewhere(
@@ -575,8 +579,7 @@ def reassign(
     Only when one more person's vote is all the request still needs: one person never
     decides for two seats, an admin's choice or not.
     """
-    with transaction.atomic():
-        locked_open(approval)
+    with locked_open(approval):
         target = active_user(to)
         refuse_starter_target(approval, target)
         votes = votes_of(approval)
@@ -612,8 +615,7 @@ def return_parts(username: str) -> int:
     )
     changed_requests = []
     for approval in held.order_by("id"):
-        with transaction.atomic():
-            locked_open(approval)
+        with locked_open(approval):
             back = [d for d in approval.delegations if d["to"] == username]
             if not back:
                 continue

@@ -2,12 +2,14 @@
 commit, so a step that kills its worker process every time fails its run instead of
 crashing workers forever."""
 
+import contextlib
 import functools
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 from django.conf import settings
+from django.db import connection, transaction
 from django.db.models import F
 
 from engine.models import Run
@@ -68,7 +70,7 @@ def forget_attempt(run_id: str) -> bool:
     except Exception:
         logger.warning("run %s: the step attempt is taken back at the next beat", run_id,
                        exc_info=True)  # fmt: skip
-        leases.amend_later(functools.partial(take_back_attempt, run_id))
+        leases.amend_later(functools.partial(take_back_and_wake, run_id, None))
         return False
     if held_at is not None:
         leases.amend_soon(functools.partial(take_back_and_wake, run_id, held_at))
@@ -76,17 +78,49 @@ def forget_attempt(run_id: str) -> bool:
     return True
 
 
-def take_back_and_wake(run_id: str, unless_moved_from: int) -> None:
+def take_back_and_wake(run_id: str, unless_moved_from: int | None) -> None:
     """Take back an attempt after the step that held the run ended (a thread of the worker
-    does it), then wake the run if events wait: the update held the run's row, and a worker
-    whose event committed meanwhile found the row held and left the event to its holder,
-    which is this thread, not a step that looks again."""
+    does it), or at the lease's beat after the database failed the step; then wake the
+    run if events wait: the update held the run's row, and a worker whose event committed
+    meanwhile found the row held and left the event to its holder, which is this thread,
+    not a step that looks again."""
     take_back_attempt(run_id, unless_moved_from)
+    wake_quietly(run_id, "after its attempt was taken back")
+
+
+def wake_quietly(run_id: str, after: str) -> None:
+    """wake_if_pending, logging instead of raising (not retried with what came before it,
+    which must happen once: the sweeper wakes the run then)."""
     try:
         wake_if_pending(run_id)
-    except Exception:  # not retried with the take-back, which must happen once: the sweeper
-        logger.warning("run %s: not woken after its attempt was taken back", run_id,
-                       exc_info=True)  # fmt: skip
+    except Exception:
+        logger.warning("run %s: not woken %s", run_id, after, exc_info=True)
+
+
+@contextlib.contextmanager
+def holding_run(run_id: str, *fields: str, submits: bool = False) -> Iterator[Run]:
+    """Lock a run's row as a step does, for a transaction that must not interleave with
+    its steps (a decision, a delegation, a retry); yield the run, with only `fields`.
+
+    A worker that records an event while the row is held is turned away and leaves the
+    event to the holder, and only a step looks again after it lets go. So once the
+    transaction ends, committed or rolled back (a refused request holds the row too),
+    the run is sent an advance if events wait. `submits`: the block records an event,
+    whose own advance after the commit applies whatever else waits; only a rollback
+    wakes the run then. Inside a caller's transaction only its commit wakes the run (a
+    rollback there leaves the event to the sweeper).
+    """
+    outermost, committed = not connection.in_atomic_block, False
+    try:
+        with transaction.atomic():
+            locked = Run.objects.select_for_update(no_key=True)
+            yield (locked.only(*fields) if fields else locked).get(pk=run_id)
+            if not outermost and not submits:
+                transaction.on_commit(lambda: wake_quietly(run_id, "after its holder"))
+        committed = True
+    finally:
+        if outermost and not (committed and submits):
+            wake_quietly(run_id, "after its holder")
 
 
 def wake_if_pending(run_id: str) -> None:

@@ -16,6 +16,7 @@ from engine.core.runtime import parse_time
 from engine.core.state import MAIN, RunState
 from engine.models import Dispatch, Run, RunPart, Runtime, Timer
 from engine.runtime import clock, observers
+from engine.runtime.attempts import holding_run
 from engine.runtime.inbox import submit
 from engine.runtime.results import run_actions
 from engine.runtime.state_cache import run_graphs
@@ -65,8 +66,7 @@ def retry(run_id: str, by: str) -> None:
     failure cancelled are set again, and approval requests it closed open again (with
     the decisions recorded for them, which the failed run refused, applied again).
     """
-    with transaction.atomic():
-        run = Run.objects.select_for_update(no_key=True).get(pk=run_id)
+    with holding_run(run_id, submits=True) as run:
         if run.status != RunStatus.FAILED.value or not run.redrive:
             raise RetryRefused("only a run that an action's failure ended can be retried")
         snapshot, key = run.redrive["snapshot"], run.redrive["key"]

@@ -293,6 +293,7 @@ def test_the_openapi_schema_describes_the_approvals_endpoints(
         "409",
         "413",
         "500",
+        "503",
     ]
     assert "/api/approvals/" in paths and "/api/approvals/{id}/" in paths
 

@@ -15,8 +15,10 @@ from django.utils import timezone
 from engine import tasks
 from engine.models import Dispatch, WorkerLease
 from engine.runtime import attempts, leases, results, runs, step, sweep
+from engine.runtime.transport import use_transport
 from runs.services import resolve_graphs
 from tests.django.test_durable__dispatch import fork_of
+from tests.django.test_durable__wakeup import Advances
 
 pytestmark = pytest.mark.django_db
 LIVE = "host:1:live"
@@ -75,11 +77,11 @@ def test_a_step_that_lost_its_database_takes_its_attempt_back_at_the_next_beat(
     def commit_fails(*args: object, **kwargs: object) -> None:
         raise ended
 
-    def away_once(run_id: str) -> None:
+    def away_once(run_id: str, unless_moved_from: int | None = None) -> None:
         tries.append(run_id)
         if len(tries) == 1:
             raise ended
-        real(run_id)
+        real(run_id, unless_moved_from)
 
     monkeypatch.setattr(step, "commit_step", commit_fails)
     monkeypatch.setattr(attempts, "take_back_attempt", away_once)
@@ -88,10 +90,18 @@ def test_a_step_that_lost_its_database_takes_its_attempt_back_at_the_next_beat(
     run.refresh_from_db()
     assert run.step_attempts == 1  # counted as if the step had killed its process
 
-    leases.beat(LIVE)
+    advances = Advances()
+    before = use_transport(advances)
+    try:
+        leases.beat(LIVE)
+    finally:
+        use_transport(before)
 
     run.refresh_from_db()
     assert (run.step_attempts, tries) == (0, [str(run.pk), str(run.pk)])
+    # Its take-back held the run's row: a worker turned away meanwhile left its event to
+    # it, so it wakes the run, whose start still waits.
+    assert advances.sent == [str(run.pk)]
 
 
 @pytest.mark.django_db(transaction=True)  # a step hands its taken action over on commit

@@ -8,8 +8,11 @@ records a result and is turned away; then they let the holder go and check that 
 result was applied before the holder returned, not left for the sweeper.
 """
 
+import contextlib
+import re
 import threading
 from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -258,3 +261,51 @@ def test_a_worker_that_looked_enough_times_sends_the_run_an_advance(
         use_transport(before)
     assert len(calls) == step.EMPTY_LOOKS + 1
     assert advances.sent == [run_id]
+
+
+class Refused(Exception):
+    """A request refused while its transaction held the run."""
+
+
+@pytest.mark.parametrize("submits", [False, True], ids=["holds", "submits"])
+@pytest.mark.parametrize("ends", ["commits", "rolls back", "commits inside a caller's"])
+@pytest.mark.parametrize("waiting", [True, False], ids=["waiting", "nothing waiting"])
+def test_a_transaction_that_held_a_run_wakes_it_once_it_ends_if_events_wait(
+    waiting: bool, ends: str, submits: bool
+) -> None:
+    """A decision, a delegation or a retry holds the run's row through its transaction
+    and turns recording workers away, refused or not: it wakes the run if events wait,
+    unless the event it submitted has its own advance sent after the commit."""
+    run_id, (first, _) = started_fork()
+    if waiting:
+        results.record_results([done(first)])
+    advances = Advances()
+    before = use_transport(advances)
+    try:
+        with contextlib.suppress(Refused), contextlib.ExitStack() as outer:
+            if ends == "commits inside a caller's":
+                outer.enter_context(transaction.atomic())
+            with attempts.holding_run(run_id, "pk", submits=submits) as run:
+                assert str(run.pk) == run_id
+                if ends == "rolls back":
+                    raise Refused(run_id)
+                assert advances.sent == []  # not while it holds the run
+    finally:
+        use_transport(before)
+    woken = waiting and not (submits and ends != "rolls back")
+    assert advances.sent == ([run_id] if woken else [])
+
+
+def test_only_the_engine_locks_a_runs_row() -> None:
+    """Every other transaction that must not interleave with a run's steps holds it
+    through attempts.holding_run, which wakes the run after it (the test above)."""
+    root = Path(__file__).resolve().parents[2]
+    allowed = {"engine/runtime/attempts.py", "engine/runtime/store.py",
+               "engine/runtime/backends/portable.py", "runs/services.py"}  # fmt: skip
+    lockers = sorted(
+        str(path.relative_to(root))
+        for folder in ("approvals", "braid", "designer", "engine", "monitor", "runs", "web")
+        for path in (root / folder).rglob("*.py")
+        if re.search(r"Run\.objects\.select_for_update", path.read_text())
+    )
+    assert set(lockers) <= allowed, set(lockers) - allowed
