@@ -534,9 +534,7 @@ def locked_open(approval: ApprovalRequest) -> Iterator[None]:
     with attempts.holding_run(str(approval.run_id), "pk"):
         approval.refresh_from_db()
         if approval.status == ApprovalStatus.CLOSED:
-            raise ApprovalClosed(
-                f"the approval at {approval.node} is closed: {approval.outcome}"
-            )
+            raise ApprovalClosed(f"the approval at {approval.node} is closed: {approval.outcome}")
         yield
 
 

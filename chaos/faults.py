@@ -34,7 +34,7 @@ class Fault:
     pick: int = 0
 
 
-def counts_for(runs: int, pool: str = "prefork") -> dict[str, int]:
+def counts_for(runs: int, pool: str) -> dict[str, int]:
     """How many faults of each kind: the default run's figures, scaled to the run count.
 
     300 runs: 12 pool kills and 8 main kills (20 worker SIGKILLs), 3 stops, 2 Redis

@@ -26,6 +26,12 @@ def submit(run_id: str, key: str, event: Event) -> None:
     PendingEvent.objects.bulk_create(
         [PendingEvent(run_id=run_id, key=key, event=event.to_json())], ignore_conflicts=True
     )
+    advance_after_commit(run_id)
+
+
+def advance_after_commit(run_id: str) -> None:
+    """Ask a worker to advance the run once the current transaction commits (now, if
+    there is none); a broker that is down fails the message, not the caller (see submit)."""
     send = functools.partial(transport().send_advance, str(run_id))
     transaction.on_commit(send, robust=True)
     if duplicate_now():

@@ -111,8 +111,14 @@ class DjangoStore:
 
     def insert_run(self, run_id: str, flow: str, input_value: Any, graphs: dict[str, Any]) -> Run:
         """Insert the run's row, one statement, and return it as stored: for an id made
-        here (create_run's uuid4), which no row can hold, so nothing is looked up first."""
-        return Run.objects.create(
+        here, which no row can hold, so nothing is looked up first."""
+        run = self.new_run(run_id, flow, input_value, graphs)
+        run.save(force_insert=True)
+        return run
+
+    def new_run(self, run_id: str, flow: str, input_value: Any, graphs: dict[str, Any]) -> Run:
+        """The run's row, not stored yet."""
+        return Run(
             pk=uuid.UUID(run_id),  # a UUID, as the row reads back
             label=flow, graphs=graphs, graphs_digest=graphs_digest(graphs),
             input=input_value,

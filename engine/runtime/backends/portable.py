@@ -200,6 +200,12 @@ class PortableBackend:
             )
         return [DispatchRow(d.pk, d.run_id, d.key, d.command) for d in found]
 
+    def start_run(self, run: Run, key: str, event: dict[str, Any]) -> None:
+        """Store a new run's row and its first inbox event, both or neither."""
+        with transaction.atomic():
+            run.save(force_insert=True)
+            PendingEvent.objects.bulk_create([PendingEvent(run=run, key=key, event=event)])
+
     def mark_published(self, dispatch_ids: Sequence[int]) -> None:
         """Note when the dispatches were sent."""
         Dispatch.objects.filter(pk__in=dispatch_ids).update(published_at=clock.now())

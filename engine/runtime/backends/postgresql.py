@@ -5,6 +5,8 @@ go out pipelined where nobody reads their answer, and take arrays or JSON texts 
 a placeholder per value. The statements' texts are in postgresql_sql.py.
 """
 
+import contextlib
+import enum
 import json
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -13,7 +15,8 @@ from typing import Any
 
 import psycopg
 from django.conf import settings
-from django.db import connection
+from django.db import connection, transaction
+from django.db.models import Model
 
 from engine.core.events import Event, RunAction, RunStatus, Trace, WriteRow
 from engine.core.parts import GONE, SnapshotDelta
@@ -54,6 +57,21 @@ class PreparedCursor(psycopg.Cursor[Any]):
         if prepare is None:
             prepare = settings.BRAID_PREPARED_WRITES and not long_array(params)
         return super().execute(query, params, prepare=prepare, binary=binary)
+
+
+def insert_values(row: Model) -> tuple[list[str], list[Any]]:
+    """The columns and values the ORM's insert of `row` sends: every concrete field but an
+    auto-increment key, with its default or its `auto_now_add` stamp (`pre_save`), prepared
+    by the field for this database. A text choice goes as its text."""
+    columns: list[str] = []
+    values: list[Any] = []
+    for field in type(row)._meta.concrete_fields:
+        if field is type(row)._meta.auto_field or field.column is None:
+            continue
+        value = field.get_db_prep_save(field.pre_save(row, True), connection)
+        columns.append(field.column)
+        values.append(value.value if isinstance(value, enum.Enum) else value)
+    return columns, values
 
 
 def long_array(params: Any) -> bool:
@@ -311,6 +329,23 @@ class PostgresBackend(PortableBackend):
                           for c in commands if c["key"] in ids)  # fmt: skip
 
         return inserted
+
+    def start_run(self, run: Run, key: str, event: dict[str, Any]) -> None:
+        """The run's row and its first inbox event in one statement, which needs no
+        transaction of its own: one round trip instead of four (BEGIN, two INSERTs and
+        COMMIT), and the values prepared as the ORM's insert would prepare them, without
+        building its statement each time. Inside a caller's transaction it takes a
+        savepoint, so that a refused Idempotency-Key leaves that transaction usable."""
+        pending = PendingEvent(run_id=run.pk, key=key, event=event)
+        run_columns, run_values = insert_values(run)
+        event_columns, event_values = insert_values(pending)
+        statement = sql.start_run_sql(tuple(run_columns), tuple(event_columns))
+        with contextlib.ExitStack() as stack:
+            if connection.in_atomic_block:
+                stack.enter_context(transaction.atomic())
+            with server_side_cursor() as cursor:
+                cursor.execute(statement, [*run_values, *event_values])
+        run._state.adding, run._state.db = False, connection.alias
 
     def mark_published(self, dispatch_ids: Sequence[int]) -> None:
         """One statement with the ids as one array (the ORM's `pk__in` prepared each of a

@@ -1,6 +1,10 @@
 """The statements of PostgreSQL's storage backend, as text: each never changes, so each
 connection prepares it once (PreparedCursor)."""
 
+import functools
+
+from django.db import connection
+
 from engine.models import Dispatch, NodeState, PartChange, PendingEvent, Run, RunPart, TraceEvent
 from engine.runtime.fence import COLUMNS, fence_condition
 from engine.runtime.records import RUN_COLUMNS
@@ -253,4 +257,19 @@ def claim_sql() -> str:
         "WHERE id = ANY(%s::bigint[]) OFFSET 0 FOR NO KEY UPDATE) AS before "
         "WHERE d.id = before.id AND before.completed_at IS NULL "
         "RETURNING d.id, d.run_id, d.key, d.command, before.claimed_by"
+    )
+
+
+@functools.cache
+def start_run_sql(run_columns: tuple[str, ...], event_columns: tuple[str, ...]) -> str:
+    """Return the insert of a run's row and its first inbox event, one statement: the
+    event's row follows the run's (its foreign key is checked at the statement's end)."""
+    quote = connection.ops.quote_name
+    run_names = ", ".join(quote(c) for c in run_columns)
+    event_names = ", ".join(quote(c) for c in event_columns)
+    return (
+        f"WITH run AS (INSERT INTO {quote(Run._meta.db_table)} ({run_names}) "
+        f"VALUES ({', '.join(['%s'] * len(run_columns))}) RETURNING 1) "
+        f"INSERT INTO {quote(PendingEvent._meta.db_table)} ({event_names}) "
+        f"SELECT {', '.join(['%s'] * len(event_columns))} FROM run"
     )

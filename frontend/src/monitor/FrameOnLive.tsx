@@ -19,13 +19,14 @@ const MEASURED_MAX = 800;
  */
 const UNMEASURED_WAIT_MS = 1_000;
 
+/** Whether React Flow has yet to measure a node that is shown. */
+function unmeasured(node: { hidden?: boolean; measured: { width?: number } }): boolean {
+  return !node.hidden && !(node.measured.width ?? 0);
+}
+
 /** The ids of the visible nodes React Flow has not measured. */
 function unmeasuredIds(state: ReactFlowState): string[] {
-  const ids: string[] = [];
-  for (const node of state.nodeLookup.values()) {
-    if (!node.hidden && !(node.measured.width ?? 0)) ids.push(node.id);
-  }
-  return ids;
+  return [...state.nodeLookup.values()].filter(unmeasured).map((node) => node.id);
 }
 
 /**
@@ -34,9 +35,7 @@ function unmeasuredIds(state: ReactFlowState): string[] {
  */
 function measured(state: ReactFlowState): boolean {
   if (state.nodeLookup.size === 0) return false;
-  for (const node of state.nodeLookup.values()) {
-    if (!node.hidden && !(node.measured.width ?? 0)) return false;
-  }
+  for (const node of state.nodeLookup.values()) if (unmeasured(node)) return false;
   return true;
 }
 
