@@ -2,6 +2,7 @@
 
 import json
 import logging
+from typing import Any
 
 import pytest
 from django.db import InterfaceError, OperationalError
@@ -113,21 +114,32 @@ def test_a_thirty_megabyte_body_is_a_json_413_and_nothing_is_stored(
     assert stored() == before
 
 
+def start_raising(
+    error: Exception,
+    client_for: ClientFor,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> Any:
+    """POST a start whose view raises `error`, the API's log captured from WARNING up."""
+
+    def raising(*args: object, **kwargs: object) -> None:
+        raise error
+
+    monkeypatch.setattr(services, "latest_version", raising)
+    with caplog.at_level(logging.WARNING, logger="braid.api"):
+        return client_for("analyst").post(
+            "/api/runs/", {"flow": "staged-gathers"}, content_type="application/json"
+        )
+
+
 def test_an_unexpected_error_in_a_view_is_a_json_500_with_a_request_id(
     demo: DemoUsers,
     client_for: ClientFor,
     monkeypatch: pytest.MonkeyPatch,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    def broken(*args: object, **kwargs: object) -> None:
-        raise RuntimeError("secret internals")
-
-    monkeypatch.setattr(services, "latest_version", broken)
     before = stored()
-    with caplog.at_level(logging.ERROR, logger="braid.api"):
-        response = client_for("analyst").post(
-            "/api/runs/", {"flow": "staged-gathers"}, content_type="application/json"
-        )
+    response = start_raising(RuntimeError("secret internals"), client_for, monkeypatch, caplog)
     body = response.json()
     assert response.status_code == 500
     assert body == {
@@ -161,15 +173,8 @@ def test_a_database_that_cannot_answer_is_a_json_503_to_retry(
     caplog: pytest.LogCaptureFixture,
     error: Exception,
 ) -> None:
-    def unavailable(*args: object, **kwargs: object) -> None:
-        raise error
-
-    monkeypatch.setattr(services, "latest_version", unavailable)
     before = stored()
-    with caplog.at_level(logging.WARNING, logger="braid.api"):
-        response = client_for("analyst").post(
-            "/api/runs/", {"flow": "staged-gathers"}, content_type="application/json"
-        )
+    response = start_raising(error, client_for, monkeypatch, caplog)
     body = response.json()
     assert (response.status_code, response["Retry-After"]) == (503, "2")
     assert body == {
