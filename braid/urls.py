@@ -37,3 +37,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     *sso_urlpatterns(),
 ]
+
+# A failure outside any view (a middleware's database read) answers as the API and the
+# pages do: a 503 when the database is away, JSON under /api/ (web/api_errors.py).
+handler500 = "web.api_errors.server_error"

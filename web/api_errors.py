@@ -16,6 +16,7 @@ API stores holds one.
 """
 
 import logging
+import sys
 import uuid
 from collections.abc import Callable
 from typing import Any
@@ -24,6 +25,7 @@ from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
 from django.db import InterfaceError, OperationalError
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.template import loader
 from rest_framework.exceptions import APIException, ValidationError
 from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.request import Request
@@ -122,6 +124,24 @@ def server_error_body(request_id: str) -> dict[str, object]:
         "detail": f"an unexpected error occurred; the log has it as request {request_id}",
         "request_id": request_id,
     }
+
+
+def server_error(request: HttpRequest) -> HttpResponse:
+    """Django's handler500: what escaped a middleware, or a view nothing else answered (a
+    session read while the database restarts fails in the middleware, before any view).
+
+    Django calls it while handling the exception, which `sys.exc_info` still holds: the
+    database's failures are a 503 with Retry-After, the rest a 500; JSON under /api/, the
+    page elsewhere. Django's own handler has already logged the traceback.
+    """
+    unavailable = isinstance(sys.exc_info()[1], UNAVAILABLE)
+    status = 503 if unavailable else 500
+    if request.path_info.startswith("/api/"):
+        request_id = current_request_id() or uuid.uuid4().hex
+        body = unavailable_body(request_id) if unavailable else server_error_body(request_id)
+        return JsonResponse(body, status=status, headers=retry_header(status))
+    page = loader.get_template(f"{status}.html").render()
+    return HttpResponse(page, status=status, headers=retry_header(status))
 
 
 class ApiErrorsMiddleware:

@@ -5,6 +5,7 @@ import logging
 from typing import Any
 
 import pytest
+from django.contrib.sessions.backends.db import SessionStore
 from django.db import InterfaceError, OperationalError
 from django.test import Client
 
@@ -189,6 +190,61 @@ def test_a_database_that_cannot_answer_is_a_json_503_to_retry(
                     f"{error}"),
     ]  # fmt: skip
     assert stored() == before
+
+
+@pytest.mark.parametrize(
+    ("path", "kind"), [("/api/runs/", "json"), ("/runs/", "page")], ids=["api", "page"]
+)
+def test_a_database_that_fails_before_any_view_is_a_503_too(
+    demo: DemoUsers,
+    client_for: ClientFor,
+    monkeypatch: pytest.MonkeyPatch,
+    path: str,
+    kind: str,
+) -> None:
+    """The session is read in the middleware, before any view: a database restart failed
+    it there, where neither DRF nor the API's middleware sees the exception."""
+    client = client_for("admin")
+    client.raise_request_exception = False
+
+    def away(*args: object, **kwargs: object) -> None:
+        raise OperationalError("connection failed: server closed the connection unexpectedly")
+
+    monkeypatch.setattr(SessionStore, "load", away)
+    response = client.get(path)
+    assert (response.status_code, response["Retry-After"]) == (503, "2")
+    if kind == "json":
+        body = response.json()
+        assert body == {
+            "code": "server.unavailable",
+            "detail": "the database cannot be reached or gave the transaction up; try again "
+            f"in 2 s (the log has it as request {body['request_id']})",
+            "request_id": body["request_id"],
+        }
+        assert body["request_id"] == response["X-Request-ID"]
+    else:
+        page = response.content.decode()
+        assert "<h1>Braid cannot reach its database</h1>" in page
+        assert "server closed" not in page
+
+
+def test_anything_else_that_fails_before_any_view_is_a_500_in_the_apis_shape(
+    demo: DemoUsers, client_for: ClientFor, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    client = client_for("admin")
+    client.raise_request_exception = False
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("secret internals")
+
+    monkeypatch.setattr(SessionStore, "load", broken)
+    api = client.get("/api/runs/")
+    assert (api.status_code, api.json()["code"], api.has_header("Retry-After")) == (
+        500, "server.error", False,
+    )  # fmt: skip
+    page = client.get("/runs/")
+    assert page.status_code == 500 and "<h1>Something went wrong</h1>" in page.content.decode()
+    assert "secret" not in api.content.decode() + page.content.decode()
 
 
 def test_an_unknown_api_url_is_a_json_404(client_for: ClientFor, demo: DemoUsers) -> None:
