@@ -280,14 +280,15 @@ class PostgresBackend(PortableBackend):
     ) -> tuple[list[DispatchRow], bool | None]:  # fmt: skip
         """With `commit` (the caller's block is the outermost transaction), the step's
         writes, its `COMMIT` and the look for events that arrived meanwhile go out as one
-        pipeline, one round trip."""
+        pipeline, one round trip. Their answers are read after the block: read inside it,
+        psycopg sends a Flush and waits for them, a round trip more."""
         more: bool | None = None
         with self.pipelined():
             write()
             inserted = self.send_dispatches(run_id, actions, room)
             look = commit_and_look(str(run_id)) if commit else None
-            dispatches = inserted()
-            more = look() if look is not None else None
+        dispatches = inserted()
+        more = look() if look is not None else None
         if len(dispatches) < len(actions):
             # A key stored before (never in a normal step): read what is open (after the
             # commit, when it went with the writes).

@@ -1,0 +1,92 @@
+"""What a chain step costs in round trips to PostgreSQL, counted on the wire.
+
+A round trip is the client sending and then waiting for the server's answer; libpq's trace
+of the connection shows each as a run of frontend messages followed by backend ones. A hop
+of a chain (an action's result recorded and the next step taken, in the task that ran the
+action) costs three: psycopg's BEGIN, the lock that records the result and takes the run's
+events, and the step's pipeline (its writes, the next dispatch, COMMIT and the look for
+new events). Reading the pipeline's answers inside the block would send a Flush and wait
+for it first, a fourth. A statement's first use on a connection prepares it, a round trip
+of its own; the count is taken on a connection that has.
+"""
+
+import tempfile
+from collections.abc import Sequence
+
+import pytest
+from django.db import connection
+from psycopg import pq
+
+from engine.models import Run
+from engine.runtime import results, runs
+from engine.runtime.transport import use_transport
+from runs.services import resolve_graphs
+from tests.django.test_durable__dispatch import chain_of
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+class Kept:
+    """A transport that keeps the messages: the test runs the work itself."""
+
+    def __init__(self) -> None:
+        self.advances: list[str] = []
+
+    def send_advance(self, run_id: str) -> None:
+        self.advances.append(run_id)
+
+    def send_actions(self, dispatch_ids: Sequence[int]) -> None:
+        raise AssertionError("a chain's actions run inline in the task")
+
+    def send_timer(self, run_id: str, key: str, countdown: float) -> None:
+        raise AssertionError("a chain sets no timer")
+
+
+def round_trips(trace: str) -> int:
+    """Count the turns from the client's messages to the server's answers in a libpq trace."""
+    count, last = 0, "B"
+    for line in trace.splitlines():
+        side = line[:1]
+        if side == "B" and last == "F":
+            count += 1
+        if side in ("F", "B"):
+            last = side
+    return count
+
+
+def chain_round_trips(tasks: int) -> int:
+    """Start a chain of `tasks` noop tasks and count the round trips of the task that
+    advances it from its start to its end."""
+    kept = Kept()
+    before = use_transport(kept)
+    try:
+        run = runs.create_run(resolve_graphs(chain_of(tasks)), "chain", {})
+        connection.ensure_connection()
+        raw = connection.connection.pgconn
+        with tempfile.TemporaryFile("w+") as trace:
+            raw.trace(trace.fileno())
+            raw.set_trace_flags(pq.Trace.SUPPRESS_TIMESTAMPS)
+            try:
+                assert results.advance_and_run(str(run.pk)) == 1
+            finally:
+                raw.untrace()
+            trace.seek(0)
+            counted = round_trips(trace.read())
+    finally:
+        use_transport(before)
+    assert kept.advances == [str(run.pk)]  # the start's own message, nothing after
+    assert Run.objects.get(pk=run.pk).status == "completed"
+    return counted
+
+
+def test_a_chain_hop_costs_three_round_trips() -> None:
+    if connection.vendor != "postgresql":
+        pytest.skip("round trips are counted on PostgreSQL's wire protocol")
+    chain_round_trips(1)  # this connection prepares the statements (a round trip each, once)
+    four, eight = chain_round_trips(4), chain_round_trips(8)
+    assert (eight - four) / 4 == 3
+
+
+def test_round_trips_are_the_turns_from_client_to_server() -> None:
+    trace = "F\t4\tSync\nF\t4\tFlush\nB\t5\tReadyForQuery\t I\nF\t9\tExecute\nB\t4\tNoData\n"
+    assert round_trips(trace) == 2
