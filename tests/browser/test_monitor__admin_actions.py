@@ -330,6 +330,93 @@ def test_the_view_a_person_zoomed_to_stays_while_the_run_moves_and_fit_view_acts
     assert errors == []
 
 
+# Two holds at the two ends of a long chain: framed on the first, the second is out of view.
+TWO_HOLDS: dict[str, object] = {
+    **HOLD,
+    "name": "Hold, long chain, hold",
+    "nodes": [
+        {"id": "start", "type": "start"},
+        {"id": "first", "type": "approval", "groups": ["finance"], "policy": "any",
+         "title": "First hold"},
+        *({"id": step, "type": "set", "values": {"log": f"['{step}']"}} for step in STEPS),
+        {"id": "second", "type": "approval", "groups": ["finance"], "policy": "any",
+         "title": "Second hold"},
+        {"id": "done", "type": "end"},
+    ],
+    "edges": [
+        {"source": "start", "target": "first"},
+        {"source": "first", "outcome": "approved", "target": STEPS[0]},
+        *({"source": a, "target": b} for a, b in itertools.pairwise([*STEPS, "second"])),
+        {"source": "second", "outcome": "approved", "target": "done"},
+    ],
+}  # fmt: skip
+
+
+def in_view(page: Page, node: str) -> bool:
+    """Whether the node's box lies wholly inside the canvas's."""
+    canvas = page.locator(".react-flow").bounding_box()
+    box = page.locator(f'.react-flow__node[data-id="{node}"]').bounding_box()
+    assert canvas is not None and box is not None
+    return bool(
+        canvas["x"] <= box["x"] and box["x"] + box["width"] <= canvas["x"] + canvas["width"]
+        and canvas["y"] <= box["y"] and box["y"] + box["height"] <= canvas["y"] + canvas["height"]
+    )  # fmt: skip
+
+
+def test_the_run_view_follows_the_live_work_until_a_person_moves_the_view(
+    page: Page, braid_server: str
+) -> None:
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    slug = f"two-holds-{uuid.uuid4().hex[:6]}"
+    run_id = open_new_run(page, braid_server, TWO_HOLDS, slug, "waiting", DESKTOP)
+    expect_framed(page, "live")
+    follow = page.get_by_role("button", name="Follow live work")
+    expect(follow).to_have_attribute("aria-pressed", "true")
+    assert in_view(page, "first") and not in_view(page, "second")
+
+    # The first hold is decided: the camera moves to the second, with no hand on the page.
+    finance = Browserless(braid_server)
+    finance.login("finance", "braid-finance")
+    finance.decide_for_run(run_id)
+    second = page.locator('.react-flow__node[data-id="second"] .braid-node')
+    expect(second).to_have_class(re.compile("braid-color--waiting"), timeout=LIVE)
+    page.wait_for_function(
+        "() => document.querySelector('.react-flow').dataset.followed === '1'", timeout=LIVE
+    )
+    page.wait_for_timeout(400)  # the move takes 300 ms
+    assert in_view(page, "second") and not in_view(page, "first")
+    shoot(page, "run-followed-to-second-hold")
+
+    # A person drags the view away (on the empty pane, left of the chain): the following
+    # stops, and the view stays theirs.
+    canvas = page.locator(".react-flow").bounding_box()
+    assert canvas is not None
+    x, y = canvas["x"] + 120, canvas["y"] + canvas["height"] / 2
+    page.mouse.move(x, y)
+    page.mouse.down()
+    page.mouse.move(x + 900, y, steps=12)
+    page.mouse.up()
+    expect(follow).to_have_attribute("aria-pressed", "false")
+    page.wait_for_timeout(400)
+    assert not in_view(page, "second")
+    scrolled = page.evaluate(VIEWPORT)
+    page.wait_for_timeout(300)
+    assert page.evaluate(VIEWPORT) == scrolled
+
+    # "Follow live work" frames on it again at once.
+    follow.click()
+    expect(follow).to_have_attribute("aria-pressed", "true")
+    page.wait_for_function(f"() => ({VIEWPORT})() !== {scrolled!r}", timeout=5_000)
+    page.wait_for_timeout(300)
+    assert in_view(page, "second")
+
+    # Finished, there is nothing to follow: the button goes.
+    finance.decide_for_run(run_id)
+    expect(follow).to_have_count(0, timeout=LIVE)
+    assert errors == []
+
+
 def test_an_admin_cancels_selected_runs_in_bulk_and_reads_each_result(
     page: Page, braid_server: str
 ) -> None:

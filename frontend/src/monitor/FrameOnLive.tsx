@@ -1,13 +1,16 @@
 /**
  * The run view's camera: it opens framed on what is running or waiting (the whole graph when
  * nothing is), never so small that canvas text falls under 12 px on screen; a larger frame
- * pans instead. It frames again when the canvas resizes or a node is inspected, never on a
- * mere color change, so a person's own panning is left alone while the run moves.
+ * pans instead. It frames again when the canvas resizes or a node is inspected. While it
+ * follows the live work, it frames again when a live node is out of view; a person who
+ * scrolls, drags or clicks on the canvas, or tabs to a node, stops the following (the run
+ * view's "Follow live work" starts it again), so their own view is left alone while the
+ * run moves.
  */
 
 import { type Node, type ReactFlowState, useReactFlow, useStore, useStoreApi } from "@xyflow/react";
-import { useEffect, useRef, useState } from "react";
-import { type FrameKind, framePadding, frameViewport, readableZoom } from "./framing";
+import { useCallback, useEffect, useRef, useState } from "react";
+import { type FrameKind, framePadding, frameViewport, readableZoom, shownWhole } from "./framing";
 
 /** Text to measure at most, so a graph of thousands of nodes costs a bounded look. */
 const MEASURED_MAX = 800;
@@ -69,9 +72,18 @@ interface Props {
   focusId?: string | undefined;
   /** The largest zoom a fit may choose (the canvas's own fit: 1). */
   maxZoom?: number;
+  /** Whether to frame again when a live node is out of view. */
+  follow?: boolean;
+  /** Called when a person moves the view themselves (a scroll, a press or a node tabbed to). */
+  onUserMove?: () => void;
+  /** A count: each increase frames now (the run view's "Follow live work"). */
+  frameAgain?: number;
 }
 
-export function FrameOnLive({ liveIds, focusId, maxZoom = 1 }: Props) {
+/** How long a frame that follows the live work takes to move there. */
+const FOLLOW_MS = 300;
+
+export function FrameOnLive({ liveIds, focusId, maxZoom = 1, follow = false, onUserMove, frameAgain = 0 }: Props) {
   const { getNodes, getNodesBounds, getInternalNode, setViewport } = useReactFlow();
   const store = useStoreApi();
   const width = useStore((state) => state.width);
@@ -92,32 +104,73 @@ export function FrameOnLive({ liveIds, focusId, maxZoom = 1 }: Props) {
     const timer = window.setTimeout(() => setWaitedOut(true), UNMEASURED_WAIT_MS);
     return () => window.clearTimeout(timer);
   }, [initialized, ready, nodeCount]);
-  useEffect(() => {
-    const measuredOrWaited = initialized || waitedOut;
-    if (!measuredOrWaited || !ready || width === 0 || height === 0 || domNode === null) return;
-    const reason = `${width}x${height} ${nodeCount} ${focusId ?? ""} ${maxZoom}`;
-    // Framed on what was measured, once; a full measurement later frames again, once.
-    const wanted = initialized ? reason : `unmeasured ${reason}`;
-    if (framedFor.current === reason || framedFor.current === wanted) return;
-    const frame = window.requestAnimationFrame(() => {
-      framedFor.current = wanted;
-      if (!initialized) domNode.dataset.frameUnmeasured = unmeasuredIds(store.getState()).join(" ");
+  /** Frame the inspected node, else the live nodes, else the whole graph; `duration` animates. */
+  const frameNow = useCallback(
+    (canvas: HTMLDivElement, duration: number | undefined) => {
       const nodes = getNodes();
       const ids = new Set(focusId !== undefined ? [focusId] : (live.current ?? []));
       const chosen: Node[] = nodes.filter((node) => ids.has(node.id));
       const kind: FrameKind = chosen.length > 0 ? "live" : "whole";
       const framed = kind === "live" ? chosen : nodes.filter((node) => node.parentId === undefined);
       if (framed.length === 0) return;
-      const floor = readableZoom(smallestCanvasTextPx(domNode));
+      const floor = readableZoom(smallestCanvasTextPx(canvas));
       const start = getInternalNode("start");
       const anchorX = start === undefined ? undefined : start.internals.positionAbsolute.x + (start.measured.width ?? 0) / 2;
       const viewport = frameViewport(getNodesBounds(framed), { width, height }, framePadding(width),
         { min: floor, max: maxZoom }, kind, anchorX);
-      void setViewport(viewport, focusId === undefined ? undefined : { duration: 200 });
-      domNode.dataset.framed = kind;
-      domNode.dataset.floor = floor.toFixed(3);
+      void setViewport(viewport, duration === undefined ? undefined : { duration });
+      canvas.dataset.framed = kind;
+      canvas.dataset.floor = floor.toFixed(3);
+    },
+    [focusId, width, height, maxZoom, getNodes, getNodesBounds, getInternalNode, setViewport],
+  );
+  useEffect(() => {
+    const measuredOrWaited = initialized || waitedOut;
+    if (!measuredOrWaited || !ready || width === 0 || height === 0 || domNode === null) return;
+    const reason = `${width}x${height} ${nodeCount} ${focusId ?? ""} ${maxZoom} ${frameAgain}`;
+    // Framed on what was measured, once; a full measurement later frames again, once.
+    const wanted = initialized ? reason : `unmeasured ${reason}`;
+    if (framedFor.current === reason || framedFor.current === wanted) return;
+    const frame = window.requestAnimationFrame(() => {
+      framedFor.current = wanted;
+      if (!initialized) domNode.dataset.frameUnmeasured = unmeasuredIds(store.getState()).join(" ");
+      frameNow(domNode, focusId === undefined ? undefined : 200);
     });
     return () => window.cancelAnimationFrame(frame);
-  }, [initialized, waitedOut, ready, width, height, domNode, nodeCount, focusId, maxZoom, getNodes, getNodesBounds, getInternalNode, setViewport, store]);
+  }, [initialized, waitedOut, ready, width, height, domNode, nodeCount, focusId, maxZoom, frameAgain, frameNow, store]);
+  // Following: once framed, a live node out of view (or under an overlay) frames again.
+  const liveKey = liveIds === null ? "" : liveIds.join(" ");
+  useEffect(() => {
+    if (!follow || liveKey === "" || focusId !== undefined || framedFor.current === null || domNode === null) return;
+    const frame = window.requestAnimationFrame(() => {
+      const [x, y, zoom] = store.getState().transform;
+      const padding = framePadding(width);
+      const clear = { x: x - padding.left, y: y - padding.top, zoom };
+      const room = { width: width - padding.left - padding.right, height: height - padding.top - padding.bottom };
+      const ids = new Set(liveKey.split(" "));
+      const hidden = getNodes().some((node) => ids.has(node.id) && !shownWhole(getNodesBounds([node]), clear, room));
+      if (!hidden) return;
+      frameNow(domNode, FOLLOW_MS);
+      domNode.dataset.followed = String(Number(domNode.dataset.followed ?? "0") + 1);
+    });
+    return () => window.cancelAnimationFrame(frame);
+  }, [follow, liveKey, focusId, domNode, width, height, frameNow, getNodes, getNodesBounds, store]);
+  // A person's own move stops the following: a scroll, a press on the canvas (a drag, a
+  // zoom button, the mini map, a node), or the keyboard's focus on a node.
+  useEffect(() => {
+    if (domNode === null || onUserMove === undefined) return;
+    const moved = () => onUserMove();
+    const focused = (event: FocusEvent) => {
+      if (event.target instanceof Element && event.target.closest(".react-flow__node") !== null) onUserMove();
+    };
+    domNode.addEventListener("wheel", moved, { passive: true });
+    domNode.addEventListener("pointerdown", moved);
+    domNode.addEventListener("focusin", focused);
+    return () => {
+      domNode.removeEventListener("wheel", moved);
+      domNode.removeEventListener("pointerdown", moved);
+      domNode.removeEventListener("focusin", focused);
+    };
+  }, [domNode, onUserMove]);
   return null;
 }

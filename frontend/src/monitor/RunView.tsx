@@ -26,7 +26,7 @@ import type { Viewer } from "./RunsPage";
 import { RowDetails, Votes, WhyNotHere, type ApprovalWhy } from "./InspectorParts";
 import { StateWrites, writesVersion } from "./StateWrites";
 import { absoluteTime, durationText } from "./time";
-import type { RunPicture, TraceEvent } from "./types";
+import { isFinished, type RunPicture, type TraceEvent } from "./types";
 import { RelativeTime, Shortcuts, StatusPill, useNow, VirtualList } from "./ui";
 import { shownVotes } from "./votes";
 import { useRunLive, useTrace } from "./useRunLive";
@@ -37,7 +37,7 @@ const RUN_SHORTCUTS: ReadonlyArray<[string, string]> = [
   ["Tab", "moves between nodes and controls; a focused node shows its reason"],
   ["Enter", "on a node opens the inspector; on a subflow's show/hide button, opens or closes its steps"],
   ["Escape", "closes the inspector or this list"],
-  ["l", "returns to the live view"],
+  ["l", "returns to the live view and follows the live work"],
   ["?", "shows this list"],
 ];
 
@@ -494,6 +494,15 @@ export function RunView({ data }: { data: RunViewData }) {
   const [chosen, setChosen] = useState<string | null>(null);
   const [node, setNode] = useState<string | null>(null);
   const [help, setHelp] = useState(false);
+  // The camera follows the live work until a person moves the view; "Follow live work" (or
+  // "l") frames on it now and follows again.
+  const [following, setFollowing] = useState(true);
+  const [frameAgain, setFrameAgain] = useState(0);
+  const follow = useCallback(() => {
+    setFollowing(true);
+    setFrameAgain((count) => count + 1);
+  }, []);
+  const stopFollowing = useCallback(() => setFollowing(false), []);
   const status = picture?.status ?? data.run.status;
   const tree = useMemo(() => buildExecutionTree(executions ?? []), [executions]);
   const liveIds = useMemo(() => (picture === null ? null : liveNodeIds(picture.colors, Object.keys(picture.colors))), [picture]);
@@ -512,8 +521,11 @@ export function RunView({ data }: { data: RunViewData }) {
     else if (event.key === "Escape") {
       setHelp(false);
       setNode(null);
-    } else if (event.key === "l") setChosen(null);
-  }, []);
+    } else if (event.key === "l") {
+      setChosen(null);
+      follow();
+    }
+  }, [follow]);
   useEffect(() => {
     window.addEventListener("keydown", onKey);
     return () => window.removeEventListener("keydown", onKey);
@@ -534,6 +546,12 @@ export function RunView({ data }: { data: RunViewData }) {
         <span className={`live-badge live-badge--${connection === "live" ? "live" : "other"}`} role="status">
           {connection === "live" ? "● live" : connection}
         </span>
+        {!isFinished(status) && (
+          <button type="button" className="secondary follow-live" aria-pressed={following} onClick={follow}
+            title="Keep the running and waiting steps in view; moving the view yourself stops it">
+            Follow live work
+          </button>
+        )}
         <button type="button" className="link" onClick={() => setHelp(true)} aria-label="Keyboard shortcuts">
           ? shortcuts
         </button>
@@ -556,7 +574,8 @@ export function RunView({ data }: { data: RunViewData }) {
               showLegend={false}
               fitMinZoom={FIT_MIN_ZOOM}
             >
-              <FrameOnLive liveIds={liveIds} focusId={node ?? undefined} />
+              <FrameOnLive liveIds={liveIds} focusId={node ?? undefined} follow={following && !isFinished(status)}
+                onUserMove={stopFollowing} frameAgain={frameAgain} />
             </FlowView>
           ) : (
             <FlowError message={parsed.error} />
