@@ -169,7 +169,7 @@ AXES_WHITELIST_CALLABLE = "braid.lockout.single_sign_on"
 # is first contacted at the first single sign-on, so its being down never stops start-up.
 BRAID_SSO = read_sso_config(os.environ)
 if BRAID_SSO is not None:
-    globals().update(django_settings(BRAID_SSO, AUTHENTICATION_BACKENDS))
+    globals().update(django_settings(BRAID_SSO, AUTHENTICATION_BACKENDS, SECURE_CSP))
 
 ROOT_URLCONF = "braid.urls"
 ASGI_APPLICATION = "braid.asgi.application"

@@ -3,13 +3,13 @@ figures at /metrics."""
 
 from django.conf import settings
 from django.contrib import admin
-from django.contrib.auth import views as auth_views
 from django.urls import include, path
 from django.utils.csp import CSP
 from django.views.decorators.csp import csp_override
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from braid import favicon, health, landing, metrics
+from braid.sso.logout import LogoutView
 from braid.sso.urls import sso_urlpatterns
 
 # Swagger UI's page carries one small <style> block: allow exactly that block by its hash.
@@ -21,7 +21,7 @@ api_docs = csp_override({**settings.SECURE_CSP, "style-src": [CSP.SELF, SWAGGER_
 urlpatterns = [
     path("", landing.home, name="home"),
     path("login/", landing.LandingLoginView.as_view(), name="login"),
-    path("logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("logout/", LogoutView.as_view(), name="logout"),
     path("healthz", health.healthz, name="healthz"),
     path("metrics", metrics.metrics, name="metrics"),
     path("favicon.ico", favicon.favicon, name="favicon"),

@@ -16,7 +16,8 @@ from django.core.exceptions import ImproperlyConfigured
 PREFIX = "BRAID_OIDC_"
 BACKEND = "braid.sso.backend.SingleSignOnBackend"
 GROUP_NAME_MAX = 150  # django.contrib.auth's Group.name
-ENDPOINTS = ("AUTHORIZATION_ENDPOINT", "TOKEN_ENDPOINT", "USERINFO_ENDPOINT", "JWKS_ENDPOINT")
+ENDPOINTS = ("AUTHORIZATION_ENDPOINT", "TOKEN_ENDPOINT", "USERINFO_ENDPOINT", "JWKS_ENDPOINT",
+             "END_SESSION_ENDPOINT")  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -27,9 +28,11 @@ class Endpoints:
     token: str = ""
     userinfo: str = ""
     jwks: str = ""
+    end_session: str = ""  # RP-initiated logout's, when the provider offers one
 
     def complete(self) -> bool:
-        """Return whether discovery is unneeded (the userinfo endpoint is optional)."""
+        """Return whether discovery is unneeded (the userinfo and end-session endpoints are
+        optional)."""
         return bool(self.authorization and self.token and self.jwks)
 
 
@@ -180,11 +183,33 @@ def json_pairs(text: str) -> list[tuple[str, str]]:
     return pairs
 
 
-def django_settings(config: SsoConfig, backends: list[str]) -> dict[str, object]:
-    """Return the settings single sign-on adds: its backend, and mozilla-django-oidc's
-    OIDC_* settings (the endpoints are resolved at login, braid/sso/discovery.py)."""
+def origin(url: str) -> str:
+    """Return a URL's scheme and host (and port), as a CSP source names it."""
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}"
+
+
+def logout_origins(config: SsoConfig) -> list[str]:
+    """Return where logging out may send the browser: the issuer's origin, and the
+    end-session endpoint's when it is set apart. The pages' CSP allows these in
+    `form-action`, which browsers apply to where a form's answer redirects (the log-out
+    button is a form)."""
+    found = [origin(config.issuer)]
+    if config.endpoints.end_session and origin(config.endpoints.end_session) not in found:
+        found.append(origin(config.endpoints.end_session))
+    return found
+
+
+def django_settings(
+    config: SsoConfig, backends: list[str], csp: Mapping[str, list[str]]
+) -> dict[str, object]:
+    """Return the settings single sign-on adds: its backend, mozilla-django-oidc's OIDC_*
+    settings (the endpoints are resolved at login, braid/sso/discovery.py), and the
+    provider in the CSP's `form-action`, for logging out there (braid/sso/logout.py)."""
+    form_action = [*csp.get("form-action", []), *logout_origins(config)]
     return {
         "BRAID_SSO": config,
+        "SECURE_CSP": {**csp, "form-action": form_action},
         "AUTHENTICATION_BACKENDS": [*backends, BACKEND],
         "OIDC_RP_CLIENT_ID": config.client_id,
         "OIDC_RP_CLIENT_SECRET": config.client_secret,
@@ -197,5 +222,5 @@ def django_settings(config: SsoConfig, backends: list[str]) -> dict[str, object]
         "OIDC_VERIFY_SSL": True,
         "OIDC_CREATE_USER": True,
         "OIDC_STORE_ACCESS_TOKEN": False,
-        "OIDC_STORE_ID_TOKEN": False,
+        "OIDC_STORE_ID_TOKEN": True,  # in the session: logging out names it to the provider
     }

@@ -12,6 +12,7 @@ fetched at all.
 import threading
 import time
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 import requests
 
@@ -80,10 +81,17 @@ def discover(config: SsoConfig) -> Provider:
         token=config.endpoints.token or text(document, "token_endpoint"),
         userinfo=config.endpoints.userinfo or text(document, "userinfo_endpoint"),
         jwks=config.endpoints.jwks or text(document, "jwks_uri"),
+        end_session=config.endpoints.end_session or web_url(text(document, "end_session_endpoint")),
     )
     if not endpoints.complete():
         raise ProviderUnreachable(f"{url} lacks the authorization, token or jwks_uri endpoint")
     return Provider(issuer, endpoints)
+
+
+def web_url(value: str) -> str:
+    """Return an absolute http(s) URL as it is, anything else as '' (a browser is sent there)."""
+    parts = urlsplit(value)
+    return value if parts.scheme in ("https", "http") and parts.hostname else ""
 
 
 def text(document: dict[str, object], key: str) -> str:

@@ -31,6 +31,7 @@ from tests.servers import missing
 PROVIDER_DIR = ROOT / "tests" / "oidc"
 BRAID = "http://testserver"
 CALLBACK = f"{BRAID}/oidc/callback/"
+AFTER_LOGOUT = f"{BRAID}/login/"  # the post-logout redirect URI registered for Braid
 CLIENT_ID = "braid-test"
 CLIENT_SECRET = "a-secret-only-these-tests-know"
 TIMEOUT_S = 10
@@ -68,7 +69,7 @@ def sso_configured(environ: dict[str, str]) -> Iterator[SsoConfig]:
     settings braid/settings.py adds, and the URLs read again (their routes depend on it)."""
     config = read_sso_config(environ)
     assert config is not None
-    added = django_settings(config, list(settings.AUTHENTICATION_BACKENDS))
+    added = django_settings(config, list(settings.AUTHENTICATION_BACKENDS), settings.SECURE_CSP)
     try:
         with override_settings(**added):
             reload_urls()
@@ -108,6 +109,7 @@ def provider_running(workdir: Path) -> Iterator[OpenIdProvider]:
         "OIDC_CLIENT_ID": CLIENT_ID,
         "OIDC_CLIENT_SECRET": CLIENT_SECRET,
         "OIDC_REDIRECT_URI": CALLBACK,
+        "OIDC_POST_LOGOUT_REDIRECT_URI": AFTER_LOGOUT,
         "OIDC_ACCOUNTS": str(provider.accounts_file),
     }
     log = workdir / "provider.log"
@@ -171,6 +173,33 @@ class Browser:
             action = urljoin(response.url, form.action)
             response = self.idp.post(action, data=data, allow_redirects=False, timeout=TIMEOUT_S)
         raise AssertionError(f"the provider never sent the browser back: {response.url}")
+
+    def passes_the_provider(self) -> bool:
+        """Whether a new single sign-on passes the provider without a form to fill in (its
+        session with this browser is alive), or stops at one (a login is asked for)."""
+        response = self.idp.get(self.start(), allow_redirects=False, timeout=TIMEOUT_S)
+        for _ in range(10):
+            if not response.is_redirect:
+                return False
+            target = urljoin(response.url, response.headers["Location"])
+            if target.startswith(BRAID):
+                return True
+            response = self.idp.get(target, allow_redirects=False, timeout=TIMEOUT_S)
+        raise AssertionError(f"the provider kept redirecting: {response.url}")
+
+    def through_logout(self, url: str) -> str:
+        """Follow the provider's end-session URL, answering its question with "Yes, sign me
+        out"; return the URL it sends the browser back to."""
+        response = self.idp.get(url, allow_redirects=False, timeout=TIMEOUT_S)
+        assert response.status_code == 200, f"{response.status_code}: {response.text[:500]}"
+        form = FormReader()
+        form.feed(response.text)
+        assert form.action is not None, f"no form at {response.url}: {response.text[:500]}"
+        action = urljoin(response.url, form.action)
+        data = {**form.fields, "logout": "yes"}
+        response = self.idp.post(action, data=data, allow_redirects=False, timeout=TIMEOUT_S)
+        assert response.is_redirect, f"{response.status_code}: {response.text[:500]}"
+        return urljoin(response.url, response.headers["Location"])
 
     def callback(self, url: str) -> TestResponse:
         """Bring the provider's answer to Braid's callback."""

@@ -13,6 +13,7 @@ from django.contrib.auth.models import Group
 from django.core.exceptions import ImproperlyConfigured, SuspiciousOperation
 from django.test import Client
 
+from braid.sso import discovery
 from braid.sso.backend import check_id_token
 from braid.sso.config import BACKEND, Endpoints, SsoConfig, parse_group_map, read_sso_config
 from tests.django.fixture_types import DemoUsers
@@ -55,6 +56,8 @@ def test_the_defaults_of_a_minimal_configuration() -> None:
          "BRAID_OIDC_ISSUER must be an http(s) URL, not 'idp.example'"),
         ({**REQUIRED, "BRAID_OIDC_TOKEN_ENDPOINT": "ftp://idp.example/token"},
          "BRAID_OIDC_TOKEN_ENDPOINT must be an http(s) URL, not 'ftp://idp.example/token'"),
+        ({**REQUIRED, "BRAID_OIDC_END_SESSION_ENDPOINT": "javascript:alert(1)"},
+         "BRAID_OIDC_END_SESSION_ENDPOINT must be an http(s) URL, not 'javascript:alert(1)'"),
         ({**REQUIRED, "BRAID_OIDC_SCOPES": "email profile"},
          "BRAID_OIDC_SCOPES must include openid, not 'email profile'"),
         ({**REQUIRED, "BRAID_OIDC_TIMEOUT_S": "soon"},
@@ -75,6 +78,26 @@ def test_a_mistake_is_named_at_start_up(environ: dict[str, str], message: str) -
     with pytest.raises(ImproperlyConfigured) as raised:
         read_sso_config(environ)
     assert str(raised.value).startswith(message)
+
+
+def test_the_end_session_endpoint_is_read_and_needs_no_discovery_of_its_own() -> None:
+    given = read_sso_config(
+        {**REQUIRED, "BRAID_OIDC_END_SESSION_ENDPOINT": "https://idp.example/out"}
+    )
+    assert given is not None
+    assert given.endpoints == Endpoints(end_session="https://idp.example/out")
+    assert not given.endpoints.complete()  # the login's own endpoints still come from discovery
+
+
+@pytest.mark.parametrize(
+    ("advertised", "kept"),
+    [("https://idp.example/session/end", "https://idp.example/session/end"),
+     ("javascript:alert(1)", ""), ("/session/end", ""), ("", "")],
+)  # fmt: skip
+def test_a_discovered_end_session_endpoint_is_kept_only_as_an_absolute_web_url(
+    advertised: str, kept: str
+) -> None:
+    assert discovery.web_url(advertised) == kept
 
 
 def test_the_group_map_reads_pairs_and_json_for_names_with_commas() -> None:

@@ -2,6 +2,9 @@
 code flow, from Braid's button through the provider's login and consent forms back to
 Braid's callback, and each way it must refuse (docs/sso.md)."""
 
+import base64
+import dataclasses
+import json
 from collections.abc import Iterator
 from typing import Any
 from urllib.parse import parse_qs, urlencode, urlsplit
@@ -10,12 +13,22 @@ import pytest
 from axes.models import AccessAttempt
 from django.contrib.auth.models import Group, User
 from django.contrib.auth.signals import user_logged_out
-from django.test import Client
+from django.test import Client, override_settings
 
 from braid.models import SingleSignOnIdentity
-from braid.sso.config import SsoConfig
+from braid.sso import discovery, logout
+from braid.sso.config import Endpoints, SsoConfig, logout_origins
+from braid.sso.discovery import Provider
 from tests.django.fixture_types import DemoUsers
-from tests.django.sso_provider import Browser, OpenIdProvider, provider_running, sso_configured
+from tests.django.sso_provider import (
+    AFTER_LOGOUT,
+    CLIENT_ID,
+    Browser,
+    OpenIdProvider,
+    provider_running,
+    sso_configured,
+)
+from tests.processes import free_port
 
 pytestmark = pytest.mark.django_db
 
@@ -286,6 +299,83 @@ def test_logging_out_ends_a_single_sign_on_session(
     assert browser.braid.get("/flows/")["Location"] == "/login/?next=/flows/"
 
 
+def test_logging_out_ends_the_session_at_the_provider_too(
+    sso: SsoConfig, provider: OpenIdProvider
+) -> None:
+    provider.set_accounts(account("max", ["idp-finance"]))
+    browser = Browser()
+    browser.log_in("max")
+    assert browser.passes_the_provider()  # signed in there: no password asked again
+    # The log-out button is a form: the pages' CSP lets its answer redirect to the provider.
+    policy = browser.braid.get("/flows/")["Content-Security-Policy"]
+    assert f"form-action 'self' {provider.issuer};" in policy
+
+    response = browser.braid.post("/logout/")
+    assert response.status_code == 302
+    assert logged_in_as(browser.braid) == ""  # Braid's session ended before the browser left
+    location = urlsplit(response["Location"])
+    assert f"{location.scheme}://{location.netloc}" == provider.issuer
+    query = parse_qs(location.query)
+    assert sorted(query) == ["client_id", "id_token_hint", "post_logout_redirect_uri"]
+    assert query["client_id"] == [CLIENT_ID]
+    assert query["post_logout_redirect_uri"] == [AFTER_LOGOUT]
+    claims = json.loads(base64.urlsafe_b64decode(query["id_token_hint"][0].split(".")[1] + "=="))
+    assert (claims["iss"], claims["aud"], claims["sub"]) == (provider.issuer, CLIENT_ID, "max")
+
+    # The provider asks, ends its session, and sends the browser back to Braid's login page.
+    assert browser.through_logout(response["Location"]) == AFTER_LOGOUT
+    assert not browser.passes_the_provider()  # the next login asks for the password again
+
+
+def test_a_password_session_logs_out_of_braid_alone(
+    sso: SsoConfig, provider: OpenIdProvider, demo_users: DemoUsers
+) -> None:
+    client = Client()
+    client.force_login(User.objects.get(username="finance"))
+    assert logged_in_as(client) == "finance"
+    response = client.post("/logout/")
+    assert (response.status_code, response["Location"]) == (302, "/login/")
+    assert logged_in_as(client) == ""
+
+
+def test_a_provider_unreachable_at_logout_leaves_braid_logged_out_and_says_so(
+    sso: SsoConfig, provider: OpenIdProvider
+) -> None:
+    provider.set_accounts(account("max", ["idp-finance"]))
+    browser = Browser()
+    browser.log_in("max")
+    gone = dataclasses.replace(sso, issuer=f"http://127.0.0.1:{free_port()}")
+    with override_settings(BRAID_SSO=gone):
+        discovery.forget()
+        response = browser.braid.post("/logout/", follow=True)
+    assert response.redirect_chain == [("/login/", 302)]
+    assert logged_in_as(browser.braid) == ""
+    assert [str(m) for m in response.context["messages"]] == [
+        "You are logged out of Braid. Test IdP could not be reached to end its own session, "
+        "so you may still be signed in there."
+    ]
+
+
+def test_a_provider_without_an_end_session_endpoint_logs_out_of_braid_and_says_so(
+    sso: SsoConfig, provider: OpenIdProvider
+) -> None:
+    provider.set_accounts(account("max", ["idp-finance"]))
+    browser = Browser()
+    browser.log_in("max")
+    without = dataclasses.replace(sso, endpoints=dataclasses.replace(
+        sso.endpoints, authorization=f"{provider.issuer}/auth", token=f"{provider.issuer}/token",
+        jwks=f"{provider.issuer}/jwks", end_session="",
+    ))  # fmt: skip
+    assert without.endpoints.complete()  # nothing is discovered, so no end-session endpoint
+    with override_settings(BRAID_SSO=without):
+        response = browser.braid.post("/logout/", follow=True)
+    assert response.redirect_chain == [("/login/", 302)]
+    assert [str(m) for m in response.context["messages"]] == [
+        "You are logged out of Braid. Test IdP offers no way for Braid to end its own "
+        "session, so you may still be signed in there."
+    ]
+
+
 def test_a_password_login_with_a_code_in_its_query_is_not_exchanged(
     sso: SsoConfig, provider: OpenIdProvider, demo_users: DemoUsers
 ) -> None:
@@ -294,3 +384,25 @@ def test_a_password_login_with_a_code_in_its_query_is_not_exchanged(
     response = Client().post("/login/?code=x&state=y", {"username": "finance", "password": "wrong"})
     assert response.status_code == 200
     assert "That user name and password do not match" in response.content.decode()
+
+
+def test_a_discovered_end_session_endpoint_the_csp_would_block_is_not_used(
+    sso: SsoConfig, provider: OpenIdProvider, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    provider.set_accounts(account("max", ["idp-finance"]))
+    browser = Browser()
+    browser.log_in("max")
+    elsewhere = Provider(provider.issuer, Endpoints(end_session="https://elsewhere.example/out"))
+    monkeypatch.setattr(logout, "provider", lambda config: elsewhere)
+    response = browser.braid.post("/logout/", follow=True)
+    assert response.redirect_chain == [("/login/", 302)]
+    assert [str(m) for m in response.context["messages"]] == [
+        "You are logged out of Braid. Test IdP offers no way for Braid to end its own "
+        "session, so you may still be signed in there."
+    ]
+
+
+def test_an_end_session_endpoint_set_apart_is_allowed_by_the_csp_too() -> None:
+    config = SsoConfig("https://idp.example/realms/x", "braid", "s", endpoints=Endpoints(
+        end_session="https://logout.idp.example:8443/end"))  # fmt: skip
+    assert logout_origins(config) == ["https://idp.example", "https://logout.idp.example:8443"]

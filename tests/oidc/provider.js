@@ -2,7 +2,8 @@
 // (OpenID Certified), with one confidential client and the accounts of a JSON file.
 //
 //   node tests/oidc/provider.js   with OIDC_PORT, OIDC_CLIENT_ID, OIDC_CLIENT_SECRET,
-//                                 OIDC_REDIRECT_URI and OIDC_ACCOUNTS (a file path) set
+//                                 OIDC_REDIRECT_URI, OIDC_POST_LOGOUT_REDIRECT_URI and
+//                                 OIDC_ACCOUNTS (a file path) set
 //
 // OIDC_ACCOUNTS holds {"<login>": {"email": ..., "preferred_username": ..., "groups": [...]}}.
 // It is read again at every login, so a test changes a person's groups between two logins
@@ -49,6 +50,7 @@ const provider = new Provider(issuer, {
     client_id: required('OIDC_CLIENT_ID'),
     client_secret: required('OIDC_CLIENT_SECRET'),
     redirect_uris: [required('OIDC_REDIRECT_URI')],
+    post_logout_redirect_uris: [required('OIDC_POST_LOGOUT_REDIRECT_URI')],
     response_types: ['code'],
     grant_types: ['authorization_code'],
     token_endpoint_auth_method: 'client_secret_basic',
