@@ -161,22 +161,23 @@ def base_env(**overrides: str) -> dict[str, str]:
 
 
 @contextmanager
-def braid_serving(var_dir: Path, **env_overrides: str) -> Iterator[str]:
+def braid_serving(var_dir: Path, port: int | None = None, **env_overrides: str) -> Iterator[str]:
     """Run Braid as `make run` does (`braid serve`: Daphne with the embedded worker) on a
-    fresh SQLite database under var_dir, with the demo loaded; yield its base URL."""
-    with braid_server_process(var_dir, **env_overrides) as (base_url, _):
+    fresh SQLite database under var_dir, with the demo loaded; yield its base URL. `port`:
+    one chosen before (a provider must know Braid's address first), else a free one."""
+    with braid_server_process(var_dir, port, **env_overrides) as (base_url, _):
         yield base_url
 
 
 @contextmanager
 def braid_server_process(
-    var_dir: Path, **env_overrides: str
+    var_dir: Path, port: int | None = None, **env_overrides: str
 ) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
     """braid_serving, yielding the server's process too."""
     env = base_env(BRAID_VAR_DIR=str(var_dir), **env_overrides)
     manage(env, "migrate", "--noinput")
     manage(env, "braid", "demo")
-    port = free_port()
+    port = port or free_port()
     log = var_dir / "serve.log"
     command = [sys.executable, "manage.py", "braid", "serve", "--host", "127.0.0.1",
                "--port", str(port)]  # fmt: skip

@@ -30,7 +30,6 @@ from tests.servers import missing
 
 PROVIDER_DIR = ROOT / "tests" / "oidc"
 BRAID = "http://testserver"
-CALLBACK = f"{BRAID}/oidc/callback/"
 AFTER_LOGOUT = f"{BRAID}/login/"  # the post-logout redirect URI registered for Braid
 CLIENT_ID = "braid-test"
 CLIENT_SECRET = "a-secret-only-these-tests-know"
@@ -97,8 +96,9 @@ def require_node_provider() -> str:
 
 
 @contextmanager
-def provider_running(workdir: Path) -> Iterator[OpenIdProvider]:
-    """Run the provider on a free port until the block ends."""
+def provider_running(workdir: Path, braid: str = BRAID) -> Iterator[OpenIdProvider]:
+    """Run the provider on a free port until the block ends, for a Braid at `braid`
+    (its callback and its login page are the client's registered redirect URIs)."""
     node = require_node_provider()
     port = free_port()
     provider = OpenIdProvider(f"http://127.0.0.1:{port}", workdir / "accounts.json")
@@ -108,8 +108,8 @@ def provider_running(workdir: Path) -> Iterator[OpenIdProvider]:
         "OIDC_PORT": str(port),
         "OIDC_CLIENT_ID": CLIENT_ID,
         "OIDC_CLIENT_SECRET": CLIENT_SECRET,
-        "OIDC_REDIRECT_URI": CALLBACK,
-        "OIDC_POST_LOGOUT_REDIRECT_URI": AFTER_LOGOUT,
+        "OIDC_REDIRECT_URI": f"{braid}/oidc/callback/",
+        "OIDC_POST_LOGOUT_REDIRECT_URI": f"{braid}/login/",
         "OIDC_ACCOUNTS": str(provider.accounts_file),
     }
     log = workdir / "provider.log"
