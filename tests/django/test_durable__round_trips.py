@@ -11,7 +11,6 @@ of its own; the count is taken on a connection that has.
 """
 
 import tempfile
-from collections.abc import Sequence
 
 import pytest
 from django.db import connection
@@ -22,24 +21,9 @@ from engine.runtime import results, runs
 from engine.runtime.transport import use_transport
 from runs.services import resolve_graphs
 from tests.django.test_durable__dispatch import chain_of
+from tests.django.test_durable__wakeup import Advances
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-class Kept:
-    """A transport that keeps the messages: the test runs the work itself."""
-
-    def __init__(self) -> None:
-        self.advances: list[str] = []
-
-    def send_advance(self, run_id: str) -> None:
-        self.advances.append(run_id)
-
-    def send_actions(self, dispatch_ids: Sequence[int]) -> None:
-        raise AssertionError("a chain's actions run inline in the task")
-
-    def send_timer(self, run_id: str, key: str, countdown: float) -> None:
-        raise AssertionError("a chain sets no timer")
 
 
 def round_trips(trace: str) -> int:
@@ -57,7 +41,7 @@ def round_trips(trace: str) -> int:
 def chain_round_trips(tasks: int) -> int:
     """Start a chain of `tasks` noop tasks and count the round trips of the task that
     advances it from its start to its end."""
-    kept = Kept()
+    kept = Advances()  # the messages are kept: the test runs the work itself
     before = use_transport(kept)
     try:
         run = runs.create_run(resolve_graphs(chain_of(tasks)), "chain", {})
@@ -74,7 +58,7 @@ def chain_round_trips(tasks: int) -> int:
             counted = round_trips(trace.read())
     finally:
         use_transport(before)
-    assert kept.advances == [str(run.pk)]  # the start's own message, nothing after
+    assert kept.sent == [str(run.pk)]  # the start's own message, nothing after
     assert Run.objects.get(pk=run.pk).status == "completed"
     return counted
 

@@ -299,12 +299,18 @@ def test_logging_out_ends_a_single_sign_on_session(
     assert browser.braid.get("/flows/")["Location"] == "/login/?next=/flows/"
 
 
+def logged_in_max(provider: OpenIdProvider) -> Browser:
+    """Return a browser that single sign-on logged in as max, of idp-finance."""
+    provider.set_accounts(account("max", ["idp-finance"]))
+    browser = Browser()
+    assert browser.log_in("max").status_code == 302
+    return browser
+
+
 def test_logging_out_ends_the_session_at_the_provider_too(
     sso: SsoConfig, provider: OpenIdProvider
 ) -> None:
-    provider.set_accounts(account("max", ["idp-finance"]))
-    browser = Browser()
-    browser.log_in("max")
+    browser = logged_in_max(provider)
     assert browser.passes_the_provider()  # signed in there: no password asked again
     # The log-out button is a form: the pages' CSP lets its answer redirect to the provider.
     policy = browser.braid.get("/flows/")["Content-Security-Policy"]
@@ -341,9 +347,7 @@ def test_a_password_session_logs_out_of_braid_alone(
 def test_a_provider_unreachable_at_logout_leaves_braid_logged_out_and_says_so(
     sso: SsoConfig, provider: OpenIdProvider
 ) -> None:
-    provider.set_accounts(account("max", ["idp-finance"]))
-    browser = Browser()
-    browser.log_in("max")
+    browser = logged_in_max(provider)
     gone = dataclasses.replace(sso, issuer=f"http://127.0.0.1:{free_port()}")
     with override_settings(BRAID_SSO=gone):
         discovery.forget()
@@ -359,9 +363,7 @@ def test_a_provider_unreachable_at_logout_leaves_braid_logged_out_and_says_so(
 def test_a_provider_without_an_end_session_endpoint_logs_out_of_braid_and_says_so(
     sso: SsoConfig, provider: OpenIdProvider
 ) -> None:
-    provider.set_accounts(account("max", ["idp-finance"]))
-    browser = Browser()
-    browser.log_in("max")
+    browser = logged_in_max(provider)
     without = dataclasses.replace(sso, endpoints=dataclasses.replace(
         sso.endpoints, authorization=f"{provider.issuer}/auth", token=f"{provider.issuer}/token",
         jwks=f"{provider.issuer}/jwks", end_session="",
@@ -389,9 +391,7 @@ def test_a_password_login_with_a_code_in_its_query_is_not_exchanged(
 def test_a_discovered_end_session_endpoint_the_csp_would_block_is_not_used(
     sso: SsoConfig, provider: OpenIdProvider, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    provider.set_accounts(account("max", ["idp-finance"]))
-    browser = Browser()
-    browser.log_in("max")
+    browser = logged_in_max(provider)
     elsewhere = Provider(provider.issuer, Endpoints(end_session="https://elsewhere.example/out"))
     monkeypatch.setattr(logout, "provider", lambda config: elsewhere)
     response = browser.braid.post("/logout/", follow=True)
