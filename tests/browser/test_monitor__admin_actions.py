@@ -411,6 +411,13 @@ def test_the_run_view_follows_the_live_work_until_a_person_moves_the_view(
     page.wait_for_timeout(300)
     assert in_view(page, "second")
 
+    # Looking at a past execution pauses the following; "l" returns to the live view.
+    page.locator("button.tree-row[data-execution]").first.click()
+    expect(follow).to_have_attribute("aria-pressed", "false")
+    page.keyboard.press("l")
+    expect(follow).to_have_attribute("aria-pressed", "true")
+    expect(page.get_by_role("button", name="Live", exact=True)).to_have_count(0)
+
     # Finished, there is nothing to follow: the button goes.
     finance.decide_for_run(run_id)
     expect(follow).to_have_count(0, timeout=LIVE)

@@ -148,7 +148,7 @@ export function FrameOnLive({ liveIds, focusId, maxZoom = 1, follow = false, onU
       const clear = { x: x - padding.left, y: y - padding.top, zoom };
       const room = { width: width - padding.left - padding.right, height: height - padding.top - padding.bottom };
       const ids = new Set(liveKey.split(" "));
-      const hidden = getNodes().some((node) => ids.has(node.id) && !shownWhole(getNodesBounds([node]), clear, room));
+      const hidden = getNodes().some((node) => ids.has(node.id) && !node.hidden && !shownWhole(getNodesBounds([node]), clear, room));
       if (!hidden) return;
       frameNow(domNode, FOLLOW_MS);
       domNode.dataset.followed = String(Number(domNode.dataset.followed ?? "0") + 1);

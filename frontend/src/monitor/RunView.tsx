@@ -494,11 +494,13 @@ export function RunView({ data }: { data: RunViewData }) {
   const [chosen, setChosen] = useState<string | null>(null);
   const [node, setNode] = useState<string | null>(null);
   const [help, setHelp] = useState(false);
-  // The camera follows the live work until a person moves the view; "Follow live work" (or
-  // "l") frames on it now and follows again.
+  // The camera follows the live work until a person moves the view or looks at a past
+  // execution; "Follow live work" (or "l") returns to the live view, frames on its work now
+  // and follows again.
   const [following, setFollowing] = useState(true);
   const [frameAgain, setFrameAgain] = useState(0);
   const follow = useCallback(() => {
+    setChosen(null);
     setFollowing(true);
     setFrameAgain((count) => count + 1);
   }, []);
@@ -521,16 +523,14 @@ export function RunView({ data }: { data: RunViewData }) {
     else if (event.key === "Escape") {
       setHelp(false);
       setNode(null);
-    } else if (event.key === "l") {
-      setChosen(null);
-      follow();
-    }
+    } else if (event.key === "l") follow();
   }, [follow]);
   useEffect(() => {
     window.addEventListener("keydown", onKey);
     return () => window.removeEventListener("keydown", onKey);
   }, [onKey]);
 
+  const followingLive = following && chosen === null && !isFinished(status);
   const runError = useRunError(data.run.id, status, data.run.error);
   const chosenExecution = chosen === null ? undefined : tree.byId.get(chosen);
   const goLive = useCallback(() => setChosen(null), []);
@@ -547,7 +547,7 @@ export function RunView({ data }: { data: RunViewData }) {
           {connection === "live" ? "● live" : connection}
         </span>
         {!isFinished(status) && (
-          <button type="button" className="secondary follow-live" aria-pressed={following} onClick={follow}
+          <button type="button" className="secondary follow-live" aria-pressed={followingLive} onClick={follow}
             title="Keep the running and waiting steps in view; moving the view yourself stops it">
             Follow live work
           </button>
@@ -574,7 +574,7 @@ export function RunView({ data }: { data: RunViewData }) {
               showLegend={false}
               fitMinZoom={FIT_MIN_ZOOM}
             >
-              <FrameOnLive liveIds={liveIds} focusId={node ?? undefined} follow={following && !isFinished(status)}
+              <FrameOnLive liveIds={liveIds} focusId={node ?? undefined} follow={followingLive}
                 onUserMove={stopFollowing} frameAgain={frameAgain} />
             </FlowView>
           ) : (
