@@ -10,7 +10,7 @@
 
 import { type Node, type ReactFlowState, useReactFlow, useStore, useStoreApi } from "@xyflow/react";
 import { useCallback, useEffect, useRef, useState } from "react";
-import { type FrameKind, framePadding, frameViewport, readableZoom, shownWhole } from "./framing";
+import { type FrameKind, framePadding, frameViewport, liveToFrame, readableZoom, shownWhole } from "./framing";
 
 /** Text to measure at most, so a graph of thousands of nodes costs a bounded look. */
 const MEASURED_MAX = 800;
@@ -111,12 +111,15 @@ export function FrameOnLive({ liveIds, focusId, maxZoom = 1, follow = false, onU
       const ids = new Set(focusId !== undefined ? [focusId] : (live.current ?? []));
       const chosen: Node[] = nodes.filter((node) => ids.has(node.id));
       const kind: FrameKind = chosen.length > 0 ? "live" : "whole";
-      const framed = kind === "live" ? chosen : nodes.filter((node) => node.parentId === undefined);
-      if (framed.length === 0) return;
       const floor = readableZoom(smallestCanvasTextPx(canvas));
+      const padding = framePadding(width);
+      const framed = kind === "live"
+        ? liveToFrame(chosen, (some) => getNodesBounds([...some]), { width, height }, padding, floor)
+        : nodes.filter((node) => node.parentId === undefined);
+      if (framed.length === 0) return;
       const start = getInternalNode("start");
       const anchorX = start === undefined ? undefined : start.internals.positionAbsolute.x + (start.measured.width ?? 0) / 2;
-      const viewport = frameViewport(getNodesBounds(framed), { width, height }, framePadding(width),
+      const viewport = frameViewport(getNodesBounds([...framed]), { width, height }, padding,
         { min: floor, max: maxZoom }, kind, anchorX);
       void setViewport(viewport, duration === undefined ? undefined : { duration });
       canvas.dataset.framed = kind;

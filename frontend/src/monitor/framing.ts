@@ -74,6 +74,26 @@ export function frameViewport(
   return { x, y, zoom };
 }
 
+/**
+ * Which live nodes to frame (pure): all of them when their bounds fit the canvas at the zoom
+ * floor, else only the first (in drawing order). Centered between live nodes that do not fit
+ * together, a phone showed two halves of cards and neither whole; one whole card can be read,
+ * and the others are a pan away.
+ */
+export function liveToFrame<T>(
+  live: readonly T[],
+  boundsOf: (nodes: readonly T[]) => Rect,
+  canvas: { width: number; height: number },
+  padding: Padding,
+  floor: number,
+): readonly T[] {
+  if (live.length < 2) return live;
+  const bounds = boundsOf(live);
+  const fits = bounds.width * floor <= canvas.width - padding.left - padding.right
+    && bounds.height * floor <= canvas.height - padding.top - padding.bottom;
+  return fits ? live : live.slice(0, 1);
+}
+
 /** Whether a rectangle lies wholly inside the canvas at a viewport (for tests and checks). */
 export function shownWhole(rect: Rect, viewport: Viewport, canvas: { width: number; height: number }): boolean {
   const left = rect.x * viewport.zoom + viewport.x;

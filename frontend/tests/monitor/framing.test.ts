@@ -1,5 +1,5 @@
 import { describe, expect, test } from "vitest";
-import { framePadding, frameViewport, liveNodeIds, readableZoom, shownWhole } from "../../src/monitor/framing";
+import { framePadding, frameViewport, liveNodeIds, liveToFrame, readableZoom, shownWhole } from "../../src/monitor/framing";
 
 const DESKTOP = { width: 1200, height: 700 };
 const PHONE = { width: 358, height: 420 };
@@ -45,5 +45,31 @@ describe("the viewport", () => {
     const view = frameViewport(graph, DESKTOP, framePadding(DESKTOP.width), { min: 0.9, max: 1 }, "whole", 200);
     expect(view.zoom).toBe(1);
     expect(shownWhole(graph, view, DESKTOP)).toBe(true);
+  });
+});
+
+describe("which live nodes are framed", () => {
+  const cards: Record<string, { x: number; y: number; width: number; height: number }> = {
+    fin: { x: 0, y: 400, width: 220, height: 70 },
+    legal: { x: 300, y: 400, width: 220, height: 70 },
+  };
+  const bounds = (ids: readonly string[]) => {
+    const rects = ids.map((id) => cards[id]!);
+    const left = Math.min(...rects.map((r) => r.x));
+    const top = Math.min(...rects.map((r) => r.y));
+    const right = Math.max(...rects.map((r) => r.x + r.width));
+    const bottom = Math.max(...rects.map((r) => r.y + r.height));
+    return { x: left, y: top, width: right - left, height: bottom - top };
+  };
+
+  test("all of them when they fit together at the zoom floor", () => {
+    expect(liveToFrame(["fin", "legal"], bounds, DESKTOP, framePadding(DESKTOP.width), 1)).toEqual(["fin", "legal"]);
+  });
+
+  test("only the first when they do not, so one card shows whole (a phone's parallel approvals)", () => {
+    // 520 px of cards at zoom 1 against 358 - 32 px of room.
+    expect(liveToFrame(["fin", "legal"], bounds, PHONE, framePadding(PHONE.width), 1)).toEqual(["fin"]);
+    expect(liveToFrame(["legal"], bounds, PHONE, framePadding(PHONE.width), 1)).toEqual(["legal"]);
+    expect(liveToFrame([], bounds, PHONE, framePadding(PHONE.width), 1)).toEqual([]);
   });
 });
