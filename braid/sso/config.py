@@ -101,10 +101,15 @@ def read_sso_config(environ: Mapping[str, str]) -> SsoConfig | None:
     )
 
 
+def is_web_url(value: str) -> bool:
+    """Return whether a value is an absolute http(s) URL with a host."""
+    parts = urlsplit(value)
+    return parts.scheme in ("https", "http") and bool(parts.hostname)
+
+
 def check_url(variable: str, value: str) -> None:
     """Refuse a provider address that is not an absolute http(s) URL."""
-    parts = urlsplit(value)
-    if parts.scheme not in ("https", "http") or not parts.hostname:
+    if not is_web_url(value):
         raise ImproperlyConfigured(f"{variable} must be an http(s) URL, not {value!r}")
 
 

@@ -12,11 +12,10 @@ fetched at all.
 import threading
 import time
 from dataclasses import dataclass
-from urllib.parse import urlsplit
 
 import requests
 
-from braid.sso.config import Endpoints, SsoConfig
+from braid.sso.config import Endpoints, SsoConfig, is_web_url
 
 DISCOVERY_TTL_S = 3600.0
 WELL_KNOWN = "/.well-known/openid-configuration"
@@ -89,9 +88,9 @@ def discover(config: SsoConfig) -> Provider:
 
 
 def web_url(value: str) -> str:
-    """Return an absolute http(s) URL as it is, anything else as '' (a browser is sent there)."""
-    parts = urlsplit(value)
-    return value if parts.scheme in ("https", "http") and parts.hostname else ""
+    """Return an absolute http(s) URL as it is, anything else as '' (a browser is sent there:
+    the check BRAID_OIDC_*_ENDPOINT passes at start-up)."""
+    return value if is_web_url(value) else ""
 
 
 def text(document: dict[str, object], key: str) -> str:
