@@ -364,7 +364,7 @@ class ApprovalViewSet(
         try:
             services.decide_request(
                 approval, caller(request), Decision(answer["decision"]), answer["comment"],
-                answer.get("execution_id"),
+                answer.get("execution_id"), self.groups(),
             )  # fmt: skip
         except refusals.DecisionRefused as refused:
             return refusal(refused)

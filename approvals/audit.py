@@ -10,6 +10,7 @@ transactions can never chain onto the same head.
 """
 
 import datetime as dt
+import enum
 import hashlib
 import json
 from collections.abc import Iterable, Sequence
@@ -17,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.db import connection, transaction
+from django.db.models import Field
 from django.utils import timezone
 
 from approvals.models import ApprovalEvent, ApprovalRequest, AuditHead, EventKind
@@ -83,7 +85,8 @@ def append(entries: Sequence[Entry]) -> list[ApprovalEvent]:
     """Append entries to the chain in order, in the caller's transaction; return them.
 
     No savepoint of its own: an entry that cannot be appended fails the caller's whole
-    transaction, so nothing is recorded without its audit.
+    transaction, so nothing is recorded without its audit. Two statements: the head's lock
+    (lock_head), then the entries with the new head hash (write_entries).
     """
     if not entries:
         return []
@@ -100,9 +103,33 @@ def append(entries: Sequence[Entry]) -> list[ApprovalEvent]:
             )  # fmt: skip
             event.hash = prev = chain_hash(prev, event)
             events.append(event)
-        ApprovalEvent.objects.bulk_create(events)
-        AuditHead.objects.filter(pk=1).update(hash=prev)
+        write_entries(events, prev)
     return events
+
+
+def write_entries(events: Sequence[ApprovalEvent], head_hash: str) -> None:
+    """Insert the entries and set the head's hash: on PostgreSQL one statement (the insert
+    in a WITH), elsewhere two. Each value is prepared by its field, as the ORM's insert
+    prepares it; the entries' ids are not read back (nothing uses them)."""
+    fields = [f for f in ApprovalEvent._meta.concrete_fields if f is not ApprovalEvent._meta.pk]
+    columns = ", ".join(connection.ops.quote_name(f.column or f.attname) for f in fields)
+    row = "(" + ", ".join(["%s"] * len(fields)) + ")"
+    values = [prepared(f, getattr(e, f.attname)) for e in events for f in fields]
+    insert = (f"INSERT INTO {ApprovalEvent._meta.db_table} ({columns}) "
+              f"VALUES {', '.join([row] * len(events))}")  # fmt: skip
+    head = f"UPDATE {AuditHead._meta.db_table} SET hash = %s WHERE id = 1"
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            cursor.execute(f"WITH entries AS ({insert}) {head}", [*values, head_hash])
+        else:
+            cursor.execute(insert, values)
+            cursor.execute(head, [head_hash])
+
+
+def prepared(column: "Field[Any, Any]", value: Any) -> Any:
+    """Return a value as the field's insert sends it; a choice goes as its text."""
+    value = column.get_db_prep_save(value, connection)
+    return value.value if isinstance(value, enum.Enum) else value
 
 
 def record(kind: EventKind, request: ApprovalRequest, actor: str = "", **detail: Any) -> None:

@@ -78,7 +78,7 @@ def visible_requests(user: User, groups: Sequence[str] | None = None) -> QuerySe
     `groups` are the user's group names when the caller has them (saves a query).
     """
     requests = with_related()
-    if has_role(user, Role.ADMINS):
+    if has_role(user, Role.ADMINS, groups):
         return requests
     groups = list(group_names(user) if groups is None else groups)
     mine = Q(groups__overlaps=groups) | Q(assignee_id=user.pk)
@@ -161,12 +161,15 @@ def open_request_at(run_id: str, node: str, execution_id: str | None = None) -> 
 # ---------------------------------------------------------------------------- who may decide
 
 
-def deciding_groups(approval: ApprovalRequest, user: AbstractBaseUser) -> tuple[str, ...]:
+def deciding_groups(
+    approval: ApprovalRequest, user: AbstractBaseUser, groups: Sequence[str] | None = None
+) -> tuple[str, ...]:
     """Return the groups a person's decision counts for; raise why they may not decide.
 
     An assignee (admin reassignment) decides for every group of the request; a delegate
     decides for the groups of the part they received, and their own. These are the
-    groups the vote *may* count for: it counts for one of them under `all`.
+    groups the vote *may* count for: it counts for one of them under `all`. `groups`: the
+    person's group names when the caller has read them.
     """
     username = user.get_username()
     if approval.assignee_id is not None:
@@ -180,7 +183,7 @@ def deciding_groups(approval: ApprovalRequest, user: AbstractBaseUser) -> tuple[
         raise DelegatedAway(
             f"{username} delegated the approval at {approval.node} to {given[-1]['to']}"
         )
-    own = set(group_names(user)) & set(approval.groups)
+    own = set(group_names(user) if groups is None else groups) & set(approval.groups)
     received = {grp for d in approval.delegations if d["to"] == username for grp in d["groups"]}
     if not own | received:
         raise NotAnApprover(f"{username} is in none of the groups {approval.groups}")
@@ -312,20 +315,32 @@ def recorded_votes(run: Run, approval: ApprovalRequest) -> dict[str, dict[str, A
     }
 
 
+# What a request's life may change: every column but its id and its run, read again under
+# the run's lock before a decision.
+CHANGING = tuple(
+    f.name for f in ApprovalRequest._meta.concrete_fields if f.name not in ("id", "run")
+)
+
+
 def decide_request(
     approval: ApprovalRequest, user: AbstractBaseUser, decision: Decision, comment: str = "",
-    execution_id: str | None = None,
+    execution_id: str | None = None, user_groups: Sequence[str] | None = None,
 ) -> str:  # fmt: skip
     """Record one person's decision on a durable run's request; return its inbox key.
 
     Under the run's lock, so the status checked is the one the last step left, one
     person's two decisions cannot both be recorded, and once the recorded decisions meet
     the policy (one, for `any`) every later one is refused, though not yet applied.
+    `user_groups`: the person's group names when the caller has read them.
+
+    The request is read again under the lock, but for its run: the run a reader loaded it
+    with (approvals.context.with_related, without the run's graphs and snapshot) stays, and
+    the answer's serializer does not load the whole run again.
     """
     username = user.get_username()
     with attempts.holding_run(str(approval.run_id), "runtime", "started_by_id",
                               submits=True) as run:  # fmt: skip
-        approval.refresh_from_db()
+        approval.refresh_from_db(fields=CHANGING)
         if execution_id is not None and execution_id != approval.execution_id:
             raise StaleExecution(
                 f"the approval {approval.pk} is for execution {approval.execution_id}, "
@@ -333,7 +348,7 @@ def decide_request(
             )
         if approval.status == ApprovalStatus.CLOSED:
             raise ApprovalClosed(f"the approval at {approval.node} is closed: {approval.outcome}")
-        groups = deciding_groups(approval, user)
+        groups = deciding_groups(approval, user, user_groups)
         starter = starter_decides(approval, user, run)
         if run.runtime != Runtime.DURABLE:
             raise RunsInProcess(
@@ -372,8 +387,11 @@ class BulkResult:
 def bulk_decide(
     ids: Sequence[int], user: AbstractBaseUser, decision: Decision, comment: str = ""
 ) -> list[BulkResult]:
-    """Decide many requests, each recorded on its own; return one result per id, in order."""
-    found = {r.pk: r for r in visible_requests(user).filter(pk__in=list(ids))}
+    """Decide many requests, each recorded on its own; return one result per id, in order.
+
+    The person's groups are read once, for what they see and for every decision."""
+    groups = group_names(user)
+    found = {r.pk: r for r in visible_requests(user, groups).filter(pk__in=list(ids))}
     results = []
     for pk in ids:
         approval = found.get(pk)
@@ -381,7 +399,7 @@ def bulk_decide(
             results.append(BulkResult(pk, "refused", "not_found", f"no request {pk} of yours"))
             continue
         try:
-            decide_request(approval, user, decision, comment)
+            decide_request(approval, user, decision, comment, user_groups=groups)
         except DecisionRefused as refused:
             results.append(BulkResult(pk, "refused", refused.code, str(refused)))
         else:

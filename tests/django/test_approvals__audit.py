@@ -139,8 +139,10 @@ def test_an_overdue_request_is_audited_as_expired_once(
 def test_an_append_writes_the_head_once_then_its_entries_and_the_heads_hash(
     demo: DemoUsers, client_for: ClientFor
 ) -> None:
-    """Three statements an append, after the first ever (which makes the head): the head's
-    write that reserves the numbers and answers the hash before, the entries, the hash."""
+    """After the first ever append (which makes the head): the head's write that reserves
+    the numbers and answers the hash before, then the entries and the new hash, which
+    PostgreSQL takes as one statement (the insert in a WITH) and SQLite as two. The
+    verified chain covers every stored column an entry's hash is taken over."""
     from django.test.utils import CaptureQueriesContext
 
     from approvals.models import ApprovalRequest, AuditHead, EventKind
@@ -152,10 +154,18 @@ def test_an_append_writes_the_head_once_then_its_entries_and_the_heads_hash(
         audit.append([audit.Entry(EventKind.VIEWED, request, "finance"),
                       audit.Entry(EventKind.VIEWED, request, "legal")])  # fmt: skip
     statements = [q["sql"].split()[0].upper() for q in captured.captured_queries]
-    assert statements == ["UPDATE", "INSERT", "UPDATE"]
+    if connection.vendor == "postgresql":
+        assert statements == ["UPDATE", "WITH"]
+    else:
+        assert statements == ["UPDATE", "INSERT", "UPDATE"]
     head = AuditHead.objects.get(pk=1)
     last = ApprovalEvent.objects.order_by("-seq").first()
     assert last is not None
+    stored = ApprovalEvent.objects.filter(seq__gt=before.seq).order_by("seq")
+    assert [(e.kind, e.actor, e.request_id, e.run_id, e.node, e.detail) for e in stored] == [
+        ("viewed", "finance", request.pk, request.run_id, "fin", {}),
+        ("viewed", "legal", request.pk, request.run_id, "fin", {}),
+    ]
     assert (head.seq, head.hash) == (before.seq + 2, last.hash)
     assert verify_output() == (0, f"audit chain verified: {head.seq} entries\n")
 
@@ -176,3 +186,46 @@ def test_the_first_entry_ever_makes_the_head() -> None:
     assert (entry.seq, entry.prev_hash) == (1, audit.GENESIS)
     head = AuditHead.objects.get(pk=1)
     assert (head.seq, head.hash) == (1, entry.hash)
+
+
+def test_closing_requests_answers_the_rows_it_closed_one_statement_per_reason() -> None:
+    """A step's close: one UPDATE ... RETURNING per reason, no read before it; a request
+    closed already is left as it is and not audited again; the entries go in id order."""
+    from django.contrib.auth.models import User
+    from django.test.utils import CaptureQueriesContext
+
+    from approvals.hooks import ApprovalsObserver
+    from approvals.models import ApprovalRequest, ApprovalStatus
+    from engine.models import Run
+
+    user = User.objects.create(username="starter")
+    run = Run.objects.create(label="x", graphs={}, started_by=user)
+    other = Run.objects.create(label="y", graphs={}, started_by=user)
+    made = {key: ApprovalRequest.objects.create(run=run, key=key, node=key, execution_id=f"e-{key}",
+                                                groups=["finance"], policy="any")
+            for key in ("a", "b", "c", "d")}  # fmt: skip
+    ApprovalRequest.objects.filter(key="c").update(status=ApprovalStatus.CLOSED, outcome="rejected")
+    ApprovalRequest.objects.create(run=other, key="x", node="x", groups=["finance"], policy="any")
+    reasons = {"d": "approved", "a": "cancelled", "b": "approved", "c": "approved",
+               "x": "approved"}  # fmt: skip
+    with CaptureQueriesContext(connection) as captured:
+        ApprovalsObserver().approvals_closed(str(run.pk), reasons)
+    closes = [q["sql"] for q in captured.captured_queries if "approvalrequest" in q["sql"]]
+    assert len(closes) == 2 and all("RETURNING" in sql for sql in closes)  # one per reason
+    assert not [q for q in captured.captured_queries if q["sql"].startswith("SELECT")]
+    found = {r.key: (r.status, r.outcome, r.closed_at is not None)
+             for r in ApprovalRequest.objects.all()}  # fmt: skip
+    assert found == {
+        "a": ("closed", "cancelled", True),
+        "b": ("closed", "approved", True),
+        "c": ("closed", "rejected", False),
+        "d": ("closed", "approved", True),
+        "x": ("open", "", False),
+    }
+    entries = ApprovalEvent.objects.filter(run_id=run.pk).order_by("seq")
+    assert [(e.request_id, e.kind, e.detail) for e in entries] == [
+        (made["a"].pk, "cancelled", {"reason": "cancelled"}),
+        (made["b"].pk, "closed", {"outcome": "approved"}),
+        (made["d"].pk, "closed", {"outcome": "approved"}),
+    ]
+    assert audit.verify().ok

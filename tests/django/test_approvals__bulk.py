@@ -64,6 +64,23 @@ def test_a_bulk_decision_records_each_request_on_its_own_and_reports_each_result
     assert ApprovalRequest.objects.get(pk=leg).status == "open"
 
 
+def test_a_bulk_decision_reads_the_persons_groups_once(
+    demo: DemoUsers, client_for: ClientFor
+) -> None:
+    """What the person sees and what each decision counts for come from one read."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    batch = start(client_for("analyst"), "batch-line-approval", LINES)
+    ids = [request_id(batch, "review", f"root:1:lines:{n}") for n in (1, 3)]
+    with CaptureQueriesContext(connection) as captured:
+        answer = post(client_for("finance"), "/api/approvals/decide/",
+                      {"ids": ids, "decision": "approve"})  # fmt: skip
+    assert answer.json()["done"] == 2
+    groups = [q for q in captured.captured_queries if '"auth_group"' in q["sql"]]
+    assert len(groups) == 1
+
+
 @pytest.mark.parametrize(
     "body",
     [
