@@ -229,3 +229,29 @@ def test_closing_requests_answers_the_rows_it_closed_one_statement_per_reason() 
         (made["d"].pk, "closed", {"outcome": "approved"}),
     ]
     assert audit.verify().ok
+
+
+def test_an_append_past_the_statement_limit_inserts_in_parts_then_sets_the_hash(
+    demo: DemoUsers, client_for: ClientFor, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each entry is 11 parameters: a long append goes as several inserts, so it stays
+    under every database's limit; the chain still verifies, and the head is its end."""
+    from django.test.utils import CaptureQueriesContext
+
+    from approvals.models import ApprovalRequest, AuditHead, EventKind
+
+    monkeypatch.setattr(audit, "ENTRIES_PER_STATEMENT", 2)
+    run = start(client_for("analyst"), "invoice-sign-off", INVOICE)
+    request = ApprovalRequest.objects.get(pk=request_id(run, "fin"))
+    before = AuditHead.objects.get(pk=1)
+    with CaptureQueriesContext(connection) as captured:
+        audit.append([audit.Entry(EventKind.VIEWED, request, f"person{n}") for n in range(5)])
+    statements = [q["sql"].split()[0].upper() for q in captured.captured_queries]
+    assert statements == ["UPDATE", "INSERT", "INSERT", "INSERT", "UPDATE"]
+    stored = ApprovalEvent.objects.filter(seq__gt=before.seq).order_by("seq")
+    assert [(e.seq, e.actor) for e in stored] == [
+        (before.seq + n + 1, f"person{n}") for n in range(5)
+    ]
+    head = AuditHead.objects.get(pk=1)
+    assert (head.seq, head.hash) == (before.seq + 5, list(stored)[-1].hash)
+    assert audit.verify().ok
