@@ -91,13 +91,15 @@ def advance_once(
     the others settle, and counts again; only a second sighting fails the run (a step that
     kills its worker counts once per redelivery, and is seen twice).
     """
-    for sighting in (1, 2):
+    seen: int | None = None  # the first sighting's count, when it saw too many
+    for _sighting in (1, 2):
         if not counted and (begun := attempts.begin_step(run_id)) is not Begun.COUNTED:
             return (None if begun is Begun.HELD else 0), None
         counted = False
         try:
-            applied, more = step_locked(run_id, take, crowded_ok=sighting == 2)
-        except attempts.Crowded:
+            applied, more = step_locked(run_id, take, seen)
+        except attempts.Crowded as crowded:
+            seen = crowded.seen
             attempts.forget_attempt(run_id)
             attempts.crowded_backoff()
             continue
@@ -119,9 +121,12 @@ def advance_once(
 
 
 def step_locked(
-    run_id: str, take: Taken | None, crowded_ok: bool
+    run_id: str, take: Taken | None, seen: int | None = None
 ) -> tuple[int | None, bool | None]:
-    """Lock the run, apply its pending events and commit the step; see advance_once."""
+    """Lock the run, apply its pending events and commit the step; see advance_once.
+
+    `seen`: the attempts a first sighting saw (Crowded); this is the second, which fails
+    the run when it sees too many too."""
     outermost = not connection.in_atomic_block
     began = time.perf_counter()
     with transaction.atomic():
@@ -131,10 +136,10 @@ def step_locked(
         if not pending:
             return 0, None
         if run.step_attempts > settings.BRAID_STEP_MAX_ATTEMPTS:
-            if not crowded_ok:
-                raise attempts.Crowded(run_id)
+            if seen is None:
+                raise attempts.Crowded(run_id, run.step_attempts)
             state, commands = scheduler.abort(load_state(run, cached=False), clock.now_text(),
-                                              attempts.crashed(run, pending))  # fmt: skip
+                                              attempts.crashed(run, pending, seen))  # fmt: skip
         else:
             state, commands = apply_events(run, pending)
         more = commit_step(run, state, commands, take, commit=outermost)

@@ -182,6 +182,32 @@ def test_attempts_that_live_workers_counted_at_the_same_moment_do_not_fail_the_r
     assert waits == ["backed off"]
 
 
+@override_settings(BRAID_STEP_MAX_ATTEMPTS=2)
+def test_a_live_attempt_counted_at_the_second_sighting_is_not_taken_for_a_kill(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Two earlier tries died; while this worker backs off, a live worker counts an
+    attempt (a redelivery that will find the run taken). The run fails, and says two."""
+    run = runs.create_run(
+        {"main": flows_graph()}, "counted", {}, None, User.objects.create(username="starter")
+    )
+    Run.objects.filter(pk=run.pk).update(step_attempts=2)
+
+    def another_counts() -> None:
+        Run.objects.filter(pk=run.pk).update(step_attempts=F("step_attempts") + 1)
+
+    monkeypatch.setattr(attempts, "crowded_backoff", another_counts)
+
+    step.advance(str(run.pk))
+
+    run.refresh_from_db()
+    assert run.status == "failed"
+    assert run.error == (
+        "applying start killed the worker process 2 times; the run fails instead "
+        "of being resumed again (BRAID_STEP_MAX_ATTEMPTS=2)"
+    )
+
+
 def flows_graph() -> Any:
     """The validated graph of a start -> set -> end flow."""
     start, calc, end = CRASHING["nodes"]
