@@ -125,7 +125,7 @@ def open_requests(user: User, groups: Sequence[str] | None = None) -> QuerySet[A
     read-only, those of their groups on runs they started (segregation of duties)."""
     requests = with_related()
     requests = requests.filter(status=ApprovalStatus.OPEN)
-    if not has_role(user, Role.ADMINS):
+    if not has_role(user, Role.ADMINS, groups):
         groups = list(group_names(user) if groups is None else groups)
         requests = requests.filter(actionable(user, groups) | held_back_as_starter(user, groups))
     return requests.order_by("-created_at", "-id")

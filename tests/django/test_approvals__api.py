@@ -121,12 +121,12 @@ def test_the_inbox_takes_the_same_six_queries_whatever_its_length(
     analyst, finance = client_for("analyst"), client_for("finance")
     start(analyst, "batch-line-approval", LINES)
     finance.get("/api/approvals/")  # warm the session
-    # session, user, admin role, groups, count, the page with run, version and flow, and
-    # the page's audit entries (who decided what)
-    with django_assert_num_queries(7):
+    # session, user, groups (the admin role among them), count, the page with run, version
+    # and flow, and the page's audit entries (who decided what)
+    with django_assert_num_queries(6):
         assert len(inbox(finance)) == 2
     start(analyst, "batch-line-approval", LINES)
-    with django_assert_num_queries(7):
+    with django_assert_num_queries(6):
         assert len(inbox(finance)) == 4
 
 

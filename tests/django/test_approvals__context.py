@@ -172,11 +172,11 @@ def test_the_inbox_lists_with_as_many_queries_for_four_requests_as_for_one(
     finance = client_for("finance")
     start(finance, "invoice-sign-off", INVOICE)
     inbox(finance)
-    with django_assert_num_queries(7):
+    with django_assert_num_queries(6):
         assert len(inbox(finance)) == 1
     for _ in range(3):
         start(client_for("analyst"), "invoice-sign-off", INVOICE)
-    with django_assert_num_queries(7):
+    with django_assert_num_queries(6):
         assert len(inbox(finance)) == 4
 
 
