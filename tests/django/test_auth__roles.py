@@ -28,6 +28,8 @@ def test_each_kind_of_caller_takes_one_query(
     with django_assert_num_queries(1):
         assert who(user) == kind
     assert has_role(user, Role.ADMINS) == (kind == Who.ADMIN)
+    with django_assert_num_queries(0):  # the groups a caller read already
+        assert has_role(user, Role.ADMINS, groups) == (kind == Who.ADMIN)
 
 
 def test_a_superuser_is_an_admin_without_a_query_and_an_inactive_user_is_nobody(
@@ -38,3 +40,7 @@ def test_a_superuser_is_an_admin_without_a_query_and_an_inactive_user_is_nobody(
     gone.groups.add(Group.objects.create(name="admins"))
     with django_assert_num_queries(0):
         assert (who(root), who(gone)) == (Who.ADMIN, Who.ANONYMOUS)
+        assert (has_role(root, Role.ADMINS, ()), has_role(gone, Role.ADMINS, ("admins",))) == (
+            True,
+            False,
+        )
