@@ -3,6 +3,7 @@
 import gc
 import logging
 import os
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from celery import Celery
@@ -18,11 +19,43 @@ from celery.signals import (
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "braid.settings")
 logger = logging.getLogger(__name__)
 
+
+class CelerySettings(Mapping[str, Any]):
+    """Django's CELERY_* settings, copied into a dict when Celery first reads its
+    configuration (as reading `django.conf:settings` did, no sooner).
+
+    Celery looks settings up on every message it sends (seven lookups an `apply_async`),
+    each under two names in each of its maps, and through Django's LazySettings a name it
+    lacks is an AttributeError: about 0.12 ms of a message's 0.55 ms of CPU. A dict's miss
+    costs next to nothing. A setting changed at run time would not reach Celery; none is.
+    """
+
+    def __init__(self) -> None:
+        self.copied: dict[str, Any] | None = None
+
+    def settings(self) -> dict[str, Any]:
+        if self.copied is None:
+            from django.conf import settings
+
+            self.copied = {name: getattr(settings, name) for name in dir(settings)
+                           if name.startswith("CELERY_")}  # fmt: skip
+        return self.copied
+
+    def __getitem__(self, name: str) -> Any:
+        return self.settings()[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.settings())
+
+    def __len__(self) -> int:
+        return len(self.settings())
+
+
 app = Celery("braid")
 # Every CELERY_* setting in braid/settings.py, with its reason there. Under Django, Celery
 # uses celery.contrib.django.task.DjangoTask, whose delay_on_commit() publishes only after
 # the surrounding transaction commits.
-app.config_from_object("django.conf:settings", namespace="CELERY")
+app.config_from_object(CelerySettings(), namespace="CELERY")
 app.autodiscover_tasks()
 
 
