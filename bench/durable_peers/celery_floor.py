@@ -3,17 +3,19 @@
   python -m bench.durable_peers.celery_floor --round N --plan quick --out rows.jsonl
 
 This module is also the workers' app (`celery -A bench.durable_peers.celery_floor worker`).
-Every `CELERY_*` setting comes from braid/settings.py, read as Braid's workers read it
-(acks late, reject on worker lost, prefetch 1 and no prefetch over Redis, results ignored,
-the same visibility timeout and polling); only the broker (PEERS_REDIS_FLOOR) differs, and a
-result backend on the same Redis, which a chord needs for its header's results. Two workers
-with the pool and concurrency of Braid's (the Procfile's worker lines). The last task of each
-run adds the run's id to a Redis set; the client polls that set every POLL_S. W4 does not
-apply: Celery has no pause.
+Every `CELERY_*` setting comes from braid/settings.py, copied into a dict as Braid's app
+copies them (braid/celery.py: each lookup a message makes is a dict's, on both sides), and
+read as Braid's workers read it (acks late, reject on worker lost, prefetch 1 and no
+prefetch over Redis, results ignored, the same visibility timeout and polling); only the
+broker (PEERS_REDIS_FLOOR) differs, and a result backend on the same Redis, which a chord
+needs for its header's results. Two workers with the pool and concurrency of Braid's (the
+Procfile's worker lines). The last task of each run adds the run's id to a Redis set; the
+client polls that set every POLL_S. W4 does not apply: Celery has no pause.
 """
 
 from __future__ import annotations
 
+import importlib
 import math
 import os
 import sys
@@ -51,7 +53,11 @@ SLOTS = 8  # two workers of four task slots (the Procfile's concurrency), as Bra
 CHUNKS = min(32, 2 * SLOTS)
 
 app = Celery("peers_floor", set_as_current=False)
-app.config_from_object("braid.settings", namespace="CELERY")
+BRAID_SETTINGS = importlib.import_module("braid.settings")
+app.config_from_object(
+    {name: value for name, value in vars(BRAID_SETTINGS).items() if name.startswith("CELERY_")},
+    namespace="CELERY",
+)
 app.conf.update(
     broker_url=redis_url("floor"),
     result_backend=redis_url("floor"),
