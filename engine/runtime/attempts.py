@@ -21,7 +21,8 @@ from engine.runtime.transport import transport
 
 
 class Crowded(Exception):
-    """A step saw more attempts than allowed, which live workers may have counted too."""
+    """A step saw more attempts than allowed, which live workers may have counted too
+    (step.check_crashed looks again)."""
 
     def __init__(self, run_id: str, seen: int) -> None:
         super().__init__(run_id)
@@ -33,7 +34,8 @@ logger = logging.getLogger(__name__)
 
 
 def crowded_backoff() -> None:
-    """Wait for workers that counted an attempt at the same moment to take theirs back."""
+    """Wait for workers that counted an attempt at the same moment to take theirs back
+    (before each of step.check_crashed's looks)."""
     time.sleep(CROWDED_BACKOFF_S)
 
 
@@ -148,17 +150,10 @@ def take_back_attempt(run_id: str, unless_moved_from: int | None = None) -> int 
     return None
 
 
-def crashed(run: Run, pending: Sequence[InboxRow], seen_before: int | None = None) -> str:
-    """Say why a run fails after its step killed the worker process too often.
-
-    The kills are the lower of the two sightings' counts, less the step's own attempt: a
-    live worker that counted at one of the two instants is not taken for a kill (one at
-    both still is; counting exactly needs the count under the run's lock).
-    """
+def crashed(pending: Sequence[InboxRow], kills: int) -> str:
+    """Say why a run fails after its step killed the worker process `kills` times."""
     keys = ", ".join(row.key for row in pending[:5])
-    seen = run.step_attempts if seen_before is None else min(seen_before, run.step_attempts)
     return (
-        f"applying {keys} killed the worker process {seen - 1} times; the run "
-        f"fails instead of being resumed again (BRAID_STEP_MAX_ATTEMPTS="
-        f"{settings.BRAID_STEP_MAX_ATTEMPTS})"
+        f"applying {keys} killed the worker process {kills} times; the run fails instead "
+        f"of being resumed again (BRAID_STEP_MAX_ATTEMPTS={settings.BRAID_STEP_MAX_ATTEMPTS})"
     )

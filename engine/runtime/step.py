@@ -87,46 +87,36 @@ def advance_once(
 
     An attempt counted by a worker that then does not step (another one holds the run, or
     applied its events) is taken back. Workers that count at the same moment still add up
-    for an instant, so a step that sees too many attempts first takes its own back, lets
-    the others settle, and counts again; only a second sighting fails the run (a step that
-    kills its worker counts once per redelivery, and is seen twice).
+    for an instant, so a step that sees too many attempts takes its own back and looks
+    again without counting before it fails the run (check_crashed).
     """
-    seen: int | None = None  # the first sighting's count, when it saw too many
-    for _sighting in (1, 2):
-        if not counted and (begun := attempts.begin_step(run_id)) is not Begun.COUNTED:
-            return (None if begun is Begun.HELD else 0), None
-        counted = False
-        try:
-            applied, more = step_locked(run_id, take, seen)
-        except attempts.Crowded as crowded:
-            seen = crowded.seen
-            attempts.forget_attempt(run_id)
-            attempts.crowded_backoff()
-            continue
-        except BaseException:
-            attempts.forget_attempt(run_id)  # this process lives to tell: only killed steps count
-            raise
-        # Not stepped, the attempt was not this process's. Its lock found nothing pending
-        # (another worker had applied it), or its take-back here held the run's row (the
-        # lock found another worker on the run): a worker whose event committed meanwhile
-        # found the run held and left its event to this worker. Look once more now that
-        # the row and the attempt are given back, or that event waits for the sweeper
-        # (issue 33's stall of 13.5 s; 2.5 s for two results of a foreach in chaos).
-        if not applied:
-            taken_back_here = attempts.forget_attempt(run_id)
-            if taken_back_here or applied == 0:
-                more = has_pending(run_id)
-        return applied, more
-    return None, None
+    if not counted and (begun := attempts.begin_step(run_id)) is not Begun.COUNTED:
+        return (None if begun is Begun.HELD else 0), None
+    try:
+        applied, more = step_locked(run_id, take)
+    except attempts.Crowded as crowded:
+        attempts.forget_attempt(run_id)
+        return check_crashed(run_id, take, crowded.seen - 1)
+    except BaseException:
+        attempts.forget_attempt(run_id)  # this process lives to tell: only killed steps count
+        raise
+    # Not stepped, the attempt was not this process's. Its lock found nothing pending
+    # (another worker had applied it), or its take-back here held the run's row (the
+    # lock found another worker on the run): a worker whose event committed meanwhile
+    # found the run held and left its event to this worker. Look once more now that
+    # the row and the attempt are given back, or that event waits for the sweeper
+    # (issue 33's stall of 13.5 s; 2.5 s for two results of a foreach in chaos).
+    if not applied:
+        taken_back_here = attempts.forget_attempt(run_id)
+        if taken_back_here or applied == 0:
+            more = has_pending(run_id)
+    return applied, more
 
 
-def step_locked(
-    run_id: str, take: Taken | None, seen: int | None = None
-) -> tuple[int | None, bool | None]:
+def step_locked(run_id: str, take: Taken | None) -> tuple[int | None, bool | None]:
     """Lock the run, apply its pending events and commit the step; see advance_once.
 
-    `seen`: the attempts a first sighting saw (Crowded); this is the second, which fails
-    the run when it sees too many too."""
+    Raises Crowded, rolled back, when the run holds more attempts than allowed."""
     outermost = not connection.in_atomic_block
     began = time.perf_counter()
     with transaction.atomic():
@@ -136,15 +126,49 @@ def step_locked(
         if not pending:
             return 0, None
         if run.step_attempts > settings.BRAID_STEP_MAX_ATTEMPTS:
-            if seen is None:
-                raise attempts.Crowded(run_id, run.step_attempts)
-            state, commands = scheduler.abort(load_state(run, cached=False), clock.now_text(),
-                                              attempts.crashed(run, pending, seen))  # fmt: skip
-        else:
-            state, commands = apply_events(run, pending)
+            raise attempts.Crowded(run_id, run.step_attempts)
+        state, commands = apply_events(run, pending)
         more = commit_step(run, state, commands, take, commit=outermost)
     metrics.stepped(len(pending), time.perf_counter() - began)
     return len(pending), more
+
+
+# How many times a step that saw too many attempts looks again, 0.2 s apart and without
+# counting, before it fails the run.
+CRASH_CHECKS = 2
+
+
+def check_crashed(run_id: str, take: Taken | None, kills: int) -> tuple[int | None, bool | None]:
+    """Fail the run if its attempts, looked at again without counting, still name too many
+    killed steps; else answer (0, True), and `advance` steps it the counted way.
+
+    `kills`: what the step saw, less its own attempt (taken back by now). A live worker
+    that counted at the same moment finds the run taken and takes its count back within
+    milliseconds, or as soon as the run's holder lets go; the kills named are the lowest
+    count seen. The looks do not count: two workers that saw too many at once back off
+    together, and when each counted again at its second look, each took the other for a
+    kill (the crash-loop test read 4 kills for 3, about once in ten). A live worker is
+    still taken for a kill if it counted just before every look's lock; counting exactly
+    needs the count under the run's lock (docs/durable.md).
+    """
+    outermost = not connection.in_atomic_block
+    for check in range(1, CRASH_CHECKS + 1):
+        attempts.crowded_backoff()
+        with transaction.atomic():
+            run, pending = lock_and_take(run_id)
+            if run is None:
+                return None, None  # another worker holds it: it steps or looks itself
+            if not pending:
+                return 0, None
+            kills = min(kills, run.step_attempts)
+            if kills >= settings.BRAID_STEP_MAX_ATTEMPTS and check == CRASH_CHECKS:
+                state, commands = scheduler.abort(load_state(run, cached=False), clock.now_text(),
+                                                  attempts.crashed(pending, kills))  # fmt: skip
+                return len(pending), commit_step(run, state, commands, take, commit=outermost)
+            transaction.set_rollback(True)  # the events stay pending
+        if kills < settings.BRAID_STEP_MAX_ATTEMPTS:
+            return 0, True  # not a crash loop: `advance` steps it the counted way
+    return 0, True  # not reached: the last look that still finds too many fails the run
 
 
 def apply_events(run: Run, pending: Sequence[InboxRow]) -> tuple[RunState, list[Command]]:

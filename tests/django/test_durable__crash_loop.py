@@ -123,14 +123,17 @@ def test_a_step_applying_an_action_result_that_kills_the_worker_fails_the_run(
 def test_a_step_begun_more_often_than_allowed_fails_the_run_with_its_event_keys(
     counted_meanwhile: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Two earlier tries died. While this worker backs off between its two sightings, live
-    workers may count attempts (a redelivery that will find the run taken): not kills."""
+    """Two earlier tries died. The step that sees too many takes its attempt back and looks
+    twice more without counting; live workers may count meanwhile (a redelivery that will
+    find the run taken), and are not taken for kills."""
     run = runs.create_run(
         {"main": flows_graph()}, "counted", {}, None, User.objects.create(username="starter")
     )
     Run.objects.filter(pk=run.pk).update(step_attempts=2)  # two earlier tries died
+    seen_at_backoff: list[int] = []
 
     def others_count() -> None:
+        seen_at_backoff.append(Run.objects.get(pk=run.pk).step_attempts)
         Run.objects.filter(pk=run.pk).update(step_attempts=F("step_attempts") + counted_meanwhile)
 
     monkeypatch.setattr(attempts, "crowded_backoff", others_count)
@@ -144,6 +147,8 @@ def test_a_step_begun_more_often_than_allowed_fails_the_run_with_its_event_keys(
         "of being resumed again (BRAID_STEP_MAX_ATTEMPTS=2)"
     )
     assert run.step_attempts == 0
+    # The looks count nothing: only the others' attempts come between them.
+    assert seen_at_backoff == [2, 2 + counted_meanwhile]
 
 
 def test_a_step_that_raises_takes_its_attempt_back() -> None:
