@@ -49,7 +49,7 @@ class Run(models.Model):
         help_text="sha256 of `graphs`: runs that share it share one decoding per worker",
     )  # fmt: skip
     input = models.JSONField(null=True, blank=True)
-    status = models.CharField(max_length=16, choices=RunStatus.choices, db_index=True)
+    status = models.CharField(max_length=16, choices=RunStatus.choices)
     error = models.TextField(blank=True, default="")
     snapshot = models.JSONField(default=dict)
     state = models.JSONField(default=dict, help_text="the run's state as it stands, for search")
@@ -90,6 +90,9 @@ class Run(models.Model):
                 name="run_idempotency_key",
             )
         ]
+        # Not `db_index=True`, which adds a pattern-matching copy on PostgreSQL that no
+        # query uses and every change of status writes.
+        indexes = [models.Index(fields=["status"], name="run_status")]
 
     def __str__(self) -> str:
         return f"{self.label} ({self.id})"
@@ -160,7 +163,10 @@ class PartChange(models.Model):
 class TraceEvent(models.Model):
     """One append-only trace event of a run."""
 
-    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="trace_events")
+    # The unique (run, seq) index serves lookups by run; a second one on run alone was
+    # written at every trace event, the table's most frequent insert.
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="trace_events",
+                            db_index=False)  # fmt: skip
     seq = models.PositiveIntegerField()
     event = models.CharField(max_length=64)
     execution_id = models.CharField(max_length=2000)
@@ -188,15 +194,20 @@ class PendingEvent(models.Model):
     click on "approve" inserts nothing.
     """
 
-    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="pending_events")
+    # The unique (run, key) index serves lookups by run, and the partial one the look for
+    # unapplied events (the sweeper's and the metrics' too): each index more is written at
+    # every event recorded and again at every event applied.
+    run = models.ForeignKey(
+        Run, on_delete=models.CASCADE, related_name="pending_events", db_index=False
+    )
     key = models.CharField(max_length=2000)
     event = models.JSONField()
     created_at = models.DateTimeField(auto_now_add=True)
-    applied_at = models.DateTimeField(null=True, blank=True, db_index=True)
+    applied_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["run", "key"], name="event_key_unique")]
-        # Every step looks for a run's unapplied events. The index on `applied_at` alone
+        # Every step looks for a run's unapplied events. An index on `applied_at` alone
         # keeps an entry for each event ever recorded, applied or not, until a vacuum, all
         # under the key NULL: looking through it grew with every event of every run.
         indexes = [models.Index(fields=["run"], condition=models.Q(applied_at__isnull=True),
@@ -210,7 +221,7 @@ class Dispatch(models.Model):
     """The outbox of actions: written with the step that asked for them, published after."""
 
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="dispatches")
-    key = models.CharField(max_length=2000, unique=True)
+    key = models.CharField(max_length=2000)
     command = models.JSONField()
     created_at = models.DateTimeField(auto_now_add=True)
     published_at = models.DateTimeField(null=True, blank=True)
@@ -218,7 +229,16 @@ class Dispatch(models.Model):
         max_length=300, blank=True, default="", help_text="the worker process running it"
     )
     claimed_at = models.DateTimeField(null=True, blank=True)
-    completed_at = models.DateTimeField(null=True, blank=True, db_index=True)
+    completed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        # The key's unique index, without the pattern-matching copy `unique=True` adds on
+        # PostgreSQL, which no query used. The open dispatches (the sweeper's, the
+        # metrics') are found through an index of them alone: one on `completed_at`
+        # kept an entry per dispatch ever written, and took two writes per dispatch.
+        constraints = [models.UniqueConstraint(fields=["key"], name="dispatch_key_unique")]
+        indexes = [models.Index(fields=["created_at"], condition=models.Q(completed_at=None),
+                                name="dispatch_open")]  # fmt: skip
 
     def __str__(self) -> str:
         return self.key
