@@ -51,7 +51,7 @@ class ApprovalRequest(models.Model):
     """One approval a run waits on, at one node path and execution."""
 
     run = models.ForeignKey("engine.Run", on_delete=models.CASCADE, related_name="approvals")
-    key = models.CharField(max_length=2000, unique=True, help_text="the scheduler's wait key")
+    key = models.CharField(max_length=2000, help_text="the scheduler's wait key")
     node = models.CharField(max_length=1000, help_text="the node path")
     execution_id = models.CharField(max_length=2000)
     groups = GroupsField(default=list, help_text="who may decide: any member of these groups")
@@ -96,7 +96,17 @@ class ApprovalRequest(models.Model):
                 condition=models.Q(status="open"),
                 name="approval_open_newest",
             ),
+            # The archive: closed requests, most recently closed first. At 300,000 of them
+            # its page read 258 ms sorting them all.
+            models.Index(
+                fields=["-closed_at", "-id"],
+                condition=models.Q(status="closed"),
+                name="approval_closed_newest",
+            ),
         ]
+        # The key's unique index, without the pattern-matching copy `unique=True` adds on
+        # PostgreSQL, which no query uses and every request written wrote.
+        constraints = [models.UniqueConstraint(fields=["key"], name="approval_key_unique")]
 
     def __str__(self) -> str:
         return f"{self.title} ({self.node}, {self.status})"

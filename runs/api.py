@@ -10,7 +10,7 @@ from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser, User
 from django.db import IntegrityError
-from django.db.models import Q, QuerySet
+from django.db.models import QuerySet
 from django.db.models.fields.json import KeyTransform
 from django.utils import timezone
 from django.utils.dateparse import parse_date, parse_datetime
@@ -383,8 +383,13 @@ def visible_runs(runs: QuerySet[Run], user: AbstractBaseUser | AnonymousUser) ->
         return runs
     if not user.is_authenticated:
         return runs.none()
+    started = Run.objects.filter(started_by_id=user.pk).values("pk")
     asked = ApprovalRequest.objects.filter(groups__overlaps=list(group_names(user)))
-    return runs.filter(Q(started_by=user) | Q(pk__in=asked.values("run_id")))
+    # One IN over the union, not `started_by = user OR id IN (asked)`: under the OR,
+    # PostgreSQL tests the subquery run by run, and once the requests of the user's groups
+    # outgrow work_mem it reads them all again for every run (at 300,000 runs and as many
+    # requests, an approver's runs list ran for minutes; 80 ms this way).
+    return runs.filter(pk__in=started.union(asked.values("run_id"), all=True))
 
 
 class RunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet[Run]):

@@ -22,6 +22,7 @@ STEP_TABLES = {
         "engine_run_flow_version_id_191a88e6",
         "engine_run_pkey",
         "engine_run_started_by_id_241caecc",
+        "run_created",
         "run_idempotency_key",
         "run_status",
     ],
