@@ -21,6 +21,7 @@ from engine.core.events import RequestApproval
 from engine.core.graph import Outcome
 from engine.core.runtime import parse_time
 from engine.core.timestamps import format_timestamp
+from engine.models import Run
 from engine.runtime import clock
 
 ROWS_PER_STATEMENT = 500
@@ -69,8 +70,9 @@ class ApprovalsObserver:
 
     def approvals_requested(self, run_id: str, requests: Sequence[RequestApproval]) -> None:
         """Store the new requests and audit them, 500 at a time; a stored key is left as it is."""
+        starter = Run.objects.filter(pk=run_id).values_list("started_by_id", flat=True).first()
         for start in range(0, len(requests), ROWS_PER_STATEMENT):
-            open_requests(run_id, requests[start : start + ROWS_PER_STATEMENT])
+            open_requests(run_id, requests[start : start + ROWS_PER_STATEMENT], starter)
 
     def approvals_closed(self, run_id: str, reasons: Mapping[str, str]) -> None:
         """Close the open requests with their reasons and audit them: one UPDATE per 500."""
@@ -104,12 +106,17 @@ class ApprovalsObserver:
         record_expired(now)
 
 
-def open_requests(run_id: str, chunk: Sequence[RequestApproval]) -> None:
-    """Insert approval requests and audit them; a key already stored is left as it is."""
+def open_requests(
+    run_id: str, chunk: Sequence[RequestApproval], starter: int | None = None
+) -> None:
+    """Insert approval requests and audit them; a key already stored is left as it is.
+
+    `starter`: the id of the user who started the run, copied onto each request."""
     keys = [r.key for r in chunk]
     known = set(ApprovalRequest.objects.filter(key__in=keys).values_list("key", flat=True))
     ApprovalRequest.objects.bulk_create(
-        [ApprovalRequest(run_id=run_id, key=r.key, node=r.node, execution_id=r.execution_id,
+        [ApprovalRequest(run_id=run_id, starter_id=starter, key=r.key, node=r.node,
+                         execution_id=r.execution_id,
                          groups=list(r.groups), policy=r.policy, title=r.title,
                          instructions=r.instructions, allow_starter=r.allow_starter,
                          shown=[{"field": f, "value": v} for f, v in r.shown],
