@@ -12,6 +12,7 @@ import uuid
 from collections.abc import Mapping, Sequence
 
 from django.db import connection
+from django.db.models import Subquery
 
 from approvals import live, notify
 from approvals.audit import Entry, append
@@ -70,9 +71,8 @@ class ApprovalsObserver:
 
     def approvals_requested(self, run_id: str, requests: Sequence[RequestApproval]) -> None:
         """Store the new requests and audit them, 500 at a time; a stored key is left as it is."""
-        starter = Run.objects.filter(pk=run_id).values_list("started_by_id", flat=True).first()
         for start in range(0, len(requests), ROWS_PER_STATEMENT):
-            open_requests(run_id, requests[start : start + ROWS_PER_STATEMENT], starter)
+            open_requests(run_id, requests[start : start + ROWS_PER_STATEMENT])
 
     def approvals_closed(self, run_id: str, reasons: Mapping[str, str]) -> None:
         """Close the open requests with their reasons and audit them: one UPDATE per 500."""
@@ -106,12 +106,12 @@ class ApprovalsObserver:
         record_expired(now)
 
 
-def open_requests(
-    run_id: str, chunk: Sequence[RequestApproval], starter: int | None = None
-) -> None:
+def open_requests(run_id: str, chunk: Sequence[RequestApproval]) -> None:
     """Insert approval requests and audit them; a key already stored is left as it is.
 
-    `starter`: the id of the user who started the run, copied onto each request."""
+    Each request's starter is copied from its run inside the insert, not read first: a
+    step that opens requests sends no statement more for it."""
+    starter = Subquery(Run.objects.filter(pk=run_id).values("started_by_id")[:1])
     keys = [r.key for r in chunk]
     known = set(ApprovalRequest.objects.filter(key__in=keys).values_list("key", flat=True))
     ApprovalRequest.objects.bulk_create(

@@ -150,3 +150,23 @@ def test_a_request_carries_its_runs_starter_and_the_migration_copies_it(
     ApprovalRequest.objects.update(starter=None)
     copy_starters(apps, None)
     assert list(asking.values_list("starter_id", flat=True)) == [demo["admin"].pk] * 2
+
+
+def test_storing_requests_copies_the_starter_inside_the_insert(
+    runs: dict[str, str], demo: DemoUsers
+) -> None:
+    """No read of the run before the insert: the step that opens requests pays nothing more."""
+    from approvals.hooks import ApprovalsObserver
+    from engine.core.events import RequestApproval
+
+    run_id = runs["the analyst's"]
+    asked = [RequestApproval(key=f"{run_id}|ask|{n}", node="ask",
+                             execution_id="root:1", groups=("finance",), policy="any",
+                             title=f"Ask {n}", instructions="")
+             for n in range(3)]  # fmt: skip
+    with CaptureQueriesContext(connection) as queries:
+        ApprovalsObserver().approvals_requested(run_id, asked)
+    assert [q["sql"] for q in queries.captured_queries if 'FROM "engine_run"' in q["sql"]
+            and not q["sql"].startswith("INSERT")] == []  # fmt: skip
+    stored = ApprovalRequest.objects.filter(key__in=[a.key for a in asked])
+    assert list(stored.values_list("starter_id", flat=True)) == [demo["analyst"].pk] * 3
