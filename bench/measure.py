@@ -108,6 +108,39 @@ def bootstrap_interval(values: Sequence[float]) -> tuple[float, float] | None:
     return medians[int(tail * RESAMPLES)], medians[math.ceil((1 - tail) * RESAMPLES) - 1]
 
 
+def ratio_interval(top: Sequence[float], bottom: Sequence[float]) -> tuple[float, float] | None:
+    """Return a 95% bootstrap interval of median(top) / median(bottom); None when either
+    side has fewer than two values.
+
+    Each of RESAMPLES draws resamples both sides with replacement, independently (two
+    subjects measured in the same rounds, but not paired by them), and divides the two
+    medians. Seeded like bootstrap_interval.
+    """
+    if len(top) < 2 or len(bottom) < 2:
+        return None
+    draw = random.Random(0).choices
+    ratios = sorted(
+        statistics.median(draw(top, k=len(top))) / statistics.median(draw(bottom, k=len(bottom)))
+        for _ in range(RESAMPLES)
+    )
+    tail = (1 - CONFIDENCE) / 2
+    return ratios[int(tail * RESAMPLES)], ratios[math.ceil((1 - tail) * RESAMPLES) - 1]
+
+
+def judged(
+    value: float, interval: tuple[float, float] | None, meets: Callable[[float], bool]
+) -> str:
+    """Return "MET" when a measured ratio meets its target over its whole interval, "MISSED"
+    when its median does not, and "NOT SHOWN" when the median does and the interval does
+    not: a tie with the target, which is not met. Without an interval (one round) the
+    median decides. `meets` must be monotonic, so the interval's two ends stand for it."""
+    if not meets(value):
+        return "MISSED"
+    if interval is None or all(meets(end) for end in interval):
+        return "MET"
+    return "NOT SHOWN"
+
+
 def predict(points: Sequence[tuple[int, float]], n: int) -> float | None:
     """Return the expected run time at size n from smaller sizes (never below linear)."""
     if not points:

@@ -16,6 +16,7 @@ from bench.durable_peers.report import (
     throughput_target,
     whole_rounds,
 )
+from bench.measure import ratio_interval
 
 
 def line(subject: str, workload: str, rnd: int, values: list[float], **extra: object) -> str:
@@ -64,7 +65,8 @@ def test_the_chain_target_is_against_the_best_idiom_of_the_self_recovering_peers
     assert faster_target(found, "W1") == [
         "- **MISSED** — W1: Braid 0.25 s, best self-recovering peer temporal (W1, other idiom) "
         "0.26 s: 1.04x ahead (target ≥ 3x)",
-        "- **MISSED** — W1: Braid 0.25 s against LangGraph + PostgresSaver 0.2 s (target: ahead)",
+        "- **MISSED** — W1: Braid 0.25 s against LangGraph + PostgresSaver 0.2 s: 0.80x "
+        "(target: ahead)",
     ]
     found[("braid", "W1")] = Cell(rounds={1: [0.05]})
     assert [text.split(" — ")[0] for text in faster_target(found, "W1")] == [
@@ -78,8 +80,8 @@ def test_the_throughput_targets_take_the_highest_peer_and_half_the_celery_floor(
     assert throughput_target(found) == [
         "- **MET** — W3: Braid 90.0 runs/s, best self-recovering peer dbos 40.0 runs/s: 2.25x "
         "(target ≥ 2x)",
-        "- **MISSED** — W3: Braid 90.0 runs/s against LangGraph + PostgresSaver 127.0 runs/s "
-        "(target: ahead)",
+        "- **MISSED** — W3: Braid 90.0 runs/s against LangGraph + PostgresSaver 127.0 runs/s: "
+        "0.71x (target: ahead)",
         "- **MET** — W3: Braid 90.0 runs/s against raw Celery with Braid's settings 169.0 "
         "runs/s: 0.53 of it (target ≥ 0.5)",
     ]
@@ -93,6 +95,37 @@ def test_the_decision_targets_read_the_median_and_the_p99_in_milliseconds() -> N
         "27.4 ms: 0.44x (target ≤ 0.5)",
         "- **MISSED** — W4: Braid's p99 120.0 ms over 3 decisions (target < 100 ms)",
     ]
+
+
+def rounds(*medians: float) -> Cell:
+    """Return a cell of one value a round."""
+    return Cell(rounds={i: [m] for i, m in enumerate(medians, start=1)})
+
+
+def test_a_lead_inside_the_spread_of_the_rounds_is_not_shown_not_met() -> None:
+    # The fourteenth session's W1: Braid's median lower, the two subjects' rounds overlapping.
+    found = {("braid", "W1"): rounds(0.171, 0.178, 0.273, 0.175, 0.19),
+             ("langgraph", "W1"): rounds(0.153, 0.185, 0.197, 0.19, 0.16),
+             ("temporal", "W1alt"): rounds(0.9, 0.95, 1.0, 0.92, 0.97)}  # fmt: skip
+    chain = faster_target(found, "W1")
+    assert chain[0].startswith("- **MET** — W1: Braid 0.178 s, best self-recovering peer "
+                               "temporal (W1, other idiom) 0.95 s: 5.34x [")  # fmt: skip
+    assert chain[1].startswith("- **NOT SHOWN** — W1: Braid 0.178 s against LangGraph + "
+                               "PostgresSaver 0.185 s: 1.04x [")  # fmt: skip
+    low, high = (float(x) for x in chain[1].split("[")[1].split("]")[0].split(" to "))
+    assert low < 1 < high
+    # Rounds apart: the same medians' lead is shown.
+    found[("langgraph", "W1")] = rounds(0.3, 0.31, 0.32, 0.33, 0.34)
+    apart = faster_target(found, "W1")[1]
+    assert apart.startswith("- **MET** — W1: Braid 0.178 s against LangGraph + PostgresSaver "
+                            "0.32 s: 1.80x [")  # fmt: skip
+
+
+def test_a_ratio_interval_resamples_both_sides() -> None:
+    assert ratio_interval([2.0, 2.0], [1.0, 1.0]) == (2.0, 2.0)
+    assert ratio_interval([2.0], [1.0, 1.0]) is None
+    low, high = ratio_interval([1.0, 2.0, 3.0], [1.0, 1.0, 1.0]) or (0, 0)
+    assert (low, high) == (1.0, 3.0)
 
 
 def test_a_missing_subject_is_a_miss_not_a_pass() -> None:
