@@ -77,7 +77,8 @@ class Results:
 
 def record_and_advance(dispatch: DispatchRow, event: Event, take: Taken | None) -> None:
     """Record one action's result and apply it in one transaction (PostgreSQL): a hop of
-    a chain commits once instead of twice.
+    a chain commits once instead of twice. When this process committed the run's last
+    step, the step is computed first and sent with the lock (step.step_ahead).
 
     The step's attempt is not counted first. If the step kills this process nothing of it
     commits, the result included; the dispatch's claimer is dead, so the sweeper sends it
@@ -89,6 +90,9 @@ def record_and_advance(dispatch: DispatchRow, event: Event, take: Taken | None) 
     as after record_results. A run with attempts counted (a step may have died on it) is
     rolled back to the counted way.
     """
+    ahead = step.step_ahead(dispatch, event, take)
+    if ahead is True:
+        return
     run_id = str(dispatch.run_id)
     more: bool | None = None  # not stepped (a duplicate result): look after the commit
     outermost = not connection.in_atomic_block
@@ -99,7 +103,7 @@ def record_and_advance(dispatch: DispatchRow, event: Event, take: Taken | None) 
         if counted:
             transaction.set_rollback(True)
         elif run is not None and pending:
-            state, commands = step.apply_events(run, pending)
+            state, commands = step.apply_events(run, pending, ahead)
             more = step.commit_step(run, state, commands, take, commit=outermost)
             applied = len(pending)
     if applied:

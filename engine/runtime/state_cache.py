@@ -94,6 +94,14 @@ def load_state(run: Run, cached: bool = True) -> RunState:
     return restore(stored_snapshot(run_id, snapshot), graphs)
 
 
+def take_state(run_id: str) -> tuple[int, RunState] | None:
+    """Take the state this process committed last for the run out of the cache, with its
+    version, without reading the run: for a step computed before its lock (step_ahead).
+    Only that step's commit puts it back, as load_state's callers do."""
+    with _GRAPHS_LOCK:
+        return _STATES.pop(run_id, None)
+
+
 def caught_up(run: Run, version: int, state: RunState) -> bool:
     """Bring a cached state of an older version up to the run's, from the parts changed
     since; return False (the state is then of no use) when only a full load will do.

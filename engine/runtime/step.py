@@ -6,6 +6,7 @@ import dataclasses
 import logging
 import time
 from collections.abc import Sequence
+from typing import Literal
 
 from django.conf import settings
 from django.db import connection, transaction
@@ -13,11 +14,15 @@ from django.db import connection, transaction
 from engine import live, metrics
 from engine.core import scheduler
 from engine.core.events import (
+    ActionCompleted,
     ActionFailed,
     CloseApproval,
     Command,
+    Event,
+    Refused,
     RequestApproval,
     RunAction,
+    RunFinished,
     RunStatus,
     Trace,
     WriteRow,
@@ -33,7 +38,7 @@ from engine.runtime.backends import backend
 from engine.runtime.inbox import has_pending, lock_and_take
 from engine.runtime.outbox import publish
 from engine.runtime.records import Begun, DispatchRow, InboxRow, Taken
-from engine.runtime.state_cache import load_state, remember_state
+from engine.runtime.state_cache import load_state, remember_state, take_state
 from engine.runtime.store import DjangoStore, record_approvals
 from engine.runtime.timers import record_timers
 from engine.runtime.transport import transport
@@ -171,13 +176,41 @@ def check_crashed(run_id: str, take: Taken | None, kills: int) -> tuple[int | No
     return 0, True  # not reached: the last look that still finds too many fails the run
 
 
-def apply_events(run: Run, pending: Sequence[InboxRow]) -> tuple[RunState, list[Command]]:
+# The commands a step computed before its lock may give: approvals and timers are written
+# by statements of their own, and a step that gives them takes the lock first.
+AHEAD_COMMANDS = (WriteRow, Trace, RunAction, Refused, RunFinished)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Ahead:
+    """A step computed before its lock: from the state of version `since`, with the one
+    event of key `key` (step_ahead). The usual step takes it when its lock finds that
+    version and that event alone."""
+
+    since: int
+    key: str
+    state: RunState
+    commands: list[Command]
+
+
+def apply_events(
+    run: Run, pending: Sequence[InboxRow], ahead: Ahead | None = None
+) -> tuple[RunState, list[Command]]:
     """Apply inbox events in order with `step`; return the state and every command.
+
+    `ahead`: this very step, computed before the lock (step_ahead), taken as it is when
+    the lock found the version it was computed from and its event alone.
 
     An event that cannot be read is logged and skipped. If `step` itself raises (a bug in
     the engine, never a flow's failure), the run fails closed from its last committed
     state with the error, instead of failing the same step forever.
     """
+    if (
+        ahead is not None
+        and run.snapshot_version == ahead.since
+        and [row.key for row in pending] == [ahead.key]
+    ):
+        return ahead.state, ahead.commands
     state = load_state(run)
     commands: list[Command] = []
     for row in pending:
@@ -216,10 +249,10 @@ def commit_step(
     rows = [c for c in commands if isinstance(c, WriteRow)]
     trace = [c for c in commands if isinstance(c, Trace)]
     approvals = [c for c in commands if isinstance(c, (RequestApproval, CloseApproval))]
-    status = state.status if state.started or state.status.finished else RunStatus.RUNNING
+    status = stored_status(state)
     # The run lock's read gave the trace length; the run's searchable state and the reset
     # attempt count go in the snapshot's own UPDATE.
-    room = max(0, take.limit - len(take.dispatches)) if take else 0
+    room = room_in(take)
     actions = [c for c in commands if isinstance(c, RunAction)]
     # Approval requests first: their hooks read what they write, which a pipeline defers.
     record_approvals(str(run.pk), approvals)
@@ -242,6 +275,75 @@ def commit_step(
     dispatches, more = backend().step_dispatches(write, run.pk, actions, room, commit)
     after_commit(str(run.pk), version, state, dispatches, take, room)
     return more
+
+
+def stored_status(state: RunState) -> RunStatus:
+    """Return the status a step stores: running until the run has started."""
+    return state.status if state.started or state.status.finished else RunStatus.RUNNING
+
+
+def room_in(take: Taken | None) -> int:
+    """Return how many more new actions a step may hand to its caller."""
+    return max(0, take.limit - len(take.dispatches)) if take else 0
+
+
+def step_ahead(
+    dispatch: DispatchRow, event: Event, take: Taken | None
+) -> Literal[True] | Ahead | None:
+    """Apply an action's result to the state this process committed last, then lock the
+    run, record the result and write the step in one statement; True when that wrote it.
+
+    A chain's hop was the lock with the result (a round trip, the run row read back),
+    then the step's writes, COMMIT and the look (a pipeline). When this process committed
+    the run's last step, which is the rule in a chain whose actions it runs itself, the
+    step needs nothing the lock reads: it is computed first and goes with the lock,
+    COMMIT and the look as one pipeline. The statement takes the run only at the version
+    the state is of, with no attempt counted and no other event waiting; else it records
+    the result as pending, like a lock that found the run held, and `advance` applies it
+    the usual way (then True too: the result is recorded).
+
+    Nothing is sent (None) for a failed action (its step keeps a snapshot to retry from),
+    inside a caller's transaction, on a backend without the statement, or when no state
+    is cached. A step that gives approvals or timers, or must write its whole snapshot,
+    is not sent either: it comes back as an Ahead, for the usual step to take after its
+    lock (apply_events). A step that raises comes back None, and the usual step meets the
+    error again from the stored state.
+    """
+    run_id = str(dispatch.run_id)
+    if (not isinstance(event, ActionCompleted) or connection.in_atomic_block
+            or not backend().steps_ahead):  # fmt: skip
+        return None
+    cached = take_state(run_id)
+    if cached is None:
+        return None
+    since, state = cached
+    began = time.perf_counter()
+    try:
+        state, commands = scheduler.step(state, event)
+    except Exception:
+        return None
+    if state.persisted.full or not all(isinstance(c, AHEAD_COMMANDS) for c in commands):
+        return Ahead(since, event.key, state, commands)
+    status, room = stored_status(state), room_in(take)
+    actions = [c for c in commands if isinstance(c, RunAction)]
+    crash_point("advance.before_commit")
+    with transaction.atomic():
+        answer = backend().step_ahead(
+            run_id, since, (dispatch, event), status, take_delta(state),
+            [c for c in commands if isinstance(c, WriteRow)],
+            [c for c in commands if isinstance(c, Trace)], state.error,
+            {"state": state.current_view(), "step_attempts": 0}, actions, room,
+        )  # fmt: skip
+        stepped, dispatches, more = answer()
+        if stepped:
+            after_commit(run_id, since + 1, state, dispatches, take, room)
+    if not stepped:
+        advance(run_id, take)
+        return True
+    metrics.stepped(1, time.perf_counter() - began)
+    if more:
+        advance(run_id, take)
+    return True
 
 
 def after_commit(

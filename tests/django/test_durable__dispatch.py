@@ -441,9 +441,10 @@ def test_every_statement_of_a_chain_run_by_its_worker_is_prepared_on_the_server(
     with connection.cursor() as cursor:
         cursor.execute("SELECT statement FROM pg_prepared_statements")
         prepared = {" ".join(text.split()) for (text,) in cursor.fetchall()}
-    # begin_step; then per step: lock and take, write, dispatch the next action (none
-    # after the last), COMMIT, look for events.
-    assert len(sent) == 1 + 5 + 5 + 5 + 4
+    # begin_step; the start's step: lock and take, write, dispatch the first action,
+    # COMMIT, look for events; then each action's step, computed before its lock: the lock
+    # with the result, the writes and the next dispatch, COMMIT, look.
+    assert len(sent) == 1 + 5 + 3 + 3 + 3
     assert {as_sent(sql) for sql in sent} - prepared == {"COMMIT"}
     run.refresh_from_db()
     assert (run.status, run.state) == ("completed", {"hits": 3})

@@ -11,6 +11,7 @@ result was applied before the holder returned, not left for the sweeper.
 import contextlib
 import re
 import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -20,8 +21,8 @@ from django.db import connection, connections, transaction
 
 from engine.core.events import ActionCompleted
 from engine.models import Dispatch, PendingEvent, Run
-from engine.runtime import attempts, clock, inbox, outbox, results, runs, step
-from engine.runtime.backends import backend
+from engine.runtime import attempts, clock, inbox, outbox, results, runs, state_cache, step
+from engine.runtime.backends import backend, postgresql
 from engine.runtime.records import DispatchRow, InboxRow
 from engine.runtime.transport import use_transport
 from runs.services import resolve_graphs
@@ -123,12 +124,63 @@ def test_a_duplicate_result_that_held_the_run_applies_what_came_meanwhile(held: 
     run_id, (first, second) = started_fork()
     results.record_results([done(first)])
     step.advance(run_id)  # the first result is applied; its duplicate will record nothing
+    # A process that does not hold the run's last state takes the lock first (with the
+    # state, it sends the step with the lock: the next test).
+    state_cache.take_state(run_id)
     errors: list[BaseException] = []
     holder = hold(lambda: results.record_and_advance(*done(first), None), errors)
     assert held.locked.wait(30)
     turned_away(run_id, second)
     held.go.set()
     holder.join(30)
+    assert errors == []
+    assert not inbox.has_pending(run_id)
+    assert Run.objects.get(pk=run_id).status == "completed"
+
+
+class HeldAhead:
+    """Pause the holder thread inside the transaction of its step computed before the lock,
+    after the statement that locks the run went out and before its COMMIT."""
+
+    def __init__(self) -> None:
+        self.reached, self.go = threading.Event(), threading.Event()
+        self.real = postgresql.commit_and_look
+
+    def commit_and_look(self, run_id: str) -> Callable[[], bool]:
+        if threading.current_thread().name == "holder" and not self.reached.is_set():
+            self.reached.set()
+            assert self.go.wait(30)
+        return self.real(run_id)
+
+
+def until_held(run_id: str) -> None:
+    """Wait until another connection holds the run's row."""
+    for _ in range(300):
+        with transaction.atomic():
+            free = Run.objects.select_for_update(skip_locked=True, no_key=True).filter(pk=run_id)
+            if not free.exists():
+                return
+        time.sleep(0.01)
+    raise AssertionError("nobody took the run's lock")
+
+
+def test_a_duplicate_result_sent_with_the_lock_applies_what_came_meanwhile(
+    monkeypatch: pytest.MonkeyPatch, postgresql_only: None
+) -> None:
+    run_id, (first, second) = started_fork()
+    results.record_results([done(first)])
+    step.advance(run_id)  # this process now holds the run's last state
+    pause = HeldAhead()
+    monkeypatch.setattr(postgresql, "commit_and_look", pause.commit_and_look)
+    errors: list[BaseException] = []
+    holder = hold(lambda: results.record_and_advance(*done(first), None), errors)
+    try:
+        assert pause.reached.wait(30)
+        until_held(run_id)  # the statement locked the run; it records nothing, a duplicate
+        turned_away(run_id, second)
+    finally:
+        pause.go.set()
+        holder.join(30)
     assert errors == []
     assert not inbox.has_pending(run_id)
     assert Run.objects.get(pk=run_id).status == "completed"

@@ -11,7 +11,7 @@ from typing import Any
 from django.db import connection, transaction
 from django.db.models import F, Model
 
-from engine.core.events import Event, RunAction, RunStatus, Trace
+from engine.core.events import Event, RunAction, RunStatus, Trace, WriteRow
 from engine.core.parts import GONE, SnapshotDelta
 from engine.core.rows import NodeRow
 from engine.core.values import dumps
@@ -35,6 +35,8 @@ class PortableBackend:
     collate = ""  # how ids compare byte by byte in the fence
     # Whether one action's result is recorded by the transaction that applies it.
     records_result_in_its_step = False
+    # Whether a step computed before its lock goes with the lock as one statement.
+    steps_ahead = False
 
     @contextmanager
     def pipelined(self) -> Iterator[None]:
@@ -226,6 +228,15 @@ class PortableBackend:
         """Record one result and count a step attempt in one statement (only where
         records_result_in_its_step says so)."""
         raise NotImplementedError("this backend records results apart from their step")
+
+    def step_ahead(
+        self, run_id: str, since: int, result: tuple[DispatchRow, Event], status: RunStatus,
+        delta: SnapshotDelta, rows: Sequence[WriteRow], trace: Sequence[Trace],
+        error: str | None, columns: Mapping[str, Any], actions: Sequence[RunAction], room: int,
+    ) -> Callable[[], tuple[bool, list[DispatchRow], bool]]:  # fmt: skip
+        """Lock, record and write a step computed before its lock (only where steps_ahead
+        says so)."""
+        raise NotImplementedError("this backend takes a run's lock before its step")
 
     def claim(self, dispatch_ids: Sequence[int]) -> tuple[list[DispatchRow], set[int]]:
         """Mark open dispatches as this process's; return them in id order, and the ids of

@@ -98,6 +98,7 @@ class PostgresBackend(PortableBackend):
 
     collate = ' COLLATE "C"'
     records_result_in_its_step = True
+    steps_ahead = True
 
     @contextmanager
     def pipelined(self) -> Iterator[None]:
@@ -194,34 +195,43 @@ class PostgresBackend(PortableBackend):
         the node rows through the fence (folded per node first), the parts dropped and put,
         and the run row. A part both dropped and put is put.
         """
-        batch = collapse(rows)
-        drop = [key for key in delta.drop if key not in delta.put]
-        logged, horizon = changes_kept(version, status)
+        params = step_params(run_id, status, delta, rows, trace, error, columns, version)
         with server_side_cursor() as cursor:
-            cursor.execute(
-                sql.commit_sql(),
-                {
-                    "run": run_id,
-                    "first": first,
-                    "trace": dumps([[t.event, t.execution_id, t.node or "", t.at, t.detail]
-                                    for t in trace]),
-                    "rows": dumps([[r.node, r.status.value, r.status_detail, r.execution_id,
-                                   r.attempt, r.result] for r in batch]),
-                    "drop": drop,
-                    "put": dumps(delta.put),
-                    "status": status.value,
-                    "head": dumps(delta.head),
-                    "error": error or "",
-                    "length": first + len(trace),
-                    "now": clock.now(),
-                    "has_state": "state" in columns,
-                    "state": dumps(columns.get("state")),
-                    "attempts": columns.get("step_attempts"),
-                    "version": logged,
-                    "keys": dumps([*delta.put, *drop]) if logged is not None else "",
-                    "horizon": horizon,
-                },
-            )  # fmt: skip
+            cursor.execute(sql.commit_sql(), params | {"first": first,
+                                                       "length": first + len(trace)})  # fmt: skip
+
+    def step_ahead(
+        self, run_id: str, since: int, result: tuple[DispatchRow, Event], status: RunStatus,
+        delta: SnapshotDelta, rows: Sequence[WriteRow], trace: Sequence[Trace],
+        error: str | None, columns: Mapping[str, Any], actions: Sequence[RunAction], room: int,
+    ) -> Callable[[], tuple[bool, list[DispatchRow], bool]]:  # fmt: skip
+        """Send a step computed from the state of version `since` with the action's
+        `result`, as one statement (step_ahead_sql), then COMMIT and the look: one round
+        trip. Return a function, called after the pipeline, that answers whether the step
+        was written, the dispatches it inserted, and what the look found."""
+        dispatch, event = result
+        commands = [a.to_json() for a in actions]
+        params = step_params(run_id, status, delta, rows, trace, error, columns, since + 1)
+        params |= {
+            "since": since, "dispatch": dispatch.pk,
+            "key": event.key,  # type: ignore[attr-defined]
+            "event": dumps(event.to_json()), "traced": len(trace), "room": room,
+            "lease": leases.current(), "nobody": "", "commands": dumps(commands),
+        }  # fmt: skip
+        with self.pipelined():
+            cursor = server_side_cursor()
+            cursor.execute(sql.step_ahead_sql(), params)
+            look = commit_and_look(run_id)
+
+        def answer() -> tuple[bool, list[DispatchRow], bool]:
+            with cursor:
+                stepped, sent = cursor.fetchone()
+            ids = {key: pk for pk, key in json.loads(sent)} if sent else {}
+            found = sorted(DispatchRow(ids[c["key"]], run_id, c["key"], c)
+                           for c in commands if c["key"] in ids)  # fmt: skip
+            return bool(stepped), found, look()
+
+        return answer
 
     def lock_and_take(
         self, run_id: str, result: tuple[DispatchRow, Event] | None = None
@@ -393,6 +403,40 @@ class PostgresBackend(PortableBackend):
         found = [DispatchRow(pk, run_id, key, json.loads(command))
                  for pk, run_id, key, command, _ in rows]  # fmt: skip
         return found, {row[0] for row in rows if row[4]}
+
+
+def step_params(
+    run_id: str, status: RunStatus, delta: SnapshotDelta, rows: Sequence[WriteRow],
+    trace: Sequence[Trace], error: str | None, columns: Mapping[str, Any], version: int | None,
+) -> dict[str, Any]:  # fmt: skip
+    """Return the parameters of a step's writes (postgresql_sql.step_writes and
+    run_update): the trace, the node rows folded per node, the parts dropped and put (a
+    part both dropped and put is put), the run's columns and the part changes' version."""
+    batch = collapse(rows)
+    drop = [key for key in delta.drop if key not in delta.put]
+    logged, horizon = changes_kept(version, status)
+    return {
+        "run": run_id,
+        "trace": dumps([[t.event, t.execution_id, t.node or "", t.at, t.detail] for t in trace]),
+        "rows": dumps(
+            [
+                [r.node, r.status.value, r.status_detail, r.execution_id, r.attempt, r.result]
+                for r in batch
+            ]
+        ),
+        "drop": drop,
+        "put": dumps(delta.put),
+        "status": status.value,
+        "head": dumps(delta.head),
+        "error": error or "",
+        "now": clock.now(),
+        "has_state": "state" in columns,
+        "state": dumps(columns.get("state")),
+        "attempts": columns.get("step_attempts"),
+        "version": logged,
+        "keys": dumps([*delta.put, *drop]) if logged is not None else "",
+        "horizon": horizon,
+    }
 
 
 def commit_and_look(run_id: str) -> Callable[[], bool]:

@@ -76,6 +76,55 @@ def changed_parts_sql() -> str:
         """
 
 
+def step_writes(guard: str, first: str) -> str:
+    """Return the WITH items that write a step's trace, node rows, parts and part changes,
+    from JSON arrays and the keys to drop (commit_sql): each writes only where `guard` (a
+    condition; "TRUE" for always) holds, and the trace is numbered from `first`."""
+    nodes, parts, trace = (NodeState._meta.db_table, RunPart._meta.db_table,
+                           TraceEvent._meta.db_table)  # fmt: skip
+    changes = PartChange._meta.db_table
+    return f"""
+        traced AS (
+            INSERT INTO {trace} (run_id, seq, event, execution_id, node, at, detail)
+            SELECT %(run)s::uuid, {first} + (e.n - 1)::int, e.v->>0, e.v->>1, e.v->>2,
+                   e.v->>3, e.v->4
+            FROM jsonb_array_elements(%(trace)s::jsonb) WITH ORDINALITY AS e(v, n)
+            WHERE {guard}
+        ), written AS (
+            INSERT INTO {nodes} ({COLUMNS})
+            SELECT %(run)s::uuid, e->>0, e->>1, e->>2, e->>3, e->5, (e->>4)::int, %(now)s
+            FROM jsonb_array_elements(%(rows)s::jsonb) AS e
+            WHERE {guard}
+            {fence_condition(nodes, COLLATE)}
+        ), dropped AS (
+            DELETE FROM {parts} WHERE run_id = %(run)s::uuid AND key = ANY(%(drop)s::text[])
+              AND {guard}
+        ), put AS (
+            INSERT INTO {parts} (run_id, key, value)
+            SELECT %(run)s::uuid, e.key, e.value::text FROM json_each(%(put)s::json) AS e
+            WHERE {guard}
+            ON CONFLICT (run_id, key) DO UPDATE SET value = excluded.value
+        ), changed AS (
+            INSERT INTO {changes} (run_id, version, keys)
+            SELECT %(run)s::uuid, %(version)s::bigint, %(keys)s::text
+            WHERE %(version)s::bigint IS NOT NULL AND {guard}
+        ), pruned AS (
+            DELETE FROM {changes} WHERE run_id = %(run)s::uuid AND version <= %(horizon)s::bigint
+              AND {guard}
+        )"""
+
+
+def run_update(where: str, length: str) -> str:
+    """Return the UPDATE of the run row that ends a step's writes (commit_sql)."""
+    return f"""
+        UPDATE {Run._meta.db_table} SET status = %(status)s, snapshot = %(head)s::jsonb,
+            error = %(error)s, trace_length = {length}, updated_at = %(now)s,
+            snapshot_version = snapshot_version + 1,
+            state = CASE WHEN %(has_state)s THEN %(state)s::jsonb ELSE state END,
+            step_attempts = COALESCE(%(attempts)s, step_attempts)
+        WHERE {where}"""
+
+
 def commit_sql() -> str:
     """Return the statement that writes a step: trace, node rows, parts and the run row,
     from JSON arrays, the keys to drop and the run's columns, in one statement.
@@ -90,40 +139,74 @@ def commit_sql() -> str:
     The keys to drop arrive as a text array matched with `= ANY`, which PreparedCursor
     plans for its values when it is long.
     """
-    nodes, parts, trace = (NodeState._meta.db_table, RunPart._meta.db_table,
-                           TraceEvent._meta.db_table)  # fmt: skip
-    changes = PartChange._meta.db_table
-    return f"""
-        WITH traced AS (
-            INSERT INTO {trace} (run_id, seq, event, execution_id, node, at, detail)
-            SELECT %(run)s::uuid, %(first)s::int + (e.n - 1)::int, e.v->>0, e.v->>1, e.v->>2,
-                   e.v->>3, e.v->4
-            FROM jsonb_array_elements(%(trace)s::jsonb) WITH ORDINALITY AS e(v, n)
-        ), written AS (
-            INSERT INTO {nodes} ({COLUMNS})
-            SELECT %(run)s::uuid, e->>0, e->>1, e->>2, e->>3, e->5, (e->>4)::int, %(now)s
-            FROM jsonb_array_elements(%(rows)s::jsonb) AS e
-            {fence_condition(nodes, COLLATE)}
-        ), dropped AS (
-            DELETE FROM {parts} WHERE run_id = %(run)s::uuid AND key = ANY(%(drop)s::text[])
-        ), put AS (
-            INSERT INTO {parts} (run_id, key, value)
-            SELECT %(run)s::uuid, e.key, e.value::text FROM json_each(%(put)s::json) AS e
-            ON CONFLICT (run_id, key) DO UPDATE SET value = excluded.value
-        ), changed AS (
-            INSERT INTO {changes} (run_id, version, keys)
-            SELECT %(run)s::uuid, %(version)s::bigint, %(keys)s::text
-            WHERE %(version)s::bigint IS NOT NULL
-        ), pruned AS (
-            DELETE FROM {changes} WHERE run_id = %(run)s::uuid AND version <= %(horizon)s::bigint
-        )
-        UPDATE {Run._meta.db_table} SET status = %(status)s, snapshot = %(head)s::jsonb,
-            error = %(error)s, trace_length = %(length)s, updated_at = %(now)s,
-            snapshot_version = snapshot_version + 1,
-            state = CASE WHEN %(has_state)s THEN %(state)s::jsonb ELSE state END,
-            step_attempts = COALESCE(%(attempts)s, step_attempts)
-        WHERE id = %(run)s::uuid
+    return (f"WITH {step_writes('TRUE', '%(first)s::int')}"
+            f"{run_update('id = %(run)s::uuid', '%(length)s')}")  # fmt: skip
+
+
+def step_ahead_sql() -> str:
+    """Return the statement of a step computed before its lock (results.step_ahead): the
+    lock, the action's result, the step's writes and its new dispatches, in one statement.
+
+    `locked` takes the run only at the version the step was computed from, with no step
+    attempt counted and no event waiting; else (another worker holds or moved the run, or
+    an event came) it takes nothing. The action's dispatch is closed and its result goes
+    into the inbox either way, applied when the run was taken (as lock_and_take records
+    it). `go` holds a row when the run was taken and the result is new (a duplicate's key
+    inserts nothing, and a duplicate is never applied twice); every write of the step
+    waits on it, the trace numbered from the locked row's length. The answer: whether the
+    step was written, and the new dispatches' ids and keys.
     """
+    run, inbox, dispatches = (Run._meta.db_table, PendingEvent._meta.db_table,
+                              Dispatch._meta.db_table)  # fmt: skip
+    claimed = "CASE WHEN u.n <= %(room)s THEN {} END"
+    return compact(f"""
+        WITH locked AS (
+            SELECT id, trace_length FROM {run}
+            WHERE id = %(run)s::uuid AND snapshot_version = %(since)s AND step_attempts = 0
+              AND NOT EXISTS (SELECT 1 FROM {inbox}
+                              WHERE run_id = %(run)s::uuid AND applied_at IS NULL)
+            FOR NO KEY UPDATE SKIP LOCKED
+        ), stamp AS MATERIALIZED (
+            SELECT clock_timestamp() AS at FROM locked
+        ), closed AS (
+            UPDATE {dispatches} SET completed_at = %(now)s WHERE id = %(dispatch)s::bigint
+        ), recorded AS (
+            INSERT INTO {inbox} (run_id, key, event, created_at, applied_at)
+            VALUES (%(run)s::uuid, %(key)s::text, %(event)s::jsonb, %(now)s,
+                    (SELECT at FROM stamp))
+            ON CONFLICT (run_id, key) DO NOTHING
+            RETURNING id
+        ), go AS MATERIALIZED (
+            SELECT trace_length FROM locked WHERE EXISTS (SELECT 1 FROM recorded)
+        ), {step_writes("EXISTS (SELECT 1 FROM go)", "(SELECT trace_length FROM go)")},
+        stepped AS ({
+        run_update(
+            "id IN (SELECT id FROM locked) AND EXISTS (SELECT 1 FROM go)",
+            "trace_length + %(traced)s",
+        )
+    }
+            RETURNING 1
+        ), sent AS (
+            INSERT INTO {dispatches} (run_id, key, command, created_at, published_at,
+                                      claimed_by, claimed_at)
+            SELECT %(run)s::uuid, u.command->>'key', u.command, %(now)s,
+                   {claimed.format("%(now)s")}, {claimed.format("%(lease)s ELSE %(nobody)s")},
+                   {claimed.format("%(now)s")}
+            FROM jsonb_array_elements(%(commands)s::jsonb) WITH ORDINALITY AS u(command, n)
+            WHERE EXISTS (SELECT 1 FROM go)
+            ORDER BY u.n ON CONFLICT (key) DO NOTHING RETURNING id, key
+        )
+        SELECT EXISTS (SELECT 1 FROM stepped),
+               (SELECT json_agg(json_build_array(id, key))::text FROM sent)
+    """)
+
+
+def compact(statement: str) -> str:
+    """Return a statement with each run of white space made one space: psycopg converts a
+    text of more than 4,096 bytes anew at every execution instead of once (its query
+    cache's limit), and the indentation is most of a long statement. No statement here
+    holds a literal with white space in it."""
+    return " ".join(statement.split())
 
 
 def lock_and_take_sql() -> str:
