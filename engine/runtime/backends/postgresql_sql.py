@@ -166,17 +166,7 @@ def step_ahead_sql() -> str:
               AND NOT EXISTS (SELECT 1 FROM {inbox}
                               WHERE run_id = %(run)s::uuid AND applied_at IS NULL)
             FOR NO KEY UPDATE SKIP LOCKED
-        ), stamp AS MATERIALIZED (
-            SELECT clock_timestamp() AS at FROM locked
-        ), closed AS (
-            UPDATE {dispatches} SET completed_at = %(now)s WHERE id = %(dispatch)s::bigint
-        ), recorded AS (
-            INSERT INTO {inbox} (run_id, key, event, created_at, applied_at)
-            VALUES (%(run)s::uuid, %(key)s::text, %(event)s::jsonb, %(now)s,
-                    (SELECT at FROM stamp))
-            ON CONFLICT (run_id, key) DO NOTHING
-            RETURNING id
-        ), go AS MATERIALIZED (
+        ), {recorded_result(inbox, dispatches)}, go AS MATERIALIZED (
             SELECT trace_length FROM locked WHERE EXISTS (SELECT 1 FROM recorded)
         ), {step_writes("EXISTS (SELECT 1 FROM go)", "(SELECT trace_length FROM go)")},
         stepped AS ({
@@ -209,6 +199,25 @@ def compact(statement: str) -> str:
     return " ".join(statement.split())
 
 
+def recorded_result(inbox: str, dispatches: str) -> str:
+    """Return the WITH items, after `locked`, that read the server's clock once the run is
+    locked (`stamp`), close the action's dispatch (`closed`) and record its result in the
+    inbox (`recorded`): applied at `stamp` when the run was locked, pending when not; a
+    key stored before inserts nothing. Without a result's key they record nothing."""
+    return f"""stamp AS MATERIALIZED (
+            SELECT clock_timestamp() AS at FROM locked
+        ), closed AS (
+            UPDATE {dispatches} SET completed_at = %(now)s WHERE id = %(dispatch)s::bigint
+        ), recorded AS (
+            INSERT INTO {inbox} (run_id, key, event, created_at, applied_at)
+            SELECT %(run)s::uuid, %(key)s::text, %(event)s::jsonb, %(now)s,
+                   (SELECT at FROM stamp)
+            WHERE %(key)s::text IS NOT NULL
+            ON CONFLICT (run_id, key) DO NOTHING
+            RETURNING id, key, event, applied_at
+        )"""
+
+
 def lock_and_take_sql() -> str:
     """Return the statement of lock_and_take: one statement, prepared once.
 
@@ -235,17 +244,7 @@ def lock_and_take_sql() -> str:
         WITH locked AS (
             SELECT {", ".join(RUN_COLUMNS)} FROM {run} WHERE id = %(run)s
             FOR NO KEY UPDATE SKIP LOCKED
-        ), stamp AS MATERIALIZED (
-            SELECT clock_timestamp() AS at FROM locked
-        ), closed AS (
-            UPDATE {dispatches} SET completed_at = %(now)s WHERE id = %(dispatch)s::bigint
-        ), recorded AS (
-            INSERT INTO {inbox} (run_id, key, event, created_at, applied_at)
-            SELECT %(run)s, %(key)s::text, %(event)s::jsonb, %(now)s, (SELECT at FROM stamp)
-            WHERE %(key)s::text IS NOT NULL
-            ON CONFLICT (run_id, key) DO NOTHING
-            RETURNING id, key, event, applied_at
-        ), marked AS (
+        ), {recorded_result(inbox, dispatches)}, marked AS (
             UPDATE {inbox} SET applied_at = (SELECT at FROM stamp)
             WHERE run_id = %(run)s AND applied_at IS NULL AND run_id IN (SELECT id FROM locked)
             RETURNING id, key, event, applied_at
